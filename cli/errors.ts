@@ -1,0 +1,14 @@
+// Exit codes and the one-line errors of the command line (design.md, "Public contract").
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+/** Bad input from the user: printed as one line on stderr, exit code 2, never a stack trace. */
+export class UsageError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = EXIT_USAGE) {
+    super(message);
+    this.name = 'UsageError';
+    this.exitCode = exitCode;
+  }
+}

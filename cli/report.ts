@@ -1,0 +1,8 @@
+// Placeholder until the command lands; replaced by its implementation.
+import { UsageError } from './errors.ts';
+
+export const help = 'tmi-conform report: not available yet';
+
+export async function run(_argv: string[]): Promise<number> {
+  throw new UsageError('report: not available yet');
+}

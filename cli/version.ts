@@ -1,0 +1,4 @@
+import { readFileSync } from 'node:fs';
+import { packageRoot } from '../rules/paths.ts';
+
+export const version: string = JSON.parse(readFileSync(`${packageRoot}/package.json`, 'utf8')).version;

@@ -1,0 +1,88 @@
+// The vocabulary shared by the rule engine and both drivers (suites and proxy).
+
+/** Header names are lower-case; repeated headers are joined with ", ". */
+export type Headers = Record<string, string>;
+
+export type OperationId =
+  | 'deleteTokenExchangeProfile'
+  | 'updateSession'
+  | 'getResourceServer'
+  | 'getToken';
+
+/** What a driver captured of a body. `text` is the decoded (uncompressed, utf-8) body. */
+export interface CapturedBody {
+  text: string;
+  /** The body was larger than the capture cap: `text` is a prefix and is not judged. */
+  truncated?: boolean;
+}
+
+/** What the bearer credential of a request says, decoded but never verified by the rules. */
+export interface BearerToken {
+  /** The raw `Authorization` header was present. */
+  headerPresent: boolean;
+  /** `Authorization: Bearer <token>` with a non-empty token. */
+  wellFormed: boolean;
+  /** Claims decoded with jose's decodeJwt; undefined when the token is not a decodable JWT. */
+  claims?: Record<string, unknown>;
+  /** Why the token could not be decoded, when it could not. */
+  decodeError?: string;
+  /**
+   * Facts a driver knows about the token that its claims cannot tell (it corrupted the
+   * signature itself, or the operator declared the client non-global). Undefined = unknown.
+   */
+  signatureValid?: boolean;
+  clientGlobal?: boolean;
+}
+
+/** One request and its response: the unit every check judges. */
+export interface Exchange {
+  /** Stable id within a run or a recording (e.g. journal line number). */
+  id?: string;
+  /** ISO 8601 time the request started. */
+  startedAt: string;
+  /** Milliseconds from request start to response end; undefined when there was no response. */
+  durationMs?: number;
+  request: {
+    method: string;
+    /** Absolute URL or origin-form path with query. */
+    url: string;
+    headers: Headers;
+    body?: CapturedBody;
+  };
+  /** Undefined when no response arrived (upstream error, client abort). */
+  response?: {
+    status: number;
+    headers: Headers;
+    body?: CapturedBody;
+  };
+  /** Transport-level outcome when there was no complete response. */
+  error?: string;
+  /** Derived from request.headers.authorization; see rules/token.ts. */
+  token: BearerToken;
+}
+
+export type Level = 'must' | 'should';
+export type Subject = 'implementation' | 'client';
+
+export interface Finding {
+  requirement: string;
+  level: Level;
+  subject: Subject;
+  /** Name of the check that produced it. */
+  check: string;
+  /** Says what was expected, what was received, and names the requirement. */
+  message: string;
+}
+
+/** An exchange placed on the document: which operation, with which path parameter. */
+export interface MatchedOperation {
+  operation: OperationId;
+  /** The path parameter `id`, URL-decoded once (what a server sees); undefined for getToken. */
+  id?: string;
+  /** The raw (still encoded) path segment. */
+  rawId?: string;
+  /** Query parameters, decoded; repeated keys keep the last value. */
+  query: Record<string, string>;
+  /** Path prefix before the operation's own path (normally ".../api/v2"). */
+  prefix: string;
+}

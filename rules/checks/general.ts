@@ -1,0 +1,57 @@
+// Checks that hold for every operation: JSON bodies, status codes, error bodies.
+import { schemaValidator } from '../schemas.ts';
+import { defineCheck, finding, show, type CheckInput } from './check.ts';
+import type { Finding, OperationId } from '../types.ts';
+
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+export function responseBodyIsJson({ exchange, responseJson }: CheckInput): Finding[] {
+  const response = exchange.response;
+  if (!response?.body || response.status === 204 || response.status === 304) return [];
+  const findings: Finding[] = [];
+  const contentType = response.headers['content-type'];
+  if (contentType === undefined || !JSON_MEDIA_TYPE.test(contentType)) {
+    findings.push(
+      finding(responseBodyIsJson.name, 'GEN-JSON-RESPONSE', 'implementation', 'Content-Type application/json on a response with a body', contentType === undefined ? 'no Content-Type' : show(contentType)),
+    );
+  }
+  if (responseJson && !responseJson.ok) {
+    findings.push(finding(responseBodyIsJson.name, 'GEN-JSON-RESPONSE', 'implementation', 'a body that parses as JSON', `${show(response.body.text, 60)} (${responseJson.error})`));
+  }
+  return findings;
+}
+
+/** The status codes the document lists (delete) or the real service is known to use. */
+export const DOCUMENTED_STATUSES: Record<Exclude<OperationId, 'getToken'>, number[]> = {
+  deleteTokenExchangeProfile: [204, 401, 403, 429],
+  updateSession: [200, 400, 401, 403, 404, 429],
+  getResourceServer: [200, 400, 401, 403, 404, 429],
+};
+
+export function statusCodeIsDocumented({ exchange, operation }: CheckInput): Finding[] {
+  const status = exchange.response?.status;
+  if (status === undefined || status >= 500 || operation.operation === 'getToken') return [];
+  const documented = DOCUMENTED_STATUSES[operation.operation];
+  if (documented.includes(status)) return [];
+  return [finding(statusCodeIsDocumented.name, 'GEN-STATUS-DOCUMENTED', 'implementation', `one of ${documented.join(', ')} for ${operation.operation}`, String(status))];
+}
+
+export function noServerError({ exchange }: CheckInput): Finding[] {
+  const status = exchange.response?.status;
+  if (status === undefined || status < 500) return [];
+  return [finding(noServerError.name, 'GEN-NO-SERVER-ERROR', 'implementation', 'no 5xx (the document lists none)', `${status} ${show(exchange.response?.body?.text ?? '', 60)}`)];
+}
+
+export function errorBodyIsObject({ exchange, responseJson }: CheckInput): Finding[] {
+  const status = exchange.response?.status;
+  if (status === undefined || status < 400 || !responseJson?.ok) return [];
+  if (schemaValidator('error').validate(responseJson.value)) return [];
+  return [finding(errorBodyIsObject.name, 'GEN-ERROR-BODY', 'implementation', 'an error body that is a JSON object', show(responseJson.value))];
+}
+
+export const generalChecks = [
+  defineCheck(responseBodyIsJson, ['GEN-JSON-RESPONSE']),
+  defineCheck(statusCodeIsDocumented, ['GEN-STATUS-DOCUMENTED']),
+  defineCheck(noServerError, ['GEN-NO-SERVER-ERROR']),
+  defineCheck(errorBodyIsObject, ['GEN-ERROR-BODY']),
+];

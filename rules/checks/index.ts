@@ -1,0 +1,23 @@
+// Every check of the rule engine. Adding a check here, and naming it in
+// schemas/requirements.yaml, is all it takes for suites, proxy and validate to use it.
+import { authenticationChecks } from './authentication.ts';
+import type { Check } from './check.ts';
+import { generalChecks } from './general.ts';
+import { rateLimitChecks } from './rate-limits.ts';
+import { resourceServerChecks } from './resource-servers.ts';
+import { schemaChecks } from './schema.ts';
+import { scopeChecks } from './scopes.ts';
+import { sessionChecks } from './sessions.ts';
+import { successChecks, tokenExchangeProfileChecks } from './token-exchange-profiles.ts';
+
+export const CHECKS: Check[] = [
+  ...generalChecks,
+  ...successChecks,
+  ...authenticationChecks,
+  ...scopeChecks,
+  ...tokenExchangeProfileChecks,
+  ...schemaChecks,
+  ...sessionChecks,
+  ...resourceServerChecks,
+  ...rateLimitChecks,
+];

@@ -1,0 +1,65 @@
+// Get a resource server: invariants the schema cannot express, lookup by id or audience,
+// and the include_fields query parameter.
+import { decodeSegment } from '../operations.ts';
+import { defineCheck, finding, isSuccess, jsonObject, show, type CheckInput } from './check.ts';
+import type { Finding } from '../types.ts';
+
+function returnedResourceServer(input: CheckInput): Record<string, unknown> | undefined {
+  const status = input.exchange.response?.status;
+  return status !== undefined && isSuccess(status) && !input.exchange.response?.body?.truncated ? jsonObject(input.responseJson) : undefined;
+}
+
+export function tokenLifetimeForWebWithinTokenLifetime(input: CheckInput): Finding[] {
+  const rs = returnedResourceServer(input);
+  const web = rs?.['token_lifetime_for_web'];
+  const lifetime = rs?.['token_lifetime'];
+  if (typeof web !== 'number' || typeof lifetime !== 'number' || web <= lifetime) return [];
+  return [finding(tokenLifetimeForWebWithinTokenLifetime.name, 'RS-TOKEN-LIFETIME-FOR-WEB', 'implementation', `token_lifetime_for_web not greater than token_lifetime (${lifetime})`, String(web))];
+}
+
+export function resourceServerMatchesLookup(input: CheckInput): Finding[] {
+  const rs = returnedResourceServer(input);
+  const { rawId, id } = input.operation;
+  if (!rs || rawId === undefined || id === undefined) return [];
+  const returnedId = rs['id'];
+  const identifier = rs['identifier'];
+  // With a fields selection either may be left out; judge only when both are there.
+  if (typeof returnedId !== 'string' || typeof identifier !== 'string') return [];
+  // Clients encode an audience once or twice; any of these readings names the same server.
+  const names = new Set([rawId, id, decodeSegment(id)]);
+  if (names.has(returnedId) || names.has(identifier)) return [];
+  return [
+    finding(resourceServerMatchesLookup.name, 'RS-LOOKUP-BY-ID-OR-AUDIENCE', 'implementation', `the resource server whose id or identifier is ${show(id)}`, `id ${show(returnedId)}, identifier ${show(identifier)}`),
+  ];
+}
+
+export function includeFieldsIsBoolean({ operation }: CheckInput): Finding[] {
+  const value = operation.query['include_fields'];
+  if (value === undefined || value === 'true' || value === 'false') return [];
+  return [finding(includeFieldsIsBoolean.name, 'RS-INCLUDE-FIELDS-BOOLEAN', 'client', 'include_fields=true or include_fields=false', `include_fields=${show(value)}`)];
+}
+
+export function fieldsSelectionHonoured(input: CheckInput): Finding[] {
+  const rs = returnedResourceServer(input);
+  const fields = input.operation.query['fields'];
+  const include = input.operation.query['include_fields'];
+  if (!rs || fields === undefined || (include !== undefined && include !== 'true' && include !== 'false')) return [];
+  const named = new Set(fields.split(',').map((f) => f.trim()).filter((f) => f !== ''));
+  if (named.size === 0) return [];
+  const keys = Object.keys(rs);
+  if (include === 'false') {
+    const kept = keys.filter((k) => named.has(k));
+    if (kept.length === 0) return [];
+    return [finding(fieldsSelectionHonoured.name, 'RS-FIELDS-SELECTION', 'implementation', `none of ${[...named].join(',')} (include_fields=false)`, `the fields ${kept.join(', ')}`)];
+  }
+  const extra = keys.filter((k) => !named.has(k));
+  if (extra.length === 0) return [];
+  return [finding(fieldsSelectionHonoured.name, 'RS-FIELDS-SELECTION', 'implementation', `only the fields ${[...named].join(',')}`, `also ${extra.slice(0, 8).join(', ')}${extra.length > 8 ? ', …' : ''}`)];
+}
+
+export const resourceServerChecks = [
+  defineCheck(tokenLifetimeForWebWithinTokenLifetime, ['RS-TOKEN-LIFETIME-FOR-WEB'], ['getResourceServer']),
+  defineCheck(resourceServerMatchesLookup, ['RS-LOOKUP-BY-ID-OR-AUDIENCE'], ['getResourceServer']),
+  defineCheck(includeFieldsIsBoolean, ['RS-INCLUDE-FIELDS-BOOLEAN'], ['getResourceServer']),
+  defineCheck(fieldsSelectionHonoured, ['RS-FIELDS-SELECTION'], ['getResourceServer']),
+];

@@ -1,0 +1,110 @@
+// Bodies against the document's JSON Schemas. Each schema error is traced to the requirement
+// its subschema names (the "x-requirement" annotation nearest above the failing keyword).
+import type { ErrorObject } from 'ajv';
+import { schemaValidator, type SchemaName } from '../schemas.ts';
+import { defineCheck, finding, isSuccess, show, type CheckInput } from './check.ts';
+import type { Finding, Subject } from '../types.ts';
+
+/** The requirement named by the nearest x-requirement on the way from the root to the keyword. */
+export function requirementOfSchemaError(schema: Record<string, unknown>, schemaPath: string): string | undefined {
+  let node: unknown = schema;
+  let found = (schema['x-requirement'] as string | undefined) ?? undefined;
+  for (const raw of schemaPath.replace(/^#\/?/, '').split('/')) {
+    if (raw === '' || node === null || typeof node !== 'object') break;
+    node = (node as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
+    const annotated = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)['x-requirement'] : undefined;
+    if (typeof annotated === 'string') found = annotated;
+  }
+  return found;
+}
+
+function valueAt(document: unknown, instancePath: string): unknown {
+  let node = document;
+  for (const raw of instancePath.split('/').slice(1)) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return node;
+}
+
+function describeError(error: ErrorObject): string {
+  const where = error.instancePath === '' ? 'the body' : error.instancePath.slice(1).replace(/\//g, '.');
+  switch (error.keyword) {
+    case 'enum':
+      return `${where} to be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => show(v)).join(', ')}`;
+    case 'const':
+      return `${where} to be ${show((error.params as { allowedValue: unknown }).allowedValue)}`;
+    default:
+      return `${where} ${error.message ?? 'to match the schema'}`;
+  }
+}
+
+/** Findings for every schema error of `document`, one per (requirement, place, keyword). */
+export function schemaFindings(check: string, name: SchemaName, document: unknown, subject: Subject): Finding[] {
+  const { schema, validate } = schemaValidator(name);
+  if (validate(document)) return [];
+  const fallback = schema['x-requirement'] as string;
+  const seen = new Set<string>();
+  const findings: Finding[] = [];
+  for (const error of validate.errors ?? []) {
+    // "must match exactly one schema in oneOf"-style summaries repeat what the branches said.
+    if (error.keyword === 'oneOf' || error.keyword === 'anyOf' || error.keyword === 'if') continue;
+    const id = requirementOfSchemaError(schema, error.schemaPath) ?? fallback;
+    const key = `${id} ${error.instancePath} ${error.keyword}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const received = error.keyword === 'required' || error.keyword === 'additionalProperties' ? show(error.params) : show(valueAt(document, error.instancePath));
+    findings.push(finding(check, id, subject, describeError(error), received));
+  }
+  return findings;
+}
+
+const RESPONSE_SCHEMAS: Partial<Record<string, SchemaName>> = { updateSession: 'session', getResourceServer: 'resource-server' };
+
+export function responseBodyMatchesSchema({ exchange, operation, responseJson }: CheckInput): Finding[] {
+  const response = exchange.response;
+  const schemaName = RESPONSE_SCHEMAS[operation.operation];
+  if (!response || !schemaName || !isSuccess(response.status) || response.body?.truncated) return [];
+  const root = schemaValidator(schemaName).schema['x-requirement'] as string;
+  if (!response.body) {
+    return [finding(responseBodyMatchesSchema.name, root, 'implementation', `the ${schemaName.replace('-', ' ')} as the body of a ${response.status}`, 'no body')];
+  }
+  if (!responseJson?.ok) return []; // not JSON: responseBodyIsJson reports it
+  return schemaFindings(responseBodyMatchesSchema.name, schemaName, responseJson.value, 'implementation');
+}
+
+/** Request body errors of an update, parsed once and shared by the client and implementation checks. */
+export function updateRequestErrors({ exchange, requestJson }: CheckInput): Finding[] | undefined {
+  const body = exchange.request.body;
+  if (!body || body.truncated || !requestJson) return undefined;
+  if (!requestJson.ok) {
+    return [finding(updateRequestMatchesSchema.name, 'SES-REQUEST-BODY', 'client', 'a JSON body', `${show(body.text, 60)} (${requestJson.error})`)];
+  }
+  return schemaFindings(updateRequestMatchesSchema.name, 'update-session-request', requestJson.value, 'client');
+}
+
+export function updateRequestMatchesSchema(input: CheckInput): Finding[] {
+  if (!input.exchange.request.body) {
+    return [finding(updateRequestMatchesSchema.name, 'SES-REQUEST-BODY', 'client', 'a JSON body with session_metadata', 'no body')];
+  }
+  return updateRequestErrors(input) ?? [];
+}
+
+export function invalidUpdateRefused(input: CheckInput): Finding[] {
+  const status = input.exchange.response?.status;
+  if (status === undefined || !isSuccess(status)) return [];
+  const errors = updateRequestErrors(input);
+  if (!errors || errors.length === 0) return [];
+  const rules = errors.map((e) => e.message.replace(/; received.*$/, '')).slice(0, 3).join(' | ');
+  return [finding(invalidUpdateRefused.name, 'SES-INVALID-UPDATE-REFUSED', 'implementation', `a 4xx refusal of a body that breaks the rules (${rules})`, `${status}, the update was accepted`)];
+}
+
+export const schemaChecks = [
+  defineCheck(
+    responseBodyMatchesSchema,
+    ['SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH', 'RS-RESPONSE-SCHEMA', 'RS-SIGNING-ALG', 'RS-TOKEN-DIALECT', 'RS-TOKEN-ENCRYPTION', 'RS-NAME-CHARACTERS', 'RS-SIGNING-SECRET-LENGTH'],
+    ['updateSession', 'getResourceServer'],
+  ),
+  defineCheck(updateRequestMatchesSchema, ['SES-REQUEST-BODY', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH'], ['updateSession']),
+  defineCheck(invalidUpdateRefused, ['SES-INVALID-UPDATE-REFUSED'], ['updateSession']),
+];

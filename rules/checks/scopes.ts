@@ -1,0 +1,64 @@
+// Scope rules: the form of the token's scopes, and that each operation's scope is enforced.
+import { isCatalogScope } from '../scopes.ts';
+import { scopesOf } from '../token.ts';
+import { defineCheck, finding, isSuccess, show, type CheckInput } from './check.ts';
+import type { Finding, OperationId } from '../types.ts';
+
+/** Scope each operation needs, and the requirement that says so (must: stated; should: inferred). */
+export const REQUIRED_SCOPES: Record<Exclude<OperationId, 'getToken'>, { scope: string; requirement: string }> = {
+  deleteTokenExchangeProfile: { scope: 'delete:token_exchange_profiles', requirement: 'SCOPE-DELETE-REQUIRED' },
+  updateSession: { scope: 'update:sessions', requirement: 'SCOPE-UPDATE-SESSION' },
+  getResourceServer: { scope: 'read:resource_servers', requirement: 'SCOPE-READ-RESOURCE-SERVER' },
+};
+
+const SCOPE_FORM = /^[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$/;
+// OpenID Connect scopes ride along in user tokens; they are not permissions of this interface.
+const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'address', 'phone', 'offline_access']);
+
+export function tokenScopesAreWellFormed({ exchange }: CheckInput): Finding[] {
+  const scopes = scopesOf(exchange.token.claims);
+  if (!scopes) return [];
+  const malformed = scopes.filter((s) => !OIDC_SCOPES.has(s) && !SCOPE_FORM.test(s));
+  const unknown = scopes.filter((s) => SCOPE_FORM.test(s) && !isCatalogScope(s));
+  const findings: Finding[] = [];
+  if (malformed.length > 0) {
+    findings.push(finding(tokenScopesAreWellFormed.name, 'SCOPE-FORMAT', 'client', 'scopes of the form <action>:<resource>', malformed.slice(0, 5).map((s) => show(s, 40)).join(', ')));
+  }
+  if (unknown.length > 0) {
+    findings.push(finding(tokenScopesAreWellFormed.name, 'SCOPE-IN-CATALOG', 'client', "scopes from the document's scope catalog", unknown.slice(0, 5).map((s) => show(s, 40)).join(', ')));
+  }
+  return findings;
+}
+
+export function requiredScopeEnforced({ exchange, operation }: CheckInput): Finding[] {
+  const status = exchange.response?.status;
+  const claims = exchange.token.claims;
+  if (status === undefined || !isSuccess(status) || !claims || operation.operation === 'getToken') return [];
+  const { scope, requirement } = REQUIRED_SCOPES[operation.operation];
+  const granted = scopesOf(claims) ?? [];
+  if (granted.includes(scope)) return [];
+  return [
+    finding(
+      requiredScopeEnforced.name,
+      requirement,
+      'implementation',
+      `a refusal (403) for a token without ${scope}`,
+      `${status}, the request was carried out (security) with scopes ${show(granted.join(' ') || '(none)', 120)}`,
+    ),
+  ];
+}
+
+export function insufficientScopeNamesExpectedScope({ exchange }: CheckInput): Finding[] {
+  const response = exchange.response;
+  if (response?.status !== 403 || response.body?.truncated) return [];
+  const { scope } = REQUIRED_SCOPES.deleteTokenExchangeProfile;
+  const text = response.body?.text ?? '';
+  if (text.includes(scope)) return [];
+  return [finding(insufficientScopeNamesExpectedScope.name, 'SCOPE-DELETE-403', 'implementation', `a 403 whose message states the expected scope ${scope}`, text === '' ? 'a 403 with no body' : show(text, 120))];
+}
+
+export const scopeChecks = [
+  defineCheck(tokenScopesAreWellFormed, ['SCOPE-FORMAT', 'SCOPE-IN-CATALOG']),
+  defineCheck(requiredScopeEnforced, ['SCOPE-DELETE-REQUIRED', 'SCOPE-UPDATE-SESSION', 'SCOPE-READ-RESOURCE-SERVER']),
+  defineCheck(insufficientScopeNamesExpectedScope, ['SCOPE-DELETE-403'], ['deleteTokenExchangeProfile']),
+];

@@ -1,0 +1,31 @@
+// Delete a token exchange profile: "204; the profile is deleted; no body."
+import { defineCheck, finding, isSuccess, show, type CheckInput } from './check.ts';
+import type { Finding } from '../types.ts';
+
+export function noContentHasNoBody({ exchange }: CheckInput): Finding[] {
+  const response = exchange.response;
+  if (response?.status !== 204) return [];
+  const length = response.headers['content-length'];
+  if (!response.body && (length === undefined || length === '0')) return [];
+  const received = response.body ? `a body of ${response.body.text.length} characters: ${show(response.body.text, 60)}` : `Content-Length ${length}`;
+  return [finding(noContentHasNoBody.name, 'TEP-DELETE-NO-BODY', 'implementation', 'a 204 with no body', received)];
+}
+
+export const tokenExchangeProfileChecks = [defineCheck(noContentHasNoBody, ['TEP-DELETE-NO-BODY'], ['deleteTokenExchangeProfile'])];
+
+/** Success codes: 204 for the delete (stated); 200 for the others (inferred). */
+const SUCCESS = {
+  deleteTokenExchangeProfile: { status: 204, requirement: 'TEP-DELETE-204' },
+  updateSession: { status: 200, requirement: 'SES-SUCCESS-200' },
+  getResourceServer: { status: 200, requirement: 'RS-SUCCESS-200' },
+} as const;
+
+export function successStatusIsDocumented({ exchange, operation }: CheckInput): Finding[] {
+  const status = exchange.response?.status;
+  if (status === undefined || !isSuccess(status) || operation.operation === 'getToken') return [];
+  const expected = SUCCESS[operation.operation];
+  if (status === expected.status) return [];
+  return [finding(successStatusIsDocumented.name, expected.requirement, 'implementation', `${expected.status} on success`, String(status))];
+}
+
+export const successChecks = [defineCheck(successStatusIsDocumented, ['TEP-DELETE-204', 'SES-SUCCESS-200', 'RS-SUCCESS-200'])];

@@ -1,0 +1,62 @@
+// The requirements catalog keeps the document's words, and every requirement is judged by a
+// check that names it back.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CHECKS } from '../rules/checks/index.ts';
+import { schemasDir } from '../rules/paths.ts';
+import { loadRequirements } from '../rules/requirements.ts';
+
+const requirements = loadRequirements();
+const documentText = readFileSync(join(schemasDir, 'tenant-management-api.md'), 'utf8');
+const normalize = (text: string) => text.replace(/\s+/g, ' ');
+
+describe('requirements catalog', () => {
+  it('has unique ids, valid levels and subjects, and says why for every inferred requirement', () => {
+    const ids = requirements.map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const r of requirements) {
+      expect(['must', 'should'], r.id).toContain(r.level);
+      expect(['implementation', 'client', 'both'], r.id).toContain(r.subject);
+      expect(r.title.length, r.id).toBeGreaterThan(5);
+      if (r.level === 'should') expect(r.inferred, `${r.id} is inferred: say why`).toBeTruthy();
+      else expect(r.inferred, `${r.id} is stated: no inference`).toBeUndefined();
+    }
+  });
+
+  it('quotes the document verbatim', () => {
+    const text = normalize(documentText);
+    for (const r of requirements) {
+      for (const excerpt of r.quote.split(' … ')) expect(text.includes(normalize(excerpt)), `${r.id}: "${excerpt}"`).toBe(true);
+    }
+  });
+
+  it('never makes a must of what the document leaves "not shown"', () => {
+    for (const r of requirements.filter((x) => x.level === 'must')) expect(r.quote, r.id).not.toMatch(/not shown/);
+  });
+
+  it('every requirement has a check, and every check names only requirements that name it back', () => {
+    const byName = new Map(CHECKS.map((c) => [c.name, c]));
+    for (const r of requirements) {
+      expect(r.checks.length, `${r.id} has no check`).toBeGreaterThan(0);
+      for (const name of r.checks) {
+        expect(byName.has(name), `${r.id} names unknown check ${name}`).toBe(true);
+        expect(byName.get(name)!.requirements, `${name} does not name ${r.id}`).toContain(r.id);
+      }
+    }
+    const ids = new Set(requirements.map((r) => r.id));
+    for (const check of CHECKS) {
+      expect(check.requirements.length, `${check.name} names no requirement`).toBeGreaterThan(0);
+      for (const id of check.requirements) {
+        expect(ids.has(id), `${check.name} names unknown requirement ${id}`).toBe(true);
+        expect(requirements.find((r) => r.id === id)!.checks, `${id} does not list ${check.name}`).toContain(check.name);
+      }
+    }
+  });
+
+  it('every check is a named function (its name says what it checks)', () => {
+    const names = CHECKS.map((c) => c.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of names) expect(name).toMatch(/^[a-z][A-Za-z0-9]+$/);
+  });
+});

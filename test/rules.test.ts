@@ -1,0 +1,409 @@
+// Every check proven both ways: conforming exchanges give no finding; each violation gives
+// the expected finding, from the expected check, naming the expected requirement.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { buildExchange } from '../rules/exchange.ts';
+import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import type { Exchange, Finding } from '../rules/types.ts';
+import {
+  BASE,
+  claims,
+  deleteExchange,
+  errorExchange,
+  getExchange,
+  jwt,
+  rateLimitHeaders,
+  resourceServer,
+  RESET,
+  session,
+  STARTED_AT,
+  updateExchange,
+} from './helpers/exchanges.ts';
+
+const findingsOf = (exchange: Exchange, tracker?: RateLimitTracker): Finding[] => judgeExchange(exchange, tracker).findings;
+
+function expectFinding(exchange: Exchange, check: string, requirement: string): Finding {
+  const findings = findingsOf(exchange);
+  const found = findings.find((f) => f.check === check && f.requirement === requirement);
+  expect(found, `expected ${check} → ${requirement}, got ${JSON.stringify(findings.map((f) => `${f.check}:${f.requirement}`))}`).toBeDefined();
+  expect(found!.message.startsWith(`${requirement}: expected `)).toBe(true);
+  expect(found!.message).toContain('; received ');
+  return found!;
+}
+
+const runs = { numRuns: 60 };
+
+describe('conforming exchanges', () => {
+  it.each([
+    ['delete 204', deleteExchange()],
+    ['update with metadata', updateExchange()],
+    ['update clearing with null', updateExchange({ session_metadata: null }, session(null))],
+    ['update clearing with {} (metadata omitted in reply)', updateExchange({ session_metadata: {} }, (({ session_metadata: _m, ...rest }) => rest)(session()))],
+    ['get by id', getExchange()],
+    ['get by audience, encoded once', getExchange(resourceServer(), encodeURIComponent('https://api.example.com/orders/'))],
+    ['get by audience, encoded twice', getExchange(resourceServer(), encodeURIComponent(encodeURIComponent('https://api.example.com/orders/')))],
+    ['get with fields', getExchange({ id: 'rs_1', name: 'Orders API' }, 'rs_1?fields=id,name&include_fields=true')],
+    ['get with fields excluded', getExchange((({ signing_secret: _s, ...rest }) => rest)(resourceServer()), 'rs_1?fields=signing_secret&include_fields=false')],
+    ['get with undocumented extra fields', getExchange(resourceServer({ tenant_flag: 'x', nested: { a: 1 } }))],
+    ['get with optional fields missing', getExchange({ id: 'rs_1', identifier: 'https://api.example.com/orders/' })],
+    ['403 naming the scope', errorExchange(deleteExchange({ requestHeaders: { Authorization: `Bearer ${jwt(claims('read:users'))}` } }), 403, { statusCode: 403, error: 'Forbidden', message: 'Insufficient scope, expected any of: delete:token_exchange_profiles', errorCode: 'insufficient_scope' })],
+    ['401 for a corrupted signature', errorExchange(deleteExchange({ tokenFacts: { signatureValid: false } }), 401, { statusCode: 401, message: 'Invalid token' })],
+    ['401 for a non-global client', errorExchange(deleteExchange({ tokenFacts: { clientGlobal: false } }), 401, { statusCode: 401, message: 'Client is not global' })],
+    ['429 with the three headers', errorExchange(deleteExchange(), 429, { statusCode: 429, message: 'Too Many Requests' }, rateLimitHeaders(0))],
+    ['404 for an unknown session', errorExchange(updateExchange(), 404, { statusCode: 404, error: 'Not Found', message: 'The session does not exist' })],
+  ])('%s: no finding', (_name, exchange) => {
+    expect(findingsOf(exchange)).toEqual([]);
+  });
+
+  it('generated valid session metadata (up to 25 values of up to 255 characters) gives no finding', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ minLength: 1, maxLength: 20 }), fc.string({ maxLength: 255 }), { maxKeys: 25 }), (metadata) => {
+        const sent = Object.keys(metadata).length === 0 ? null : metadata;
+        expect(findingsOf(updateExchange({ session_metadata: sent }, session(sent)))).toEqual([]);
+      }),
+      runs,
+    );
+  });
+
+  it('paths the document does not cover are not judged', () => {
+    for (const [method, path] of [
+      ['GET', '/api/v2/users/u1'],
+      ['GET', '/api/v2/sessions/sess_1'],
+      ['PATCH', '/api/v2/users/sessions/sess_1'],
+      ['DELETE', '/api/v2/resource-servers/rs_1'],
+    ] as const) {
+      const judgement = judgeExchange(buildExchange({ method, url: `https://t.example.com${path}`, status: 500 }));
+      expect(judgement.operation, `${method} ${path}`).toBeUndefined();
+      expect(judgement.findings).toEqual([]);
+    }
+  });
+});
+
+describe('general checks', () => {
+  it('responseBodyIsJson: a body without a JSON content type, or not JSON', () => {
+    expectFinding(getExchange(resourceServer(), 'rs_1', { responseHeaders: { 'content-type': 'text/html' } }), 'responseBodyIsJson', 'GEN-JSON-RESPONSE');
+    expectFinding(getExchange(resourceServer(), 'rs_1', { responseBody: '{"id": "rs_1",' }), 'responseBodyIsJson', 'GEN-JSON-RESPONSE');
+  });
+
+  it('statusCodeIsDocumented: undocumented codes are warnings', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 100, max: 499 }).filter((s) => ![204, 401, 403, 429].includes(s) && !(s >= 200 && s < 300)), (status) => {
+        const f = expectFinding(errorExchange(deleteExchange(), status, { message: 'x' }), 'statusCodeIsDocumented', 'GEN-STATUS-DOCUMENTED');
+        expect(f.level).toBe('should');
+      }),
+      runs,
+    );
+  });
+
+  it('noServerError: any 5xx is a warning', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 500, max: 599 }), (status) => {
+        expectFinding(errorExchange(updateExchange(), status, { message: 'boom' }), 'noServerError', 'GEN-NO-SERVER-ERROR');
+      }),
+      runs,
+    );
+  });
+
+  it('errorBodyIsObject: an error body that is not an object', () => {
+    expectFinding(errorExchange(updateExchange(), 404, ['not', 'an', 'object']), 'errorBodyIsObject', 'GEN-ERROR-BODY');
+  });
+});
+
+describe('authentication checks', () => {
+  it('requestCarriesBearerToken: missing or malformed header is a client finding, and the secret is not echoed', () => {
+    const missing = expectFinding(deleteExchange({ requestHeaders: {}, status: 401 }), 'requestCarriesBearerToken', 'AUTH-BEARER-HEADER');
+    expect(missing.subject).toBe('client');
+    const basic = expectFinding(deleteExchange({ requestHeaders: { authorization: 'Basic dXNlcjpzM2NyM3Q=' }, status: 401 }), 'requestCarriesBearerToken', 'AUTH-BEARER-HEADER');
+    expect(basic.message).not.toContain('dXNlcjpzM2NyM3Q');
+  });
+
+  it('bearerTokenIsJwt: an opaque token', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[A-Za-z0-9_-]{8,40}$/), (opaque) => {
+        const f = expectFinding(deleteExchange({ requestHeaders: { authorization: `Bearer ${opaque}` }, status: 401 }), 'bearerTokenIsJwt', 'AUTH-TOKEN-IS-JWT');
+        expect(f.subject).toBe('client');
+      }),
+      runs,
+    );
+  });
+
+  it('missingTokenRefused: a request without a token that is carried out', () => {
+    const f = expectFinding(deleteExchange({ requestHeaders: {} }), 'missingTokenRefused', 'AUTH-MISSING-TOKEN-401');
+    expect(f.level).toBe('should');
+    expect(findingsOf(errorExchange(deleteExchange({ requestHeaders: {} }), 401, { message: 'Missing authentication' })).filter((x) => x.subject === 'implementation')).toEqual([]);
+  });
+
+  it('invalidSignatureRefused: must for delete, should for the others', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(200, 204, 403, 404), (status) => {
+        const del = expectFinding(errorExchange(deleteExchange({ tokenFacts: { signatureValid: false } }), status, {}), 'invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401');
+        expect(del.level).toBe('must');
+        const get = expectFinding(errorExchange(getExchange(resourceServer(), 'rs_1', { tokenFacts: { signatureValid: false } }), status, {}), 'invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401-OTHER');
+        expect(get.level).toBe('should');
+      }),
+      runs,
+    );
+  });
+
+  it('nonGlobalClientRefused: a non-global client that gets its delete', () => {
+    const f = expectFinding(deleteExchange({ tokenFacts: { clientGlobal: false } }), 'nonGlobalClientRefused', 'AUTH-NON-GLOBAL-401');
+    expect(f.message).toContain('security');
+  });
+
+  it('tokenRequestNamesAudience: client credentials without the /api/v2/ audience', () => {
+    const token = (body: string, type = 'application/x-www-form-urlencoded') =>
+      buildExchange({ method: 'POST', url: 'https://tenant.example.com/oauth/token', requestHeaders: { 'content-type': type }, requestBody: body, status: 200, responseBody: '{}', responseHeaders: { 'content-type': 'application/json' } });
+    expectFinding(token('grant_type=client_credentials&client_id=a&client_secret=b'), 'tokenRequestNamesAudience', 'AUTH-TOKEN-AUDIENCE');
+    expectFinding(token(JSON.stringify({ grant_type: 'client_credentials', audience: 'https://tenant.example.com/api/v2' }), 'application/json'), 'tokenRequestNamesAudience', 'AUTH-TOKEN-AUDIENCE');
+    expect(findingsOf(token('grant_type=client_credentials&audience=https%3A%2F%2Ftenant.example.com%2Fapi%2Fv2%2F'))).toEqual([]);
+    expect(findingsOf(token('grant_type=client_credentials&audience=https%3A%2F%2Fapi.example.com%2Forders%2F'))).toEqual([]);
+  });
+});
+
+describe('scope checks', () => {
+  const withScopes = (scope: string) => ({ Authorization: `Bearer ${jwt(claims(scope))}` });
+
+  it('tokenScopesAreWellFormed: malformed scopes (must) and scopes outside the catalog (should)', () => {
+    expect(expectFinding(deleteExchange({ requestHeaders: withScopes('delete:token_exchange_profiles DeleteEverything') }), 'tokenScopesAreWellFormed', 'SCOPE-FORMAT').level).toBe('must');
+    expect(expectFinding(deleteExchange({ requestHeaders: withScopes('delete:token_exchange_profiles read:starships') }), 'tokenScopesAreWellFormed', 'SCOPE-IN-CATALOG').level).toBe('should');
+    expect(findingsOf(deleteExchange({ requestHeaders: withScopes('openid profile delete:token_exchange_profiles') }))).toEqual([]);
+  });
+
+  it('requiredScopeEnforced: a 2xx for a token without the operation scope', () => {
+    const scopes = fc.subarray(['read:users', 'update:users', 'read:sessions', 'delete:sessions', 'create:token_exchange_profiles', 'read:token_exchange_profiles']);
+    fc.assert(
+      fc.property(scopes, (granted) => {
+        const scope = granted.join(' ');
+        const del = expectFinding(deleteExchange({ requestHeaders: withScopes(scope) }), 'requiredScopeEnforced', 'SCOPE-DELETE-REQUIRED');
+        expect(del.level).toBe('must');
+        expect(del.message).toContain('security');
+        expect(expectFinding(updateExchange(undefined, undefined, { requestHeaders: { ...withScopes(scope), 'content-type': 'application/json' } }), 'requiredScopeEnforced', 'SCOPE-UPDATE-SESSION').level).toBe('should');
+        expect(expectFinding(getExchange(undefined, undefined, { requestHeaders: withScopes(scope) }), 'requiredScopeEnforced', 'SCOPE-READ-RESOURCE-SERVER').level).toBe('should');
+      }),
+      runs,
+    );
+  });
+
+  it('insufficientScopeNamesExpectedScope: a 403 that does not name delete:token_exchange_profiles', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }).filter((s) => !s.includes('delete:token_exchange_profiles')), (message) => {
+        expectFinding(errorExchange(deleteExchange({ requestHeaders: withScopes('read:users') }), 403, { statusCode: 403, message }), 'insufficientScopeNamesExpectedScope', 'SCOPE-DELETE-403');
+      }),
+      runs,
+    );
+  });
+});
+
+describe('delete checks', () => {
+  it('successStatusIsDocumented: any 2xx other than 204 (must); other operations other than 200 (should)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 200, max: 299 }).filter((s) => s !== 204), (status) => {
+        expect(expectFinding(deleteExchange({ status }), 'successStatusIsDocumented', 'TEP-DELETE-204').level).toBe('must');
+      }),
+      runs,
+    );
+    expect(expectFinding(updateExchange(undefined, undefined, { status: 201 }), 'successStatusIsDocumented', 'SES-SUCCESS-200').level).toBe('should');
+    expect(expectFinding(getExchange(undefined, undefined, { status: 203 }), 'successStatusIsDocumented', 'RS-SUCCESS-200').level).toBe('should');
+  });
+
+  it('noContentHasNoBody: a 204 with a body or a Content-Length', () => {
+    expectFinding(deleteExchange({ responseBody: '{"deleted":true}' }), 'noContentHasNoBody', 'TEP-DELETE-NO-BODY');
+    expectFinding(deleteExchange({ responseHeaders: { ...rateLimitHeaders(), 'content-length': '2' } }), 'noContentHasNoBody', 'TEP-DELETE-NO-BODY');
+  });
+});
+
+describe('update session checks', () => {
+  const metadataOf = (count: number, length: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, 'v'.repeat(length)]));
+
+  it('updateRequestIsJson: a PATCH not sent as application/json', () => {
+    const f = expectFinding(updateExchange(undefined, undefined, { requestHeaders: { authorization: `Bearer ${jwt(claims())}`, 'content-type': 'text/plain' } }), 'updateRequestIsJson', 'SES-REQUEST-CONTENT-TYPE');
+    expect(f.subject).toBe('client');
+  });
+
+  it('updateRequestMatchesSchema: limits of the request are client findings naming the limit', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 26, max: 40 }), fc.integer({ min: 256, max: 400 }), (count, length) => {
+        const tooMany = updateExchange({ session_metadata: metadataOf(count, 1) }, undefined, { status: 400, responseBody: '{"statusCode":400}' });
+        expect(expectFinding(tooMany, 'updateRequestMatchesSchema', 'SES-METADATA-MAX-PROPERTIES').subject).toBe('client');
+        const tooLong = updateExchange({ session_metadata: metadataOf(1, length) }, undefined, { status: 400, responseBody: '{"statusCode":400}' });
+        expectFinding(tooLong, 'updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH');
+      }),
+      { numRuns: 20 },
+    );
+    expectFinding(updateExchange({ session_metadata: 'gold' }, undefined, { status: 400, responseBody: '{}' }), 'updateRequestMatchesSchema', 'SES-REQUEST-BODY');
+    expectFinding(updateExchange(undefined, undefined, { requestBody: '{"session_metadata":', status: 400, responseBody: '{}' }), 'updateRequestMatchesSchema', 'SES-REQUEST-BODY');
+  });
+
+  it('a server that refuses a bad update earns no finding', () => {
+    const refused = updateExchange({ session_metadata: metadataOf(26, 1) }, { statusCode: 400, message: 'Too many properties' }, { status: 400 });
+    expect(findingsOf(refused).filter((f) => f.subject === 'implementation')).toEqual([]);
+  });
+
+  it('invalidUpdateRefused: a 2xx for a body that breaks the rules', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.integer({ min: 26, max: 30 }).map((n) => metadataOf(n, 1)),
+          fc.integer({ min: 256, max: 300 }).map((n) => metadataOf(1, n)),
+          fc.constant({ nested: { a: 'b' } }),
+          fc.constant({ n: 42 }),
+          fc.constant(['a']),
+        ),
+        (metadata) => {
+          const f = expectFinding(updateExchange({ session_metadata: metadata }, session(null)), 'invalidUpdateRefused', 'SES-INVALID-UPDATE-REFUSED');
+          expect(f.subject).toBe('implementation');
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it('responseBodyMatchesSchema: each session constraint, traced to its requirement', () => {
+    expectFinding(updateExchange({ session_metadata: null }, session(metadataOf(26, 1))), 'responseBodyMatchesSchema', 'SES-METADATA-MAX-PROPERTIES');
+    expectFinding(updateExchange({ session_metadata: null }, session({ k: 'v'.repeat(256) })), 'responseBodyMatchesSchema', 'SES-METADATA-VALUE-LENGTH');
+    expectFinding(updateExchange(undefined, { ...session(), created_at: 'yesterday' }), 'responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA');
+    expectFinding(updateExchange(undefined, { ...session(), clients: [{ client_id: 7 }] }), 'responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA');
+    expectFinding(updateExchange(undefined, { ...session(), authentication: { methods: [{ name: 'pwd', timestamp: 'soon', type: 'password' }] } }), 'responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA');
+    expectFinding(updateExchange(undefined, { ...session(), device: { last_ip: 10 } }), 'responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA');
+    expectFinding(updateExchange(undefined, undefined, { responseBody: '' }), 'responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA');
+  });
+
+  it('sessionMetadataCleared: null or {} that leaves metadata behind', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(null, {}), fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ maxLength: 20 }), { minKeys: 1, maxKeys: 5 }), (sent, left) => {
+        expectFinding(updateExchange({ session_metadata: sent }, session(left)), 'sessionMetadataCleared', 'SES-METADATA-CLEARED');
+      }),
+      runs,
+    );
+  });
+
+  it('sessionMetadataEchoed: metadata that comes back different (should)', () => {
+    const f = expectFinding(updateExchange({ session_metadata: { plan: 'gold' } }, session({ plan: 'gold', old: 'kept' })), 'sessionMetadataEchoed', 'SES-METADATA-ECHOED');
+    expect(f.level).toBe('should');
+  });
+
+  it('sessionIdMatchesPath: another session returned', () => {
+    expectFinding(updateExchange(undefined, session({ plan: 'gold' }, 'sess_2')), 'sessionIdMatchesPath', 'SES-ID-MATCHES');
+  });
+});
+
+describe('resource server checks', () => {
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['signing_alg outside the enum', { signing_alg: 'HS512' }, 'RS-SIGNING-ALG'],
+    ['token_dialect outside the enum', { token_dialect: 'opaque' }, 'RS-TOKEN-DIALECT'],
+    ['token_encryption.format', { token_encryption: { format: 'jwe', encryption_key: { pem: '-----BEGIN PUBLIC KEY-----', name: 'k', kid: '1' } } }, 'RS-TOKEN-ENCRYPTION'],
+    ['name with <', { name: 'Orders <API>' }, 'RS-NAME-CHARACTERS'],
+    ['signing_secret of 15 characters', { signing_secret: 'x'.repeat(15) }, 'RS-SIGNING-SECRET-LENGTH'],
+    ['is_system as a string', { is_system: 'false' }, 'RS-RESPONSE-SCHEMA'],
+    ['token_lifetime as a string', { token_lifetime: '86400' }, 'RS-RESPONSE-SCHEMA'],
+    ['scopes without value', { scopes: [{ value: 1, description: 'x' }] }, 'RS-RESPONSE-SCHEMA'],
+    ['proof_of_possession.required as a string', { proof_of_possession: { required: 'yes' } }, 'RS-RESPONSE-SCHEMA'],
+  ];
+  it.each(cases)('responseBodyMatchesSchema: %s', (_name, override, requirementId) => {
+    expectFinding(getExchange(resourceServer(override)), 'responseBodyMatchesSchema', requirementId);
+  });
+
+  it('responseBodyMatchesSchema: any signing_alg outside the four is caught', () => {
+    fc.assert(
+      fc.property(fc.string().filter((s) => !['HS256', 'RS256', 'RS512', 'PS256'].includes(s)), (alg) => {
+        expectFinding(getExchange(resourceServer({ signing_alg: alg })), 'responseBodyMatchesSchema', 'RS-SIGNING-ALG');
+      }),
+      runs,
+    );
+  });
+
+  it('tokenLifetimeForWebWithinTokenLifetime: web lifetime above the lifetime', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 1, max: 1000 }), (lifetime, extra) => {
+        expectFinding(getExchange(resourceServer({ token_lifetime: lifetime, token_lifetime_for_web: lifetime + extra })), 'tokenLifetimeForWebWithinTokenLifetime', 'RS-TOKEN-LIFETIME-FOR-WEB');
+        expect(findingsOf(getExchange(resourceServer({ token_lifetime: lifetime, token_lifetime_for_web: lifetime })))).toEqual([]);
+      }),
+      runs,
+    );
+  });
+
+  it('resourceServerMatchesLookup: another server returned for an id or an audience', () => {
+    expectFinding(getExchange(resourceServer(), 'rs_2'), 'resourceServerMatchesLookup', 'RS-LOOKUP-BY-ID-OR-AUDIENCE');
+    expectFinding(getExchange(resourceServer(), encodeURIComponent('https://api.example.com/invoices/')), 'resourceServerMatchesLookup', 'RS-LOOKUP-BY-ID-OR-AUDIENCE');
+  });
+
+  it('includeFieldsIsBoolean: include_fields that is not a boolean is a client finding', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 10 }).filter((s) => s !== 'true' && s !== 'false'), (value) => {
+        const f = expectFinding(getExchange(resourceServer(), `rs_1?include_fields=${encodeURIComponent(value)}`), 'includeFieldsIsBoolean', 'RS-INCLUDE-FIELDS-BOOLEAN');
+        expect(f.subject).toBe('client');
+      }),
+      runs,
+    );
+  });
+
+  it('fieldsSelectionHonoured: fields not included or not excluded as asked (should)', () => {
+    expect(expectFinding(getExchange(resourceServer(), 'rs_1?fields=id,name&include_fields=true'), 'fieldsSelectionHonoured', 'RS-FIELDS-SELECTION').level).toBe('should');
+    expectFinding(getExchange(resourceServer(), 'rs_1?fields=signing_secret&include_fields=false'), 'fieldsSelectionHonoured', 'RS-FIELDS-SELECTION');
+  });
+});
+
+describe('rate-limit checks', () => {
+  it('rateLimitHeadersOn429: each missing header is named', () => {
+    fc.assert(
+      fc.property(fc.subarray(['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'], { minLength: 1 }), (drop) => {
+        const headers = rateLimitHeaders(0);
+        for (const name of drop) delete headers[name];
+        const base = errorExchange(deleteExchange(), 429, { statusCode: 429 });
+        const exchange = { ...base, response: { ...base.response!, headers: { 'content-type': 'application/json', ...headers } } };
+        const f = expectFinding(exchange, 'rateLimitHeadersOn429', 'RL-429-HEADERS');
+        for (const name of drop) expect(f.message.toLowerCase()).toContain(name);
+      }),
+      runs,
+    );
+  });
+
+  it('rateLimitHeadersWellFormed: not integers, Remaining above Limit, Reset not epoch seconds, 429 with quota left', () => {
+    expectFinding(deleteExchange({ responseHeaders: rateLimitHeaders(99, 100, '30s') }), 'rateLimitHeadersWellFormed', 'RL-HEADER-VALUES');
+    expectFinding(deleteExchange({ responseHeaders: rateLimitHeaders(101, 100) }), 'rateLimitHeadersWellFormed', 'RL-HEADER-VALUES');
+    expectFinding(deleteExchange({ responseHeaders: rateLimitHeaders(99, 100, '30') }), 'rateLimitHeadersWellFormed', 'RL-HEADER-VALUES');
+    expectFinding(errorExchange(deleteExchange(), 429, {}, rateLimitHeaders(5)), 'rateLimitHeadersWellFormed', 'RL-HEADER-VALUES');
+  });
+
+  it('rateLimitSequenceIsConsistent: Remaining going up within a window, between non-overlapping requests', () => {
+    const at = (offsetMs: number, remaining: number, reset = RESET) =>
+      deleteExchange({ startedAt: new Date(Date.parse(STARTED_AT) + offsetMs).toISOString(), durationMs: 10, responseHeaders: rateLimitHeaders(remaining, 100, reset) });
+    const tracker = new RateLimitTracker();
+    expect(findingsOf(at(0, 50), tracker)).toEqual([]);
+    expect(findingsOf(at(20, 49), tracker)).toEqual([]);
+    const f = findingsOf(at(40, 60), tracker).find((x) => x.requirement === 'RL-SEQUENCE');
+    expect(f?.check).toBe('rateLimitSequenceIsConsistent');
+    // A new window (later Reset) may start full again.
+    expect(findingsOf(at(60, 99, String(Number(RESET) + 60)), tracker)).toEqual([]);
+    // Overlapping requests are not compared: they may have been counted in either order.
+    const overlapping = new RateLimitTracker();
+    findingsOf(deleteExchange({ durationMs: 100, responseHeaders: rateLimitHeaders(40) }), overlapping);
+    expect(findingsOf(deleteExchange({ durationMs: 10, responseHeaders: rateLimitHeaders(41) }), overlapping)).toEqual([]);
+  });
+
+  it('rateLimitSequenceIsConsistent: never fires on a generated count-down', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 2, maxLength: 30 }), (steps) => {
+        const tracker = new RateLimitTracker();
+        let remaining = 100;
+        steps.forEach((step, i) => {
+          remaining = Math.max(0, remaining - step);
+          const exchange = deleteExchange({ startedAt: new Date(Date.parse(STARTED_AT) + i * 20).toISOString(), durationMs: 10, responseHeaders: rateLimitHeaders(remaining) });
+          expect(findingsOf(exchange, tracker)).toEqual([]);
+        });
+      }),
+      runs,
+    );
+  });
+});
+
+describe('operation matching', () => {
+  it('ids are decoded once; any prefix ending in /api/v2, or none, is accepted', () => {
+    expect(judgeExchange(getExchange(resourceServer(), 'rs%2F1')).operation?.id).toBe('rs/1');
+    const bare = buildExchange({ method: 'GET', url: '/resource-servers/rs_1' });
+    expect(judgeExchange(bare).operation?.operation).toBe('getResourceServer');
+    const proxied = buildExchange({ method: 'PATCH', url: `http://127.0.0.1:9/tenant-a/api/v2/sessions/s?x=1` });
+    expect(judgeExchange(proxied).operation).toMatchObject({ operation: 'updateSession', id: 's', prefix: '/tenant-a/api/v2', query: { x: '1' } });
+    expect(BASE).toContain('/api/v2');
+  });
+});

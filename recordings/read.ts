@@ -204,6 +204,10 @@ export async function* readHar(path: string, chunkSize = 1 << 20): AsyncGenerato
         continue;
       }
       const c = text[pos]!;
+      const atEntryElement = entriesDepth >= 0 && stack.length === entriesDepth && entryStart < 0;
+      if (atEntryElement && c !== '{' && c !== ']' && c !== ',' && c !== ' ' && c !== '\n' && c !== '\r' && c !== '\t') {
+        fail(`log.entries[${entryIndex}] is not an object`);
+      }
       if (c === '"') {
         // Keys matter only near the root (log, entries); read them whole there.
         if (stack.length <= 2 && entryStart < 0) {
@@ -220,10 +224,7 @@ export async function* readHar(path: string, chunkSize = 1 << 20): AsyncGenerato
       if (c === ':') {
         if (stack[stack.length - 1] === '{') keys[stack.length - 1] = lastString;
       } else if (c === '{' || c === '[') {
-        if (entriesDepth >= 0 && stack.length === entriesDepth && entryStart < 0) {
-          if (c !== '{') fail(`log.entries[${entryIndex}] is not an object`);
-          entryStart = pos;
-        }
+        if (atEntryElement) entryStart = pos;
         stack.push(c);
         keys.push(undefined);
         if (c === '[' && stack.length === 3 && keys[1] === 'entries' && keys[0] === 'log' && stack[0] === '{' && stack[1] === '{') {

@@ -85,6 +85,8 @@ export interface Report {
   summary: { pass: number; fail: number; warn: number; skip: number };
   /** Verdict: false when a requirement at or above the fail-on level failed. */
   passed: boolean;
+  /** The level that decides the verdict (--fail-on). */
+  failOn: 'must' | 'should';
   requirements: RequirementResult[];
   /** Findings whose subject is the client: reported, never part of the verdict. */
   clientFindings: Array<Finding & { count: number; example?: ExchangeEvidence }>;

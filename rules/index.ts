@@ -3,8 +3,9 @@
 import { CHECKS } from './checks/index.ts';
 import type { CheckInput, ParsedBody } from './checks/check.ts';
 import { matchOperation } from './operations.ts';
+import { requirement } from './requirements.ts';
 import { observationOf, rateLimitClient, RateLimitTracker } from './rate-limit-tracker.ts';
-import type { CapturedBody, Exchange, Finding, MatchedOperation } from './types.ts';
+import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } from './types.ts';
 
 export { matchOperation } from './operations.ts';
 export { RateLimitTracker } from './rate-limit-tracker.ts';
@@ -17,6 +18,11 @@ export interface Judgement {
   /** Undefined: the path is not one the document covers; such exchanges are counted, not judged. */
   operation?: MatchedOperation;
   findings: Finding[];
+  /**
+   * Requirements this exchange put to the test (a check had something to examine), found
+   * or not. A report calls a requirement "pass" only when some exchange or test examined it.
+   */
+  examined: string[];
 }
 
 function parseBody(body: CapturedBody | undefined): ParsedBody | undefined {
@@ -28,9 +34,15 @@ function parseBody(body: CapturedBody | undefined): ParsedBody | undefined {
   }
 }
 
+/** A check names several requirements; each concerns only the operations the catalog lists for it. */
+function appliesTo(requirementId: string, operation: OperationId): boolean {
+  const { operations } = requirement(requirementId);
+  return operations.includes('all') || operations.includes(operation);
+}
+
 export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): Judgement {
   const operation = matchOperation(exchange.request.method, exchange.request.url);
-  if (!operation) return { findings: [] };
+  if (!operation) return { findings: [], examined: [] };
   const input: CheckInput = { exchange, operation };
   const requestJson = parseBody(exchange.request.body);
   if (requestJson) input.requestJson = requestJson;
@@ -39,12 +51,17 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): J
   if (tracker) input.tracker = tracker;
 
   const findings: Finding[] = [];
+  const examined = new Set<string>();
   for (const check of CHECKS) {
-    if (check.operations.includes(operation.operation)) findings.push(...check.run(input));
+    if (!check.operations.includes(operation.operation)) continue;
+    const result = check.run(input);
+    if (!result) continue;
+    findings.push(...result);
+    for (const id of check.requirements) if (appliesTo(id, operation.operation)) examined.add(id);
   }
   if (tracker) {
     const observation = observationOf(exchange);
     if (observation) tracker.record(rateLimitClient(exchange), observation);
   }
-  return { operation, findings };
+  return { operation, findings, examined: [...examined] };
 }

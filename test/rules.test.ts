@@ -353,6 +353,9 @@ describe('rate-limit checks', () => {
         const exchange = { ...base, response: { ...base.response!, headers: { 'content-type': 'application/json', ...headers } } };
         const f = expectFinding(exchange, 'rateLimitHeadersOn429', 'RL-429-HEADERS');
         for (const name of drop) expect(f.message.toLowerCase()).toContain(name);
+        // An empty value carries nothing either.
+        const blank = { ...exchange, response: { ...exchange.response, headers: { ...exchange.response.headers, ...Object.fromEntries(drop.map((n) => [n, ' '])) } } };
+        expectFinding(blank, 'rateLimitHeadersOn429', 'RL-429-HEADERS');
       }),
       runs,
     );

@@ -1,8 +1,8 @@
 // Bearer-JWT authentication: what the caller sends, and how the implementation answers.
-import { defineCheck, finding, isSuccess, show, type CheckInput } from './check.ts';
+import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding } from '../types.ts';
 
-export function requestCarriesBearerToken({ exchange }: CheckInput): Finding[] {
+export function requestCarriesBearerToken({ exchange }: CheckInput): CheckResult {
   const { token } = exchange;
   if (token.wellFormed) return [];
   const received = token.headerPresent ? `Authorization: ${show(redactedScheme(exchange.request.headers['authorization']))}` : 'no Authorization header';
@@ -15,37 +15,38 @@ function redactedScheme(value: string | undefined): string {
   return scheme === '' ? '(empty)' : `${scheme.slice(0, 16)} …`;
 }
 
-export function bearerTokenIsJwt({ exchange }: CheckInput): Finding[] {
+export function bearerTokenIsJwt({ exchange }: CheckInput): CheckResult {
   const { token } = exchange;
-  if (!token.wellFormed || token.claims) return [];
+  if (!token.wellFormed) return undefined;
+  if (token.claims) return [];
   return [finding(bearerTokenIsJwt.name, 'AUTH-TOKEN-IS-JWT', 'client', 'a bearer token in JWT format', `a token that does not decode as a JWT (${token.decodeError ?? 'unknown reason'})`)];
 }
 
-/** 429 comes before authentication on many services; it never contradicts these rules. */
-const refusedOrThrottled = (status: number) => status === 401 || status === 429;
+/** 429 comes before authentication on many services: a throttled request says nothing about these rules. */
+const unanswered = (status: number | undefined) => status === undefined || status === 429;
 
-export function missingTokenRefused({ exchange }: CheckInput): Finding[] {
+export function missingTokenRefused({ exchange }: CheckInput): CheckResult {
   const status = exchange.response?.status;
-  if (status === undefined || exchange.token.claims) return [];
-  if (refusedOrThrottled(status)) return [];
+  if (unanswered(status) || exchange.token.claims) return undefined;
+  if (status === 401) return [];
   const what = !exchange.token.headerPresent ? 'without an Authorization header' : !exchange.token.wellFormed ? 'with a malformed Authorization header' : 'with a bearer token that is not a JWT';
   return [finding(missingTokenRefused.name, 'AUTH-MISSING-TOKEN-401', 'implementation', `401 for a request ${what}`, String(status))];
 }
 
-export function invalidSignatureRefused({ exchange, operation }: CheckInput): Finding[] {
+export function invalidSignatureRefused({ exchange, operation }: CheckInput): CheckResult {
   const status = exchange.response?.status;
-  if (status === undefined || exchange.token.signatureValid !== false || !exchange.token.claims) return [];
-  if (refusedOrThrottled(status)) return [];
+  if (unanswered(status) || exchange.token.signatureValid !== false || !exchange.token.claims) return undefined;
+  if (status === 401) return [];
   const id = operation.operation === 'deleteTokenExchangeProfile' ? 'AUTH-INVALID-SIGNATURE-401' : 'AUTH-INVALID-SIGNATURE-401-OTHER';
   const security = isSuccess(status) ? ' (security: the request was carried out)' : '';
   return [finding(invalidSignatureRefused.name, id, 'implementation', '401 for a token whose signature is invalid', `${status}${security}`)];
 }
 
-export function nonGlobalClientRefused({ exchange }: CheckInput): Finding[] {
+export function nonGlobalClientRefused({ exchange }: CheckInput): CheckResult {
   const status = exchange.response?.status;
   const { token } = exchange;
-  if (status === undefined || token.clientGlobal !== false || token.signatureValid === false || !token.claims) return [];
-  if (refusedOrThrottled(status)) return [];
+  if (unanswered(status) || token.clientGlobal !== false || token.signatureValid === false || !token.claims) return undefined;
+  if (status === 401) return [];
   const security = isSuccess(status) ? ' (security: the profile was deleted)' : '';
   return [finding(nonGlobalClientRefused.name, 'AUTH-NON-GLOBAL-401', 'implementation', '401 for a client that is not global', `${status}${security}`)];
 }
@@ -59,9 +60,9 @@ function tokenRequestParams({ exchange, requestJson }: CheckInput): Record<strin
   return Object.fromEntries(new URLSearchParams(body.text));
 }
 
-export function tokenRequestNamesAudience(input: CheckInput): Finding[] {
+export function tokenRequestNamesAudience(input: CheckInput): CheckResult {
   const params = tokenRequestParams(input);
-  if (!params || params['grant_type'] !== 'client_credentials') return [];
+  if (!params || params['grant_type'] !== 'client_credentials') return undefined;
   const audience = params['audience'];
   if (audience === undefined || audience === '') {
     return [finding(tokenRequestNamesAudience.name, 'AUTH-TOKEN-AUDIENCE', 'client', 'the form parameter audience set to the API base path /api/v2/', 'no audience')];

@@ -24,13 +24,16 @@ export interface Check {
   requirements: string[];
   /** Operations it applies to. */
   operations: OperationId[];
-  run(input: CheckInput): Finding[];
+  /** undefined: nothing in this exchange for the check to examine; []: examined, conforming. */
+  run(input: CheckInput): CheckResult;
 }
+
+export type CheckResult = Finding[] | undefined;
 
 export const API_OPERATIONS: OperationId[] = ['deleteTokenExchangeProfile', 'updateSession', 'getResourceServer'];
 
 export function defineCheck(
-  run: (input: CheckInput) => Finding[],
+  run: (input: CheckInput) => CheckResult,
   requirements: string[],
   operations: OperationId[] = API_OPERATIONS,
 ): Check {

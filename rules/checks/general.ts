@@ -2,12 +2,13 @@
 import { schemaValidator } from '../schemas.ts';
 import { defineCheck, finding, show, type CheckInput } from './check.ts';
 import type { Finding, OperationId } from '../types.ts';
+import type { CheckResult } from './check.ts';
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
-export function responseBodyIsJson({ exchange, responseJson }: CheckInput): Finding[] {
+export function responseBodyIsJson({ exchange, responseJson }: CheckInput): CheckResult {
   const response = exchange.response;
-  if (!response?.body || response.status === 204 || response.status === 304) return [];
+  if (!response?.body || response.status === 204 || response.status === 304) return undefined;
   const findings: Finding[] = [];
   const contentType = response.headers['content-type'];
   if (contentType === undefined || !JSON_MEDIA_TYPE.test(contentType)) {
@@ -28,23 +29,24 @@ export const DOCUMENTED_STATUSES: Record<Exclude<OperationId, 'getToken'>, numbe
   getResourceServer: [200, 400, 401, 403, 404, 429],
 };
 
-export function statusCodeIsDocumented({ exchange, operation }: CheckInput): Finding[] {
+export function statusCodeIsDocumented({ exchange, operation }: CheckInput): CheckResult {
   const status = exchange.response?.status;
-  if (status === undefined || status >= 500 || operation.operation === 'getToken') return [];
+  if (status === undefined || status >= 500 || operation.operation === 'getToken') return undefined;
   const documented = DOCUMENTED_STATUSES[operation.operation];
   if (documented.includes(status)) return [];
   return [finding(statusCodeIsDocumented.name, 'GEN-STATUS-DOCUMENTED', 'implementation', `one of ${documented.join(', ')} for ${operation.operation}`, String(status))];
 }
 
-export function noServerError({ exchange }: CheckInput): Finding[] {
+export function noServerError({ exchange }: CheckInput): CheckResult {
   const status = exchange.response?.status;
-  if (status === undefined || status < 500) return [];
+  if (status === undefined) return undefined;
+  if (status < 500) return [];
   return [finding(noServerError.name, 'GEN-NO-SERVER-ERROR', 'implementation', 'no 5xx (the document lists none)', `${status} ${show(exchange.response?.body?.text ?? '', 60)}`)];
 }
 
-export function errorBodyIsObject({ exchange, responseJson }: CheckInput): Finding[] {
+export function errorBodyIsObject({ exchange, responseJson }: CheckInput): CheckResult {
   const status = exchange.response?.status;
-  if (status === undefined || status < 400 || !responseJson?.ok) return [];
+  if (status === undefined || status < 400 || !responseJson?.ok) return undefined;
   if (schemaValidator('error').validate(responseJson.value)) return [];
   return [finding(errorBodyIsObject.name, 'GEN-ERROR-BODY', 'implementation', 'an error body that is a JSON object', show(responseJson.value))];
 }

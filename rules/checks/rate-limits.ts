@@ -1,15 +1,15 @@
 // 429 and the X-RateLimit-* headers.
 import { nonNegativeInteger, observationOf, rateLimitClient, rateLimitHeaders } from '../rate-limit-tracker.ts';
-import { defineCheck, finding, show, type CheckInput } from './check.ts';
+import { defineCheck, finding, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding } from '../types.ts';
 
 const HEADER_NAMES = { limit: 'X-RateLimit-Limit', remaining: 'X-RateLimit-Remaining', reset: 'X-RateLimit-Reset' } as const;
 
-export function rateLimitHeadersOn429({ exchange }: CheckInput): Finding[] {
+export function rateLimitHeadersOn429({ exchange }: CheckInput): CheckResult {
   const response = exchange.response;
-  if (response?.status !== 429) return [];
+  if (response?.status !== 429) return undefined;
   const present = rateLimitHeaders(response.headers);
-  const missing = (Object.keys(HEADER_NAMES) as Array<keyof typeof HEADER_NAMES>).filter((k) => present[k] === undefined).map((k) => HEADER_NAMES[k]);
+  const missing = (Object.keys(HEADER_NAMES) as Array<keyof typeof HEADER_NAMES>).filter((k) => (present[k] ?? '').trim() === '') // an empty header carries nothing.map((k) => HEADER_NAMES[k]);
   if (missing.length === 0) return [];
   return [finding(rateLimitHeadersOn429.name, 'RL-429-HEADERS', 'implementation', 'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', `a 429 without ${missing.join(', ')}`)];
 }
@@ -17,10 +17,11 @@ export function rateLimitHeadersOn429({ exchange }: CheckInput): Finding[] {
 /** A Reset further than this from the response time is not a plausible epoch-seconds instant. */
 const RESET_HORIZON_SECONDS = 24 * 3600;
 
-export function rateLimitHeadersWellFormed({ exchange }: CheckInput): Finding[] {
+export function rateLimitHeadersWellFormed({ exchange }: CheckInput): CheckResult {
   const response = exchange.response;
-  if (!response) return [];
+  if (!response) return undefined;
   const h = rateLimitHeaders(response.headers);
+  if (h.limit === undefined && h.remaining === undefined && h.reset === undefined) return undefined;
   const findings: Finding[] = [];
   const report = (expected: string, received: string) => findings.push(finding(rateLimitHeadersWellFormed.name, 'RL-HEADER-VALUES', 'implementation', expected, received));
   const values: Partial<Record<keyof typeof HEADER_NAMES, number>> = {};
@@ -45,13 +46,13 @@ export function rateLimitHeadersWellFormed({ exchange }: CheckInput): Finding[] 
   return findings;
 }
 
-export function rateLimitSequenceIsConsistent({ exchange, tracker }: CheckInput): Finding[] {
+export function rateLimitSequenceIsConsistent({ exchange, tracker }: CheckInput): CheckResult {
   const current = tracker && observationOf(exchange);
-  if (!tracker || !current) return [];
+  if (!tracker || !current) return undefined;
   const previous = tracker.lastFinishedBefore(rateLimitClient(exchange), current.start);
   // Only a finished-before exchange in the same window (same Limit and Reset) is comparable:
   // it was counted before this one, so Remaining can only have gone down since.
-  if (!previous || previous.limit !== current.limit || previous.reset !== current.reset) return [];
+  if (!previous || previous.limit !== current.limit || previous.reset !== current.reset) return undefined;
   if (current.remaining <= previous.remaining) return [];
   return [
     finding(

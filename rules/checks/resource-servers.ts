@@ -1,7 +1,7 @@
 // Get a resource server: invariants the schema cannot express, lookup by id or audience,
 // and the include_fields query parameter.
 import { decodeSegment } from '../operations.ts';
-import { defineCheck, finding, isSuccess, jsonObject, show, type CheckInput } from './check.ts';
+import { defineCheck, finding, isSuccess, jsonObject, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding } from '../types.ts';
 
 function returnedResourceServer(input: CheckInput): Record<string, unknown> | undefined {
@@ -9,22 +9,23 @@ function returnedResourceServer(input: CheckInput): Record<string, unknown> | un
   return status !== undefined && isSuccess(status) && !input.exchange.response?.body?.truncated ? jsonObject(input.responseJson) : undefined;
 }
 
-export function tokenLifetimeForWebWithinTokenLifetime(input: CheckInput): Finding[] {
+export function tokenLifetimeForWebWithinTokenLifetime(input: CheckInput): CheckResult {
   const rs = returnedResourceServer(input);
   const web = rs?.['token_lifetime_for_web'];
   const lifetime = rs?.['token_lifetime'];
-  if (typeof web !== 'number' || typeof lifetime !== 'number' || web <= lifetime) return [];
+  if (typeof web !== 'number' || typeof lifetime !== 'number') return undefined;
+  if (web <= lifetime) return [];
   return [finding(tokenLifetimeForWebWithinTokenLifetime.name, 'RS-TOKEN-LIFETIME-FOR-WEB', 'implementation', `token_lifetime_for_web not greater than token_lifetime (${lifetime})`, String(web))];
 }
 
-export function resourceServerMatchesLookup(input: CheckInput): Finding[] {
+export function resourceServerMatchesLookup(input: CheckInput): CheckResult {
   const rs = returnedResourceServer(input);
   const { rawId, id } = input.operation;
-  if (!rs || rawId === undefined || id === undefined) return [];
+  if (!rs || rawId === undefined || id === undefined) return undefined;
   const returnedId = rs['id'];
   const identifier = rs['identifier'];
   // With a fields selection either may be left out; judge only when both are there.
-  if (typeof returnedId !== 'string' || typeof identifier !== 'string') return [];
+  if (typeof returnedId !== 'string' || typeof identifier !== 'string') return undefined;
   // Clients encode an audience once or twice; any of these readings names the same server.
   const names = new Set([rawId, id, decodeSegment(id)]);
   if (names.has(returnedId) || names.has(identifier)) return [];
@@ -33,19 +34,20 @@ export function resourceServerMatchesLookup(input: CheckInput): Finding[] {
   ];
 }
 
-export function includeFieldsIsBoolean({ operation }: CheckInput): Finding[] {
+export function includeFieldsIsBoolean({ operation }: CheckInput): CheckResult {
   const value = operation.query['include_fields'];
-  if (value === undefined || value === 'true' || value === 'false') return [];
+  if (value === undefined) return undefined;
+  if (value === 'true' || value === 'false') return [];
   return [finding(includeFieldsIsBoolean.name, 'RS-INCLUDE-FIELDS-BOOLEAN', 'client', 'include_fields=true or include_fields=false', `include_fields=${show(value)}`)];
 }
 
-export function fieldsSelectionHonoured(input: CheckInput): Finding[] {
+export function fieldsSelectionHonoured(input: CheckInput): CheckResult {
   const rs = returnedResourceServer(input);
   const fields = input.operation.query['fields'];
   const include = input.operation.query['include_fields'];
-  if (!rs || fields === undefined || (include !== undefined && include !== 'true' && include !== 'false')) return [];
+  if (!rs || fields === undefined || (include !== undefined && include !== 'true' && include !== 'false')) return undefined;
   const named = new Set(fields.split(',').map((f) => f.trim()).filter((f) => f !== ''));
-  if (named.size === 0) return [];
+  if (named.size === 0) return undefined;
   const keys = Object.keys(rs);
   if (include === 'false') {
     const kept = keys.filter((k) => named.has(k));

@@ -2,7 +2,7 @@
 // its subschema names (the "x-requirement" annotation nearest above the failing keyword).
 import type { ErrorObject } from 'ajv';
 import { schemaValidator, type SchemaName } from '../schemas.ts';
-import { defineCheck, finding, isSuccess, show, type CheckInput } from './check.ts';
+import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding, Subject } from '../types.ts';
 
 /** The requirement named by the nearest x-requirement on the way from the root to the keyword. */
@@ -61,15 +61,15 @@ export function schemaFindings(check: string, name: SchemaName, document: unknow
 
 const RESPONSE_SCHEMAS: Partial<Record<string, SchemaName>> = { updateSession: 'session', getResourceServer: 'resource-server' };
 
-export function responseBodyMatchesSchema({ exchange, operation, responseJson }: CheckInput): Finding[] {
+export function responseBodyMatchesSchema({ exchange, operation, responseJson }: CheckInput): CheckResult {
   const response = exchange.response;
   const schemaName = RESPONSE_SCHEMAS[operation.operation];
-  if (!response || !schemaName || !isSuccess(response.status) || response.body?.truncated) return [];
+  if (!response || !schemaName || !isSuccess(response.status) || response.body?.truncated) return undefined;
   const root = schemaValidator(schemaName).schema['x-requirement'] as string;
   if (!response.body) {
     return [finding(responseBodyMatchesSchema.name, root, 'implementation', `the ${schemaName.replace('-', ' ')} as the body of a ${response.status}`, 'no body')];
   }
-  if (!responseJson?.ok) return []; // not JSON: responseBodyIsJson reports it
+  if (!responseJson?.ok) return undefined; // not JSON: responseBodyIsJson reports it
   return schemaFindings(responseBodyMatchesSchema.name, schemaName, responseJson.value, 'implementation');
 }
 
@@ -83,18 +83,20 @@ export function updateRequestErrors({ exchange, requestJson }: CheckInput): Find
   return schemaFindings(updateRequestMatchesSchema.name, 'update-session-request', requestJson.value, 'client');
 }
 
-export function updateRequestMatchesSchema(input: CheckInput): Finding[] {
+export function updateRequestMatchesSchema(input: CheckInput): CheckResult {
   if (!input.exchange.request.body) {
     return [finding(updateRequestMatchesSchema.name, 'SES-REQUEST-BODY', 'client', 'a JSON body with session_metadata', 'no body')];
   }
-  return updateRequestErrors(input) ?? [];
+  return updateRequestErrors(input);
 }
 
-export function invalidUpdateRefused(input: CheckInput): Finding[] {
+export function invalidUpdateRefused(input: CheckInput): CheckResult {
   const status = input.exchange.response?.status;
-  if (status === undefined || !isSuccess(status)) return [];
+  if (status === undefined || status === 429) return undefined;
+  // Only a body that breaks the rules tests whether such bodies are refused.
   const errors = updateRequestErrors(input);
-  if (!errors || errors.length === 0) return [];
+  if (!errors || errors.length === 0) return undefined;
+  if (!isSuccess(status)) return [];
   const rules = errors.map((e) => e.message.replace(/; received.*$/, '')).slice(0, 3).join(' | ');
   return [finding(invalidUpdateRefused.name, 'SES-INVALID-UPDATE-REFUSED', 'implementation', `a 4xx refusal of a body that breaks the rules (${rules})`, `${status}, the update was accepted`)];
 }

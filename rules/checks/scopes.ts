@@ -1,7 +1,7 @@
 // Scope rules: the form of the token's scopes, and that each operation's scope is enforced.
 import { isCatalogScope } from '../scopes.ts';
 import { scopesOf } from '../token.ts';
-import { defineCheck, finding, isSuccess, show, type CheckInput } from './check.ts';
+import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding, OperationId } from '../types.ts';
 
 /** Scope each operation needs, and the requirement that says so (must: stated; should: inferred). */
@@ -15,9 +15,9 @@ const SCOPE_FORM = /^[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$/;
 // OpenID Connect scopes ride along in user tokens; they are not permissions of this interface.
 const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'address', 'phone', 'offline_access']);
 
-export function tokenScopesAreWellFormed({ exchange }: CheckInput): Finding[] {
+export function tokenScopesAreWellFormed({ exchange }: CheckInput): CheckResult {
   const scopes = scopesOf(exchange.token.claims);
-  if (!scopes) return [];
+  if (!scopes) return undefined;
   const malformed = scopes.filter((s) => !OIDC_SCOPES.has(s) && !SCOPE_FORM.test(s));
   const unknown = scopes.filter((s) => SCOPE_FORM.test(s) && !isCatalogScope(s));
   const findings: Finding[] = [];
@@ -30,13 +30,15 @@ export function tokenScopesAreWellFormed({ exchange }: CheckInput): Finding[] {
   return findings;
 }
 
-export function requiredScopeEnforced({ exchange, operation }: CheckInput): Finding[] {
+export function requiredScopeEnforced({ exchange, operation }: CheckInput): CheckResult {
   const status = exchange.response?.status;
   const claims = exchange.token.claims;
-  if (status === undefined || !isSuccess(status) || !claims || operation.operation === 'getToken') return [];
+  // Only a token lacking the scope tests the rule; a throttled request says nothing about it.
+  if (status === undefined || status === 429 || !claims || operation.operation === 'getToken') return undefined;
   const { scope, requirement } = REQUIRED_SCOPES[operation.operation];
   const granted = scopesOf(claims) ?? [];
-  if (granted.includes(scope)) return [];
+  if (granted.includes(scope)) return undefined;
+  if (!isSuccess(status)) return [];
   return [
     finding(
       requiredScopeEnforced.name,
@@ -48,9 +50,9 @@ export function requiredScopeEnforced({ exchange, operation }: CheckInput): Find
   ];
 }
 
-export function insufficientScopeNamesExpectedScope({ exchange }: CheckInput): Finding[] {
+export function insufficientScopeNamesExpectedScope({ exchange }: CheckInput): CheckResult {
   const response = exchange.response;
-  if (response?.status !== 403 || response.body?.truncated) return [];
+  if (response?.status !== 403 || response.body?.truncated) return undefined;
   const { scope } = REQUIRED_SCOPES.deleteTokenExchangeProfile;
   const text = response.body?.text ?? '';
   if (text.includes(scope)) return [];

@@ -1,5 +1,5 @@
 // Update session: what the returned session says about the update that was sent.
-import { defineCheck, finding, isSuccess, jsonObject, show, type CheckInput } from './check.ts';
+import { defineCheck, finding, isSuccess, jsonObject, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding } from '../types.ts';
 
 /** The session_metadata sent, when the request body was JSON with that key. */
@@ -17,10 +17,10 @@ function returnedSession(input: CheckInput): Record<string, unknown> | undefined
 const isEmptyObject = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0;
 const hasNoMetadata = (v: unknown) => v === undefined || v === null || isEmptyObject(v);
 
-export function sessionMetadataCleared(input: CheckInput): Finding[] {
+export function sessionMetadataCleared(input: CheckInput): CheckResult {
   const sent = sentMetadata(input);
   const session = returnedSession(input);
-  if (!sent || !session || !(sent.value === null || isEmptyObject(sent.value))) return [];
+  if (!sent || !session || !(sent.value === null || isEmptyObject(sent.value))) return undefined;
   const returned = session['session_metadata'];
   if (hasNoMetadata(returned)) return [];
   return [finding(sessionMetadataCleared.name, 'SES-METADATA-CLEARED', 'implementation', `no session metadata left after sending ${show(sent.value)}`, `session_metadata ${show(returned, 120)}`)];
@@ -33,23 +33,24 @@ function sameMetadata(a: unknown, b: unknown): boolean {
   return ka.length === kb.length && ka.every((k) => (a as Record<string, unknown>)[k] === (b as Record<string, unknown>)[k]);
 }
 
-export function sessionMetadataEchoed(input: CheckInput): Finding[] {
+export function sessionMetadataEchoed(input: CheckInput): CheckResult {
   const sent = sentMetadata(input);
   const session = returnedSession(input);
-  if (!sent || !session || sent.value === null || typeof sent.value !== 'object' || isEmptyObject(sent.value)) return [];
+  if (!sent || !session || sent.value === null || typeof sent.value !== 'object' || isEmptyObject(sent.value)) return undefined;
   const returned = session['session_metadata'];
   if (sameMetadata(sent.value, returned)) return [];
   return [finding(sessionMetadataEchoed.name, 'SES-METADATA-ECHOED', 'implementation', `session_metadata ${show(sent.value, 120)} as sent`, show(returned, 120))];
 }
 
-export function sessionIdMatchesPath(input: CheckInput): Finding[] {
+export function sessionIdMatchesPath(input: CheckInput): CheckResult {
   const session = returnedSession(input);
   const id = session?.['id'];
-  if (typeof id !== 'string' || id === input.operation.id) return [];
+  if (typeof id !== 'string') return undefined;
+  if (id === input.operation.id) return [];
   return [finding(sessionIdMatchesPath.name, 'SES-ID-MATCHES', 'implementation', `the session ${show(input.operation.id)} named in the path`, `id ${show(id)}`)];
 }
 
-export function updateRequestIsJson({ exchange }: CheckInput): Finding[] {
+export function updateRequestIsJson({ exchange }: CheckInput): CheckResult {
   const type = exchange.request.headers['content-type'];
   if (type !== undefined && /^application\/json\s*(;|$)/i.test(type)) return [];
   return [finding(updateRequestIsJson.name, 'SES-REQUEST-CONTENT-TYPE', 'client', 'Content-Type: application/json', type === undefined ? 'no Content-Type' : show(type))];

@@ -1,10 +1,10 @@
 // Delete a token exchange profile: "204; the profile is deleted; no body."
-import { defineCheck, finding, isSuccess, show, type CheckInput } from './check.ts';
+import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding } from '../types.ts';
 
-export function noContentHasNoBody({ exchange }: CheckInput): Finding[] {
+export function noContentHasNoBody({ exchange }: CheckInput): CheckResult {
   const response = exchange.response;
-  if (response?.status !== 204) return [];
+  if (response?.status !== 204) return undefined;
   const length = response.headers['content-length'];
   if (!response.body && (length === undefined || length === '0')) return [];
   const received = response.body ? `a body of ${response.body.text.length} characters: ${show(response.body.text, 60)}` : `Content-Length ${length}`;
@@ -20,9 +20,9 @@ const SUCCESS = {
   getResourceServer: { status: 200, requirement: 'RS-SUCCESS-200' },
 } as const;
 
-export function successStatusIsDocumented({ exchange, operation }: CheckInput): Finding[] {
+export function successStatusIsDocumented({ exchange, operation }: CheckInput): CheckResult {
   const status = exchange.response?.status;
-  if (status === undefined || !isSuccess(status) || operation.operation === 'getToken') return [];
+  if (status === undefined || !isSuccess(status) || operation.operation === 'getToken') return undefined;
   const expected = SUCCESS[operation.operation];
   if (status === expected.status) return [];
   return [finding(successStatusIsDocumented.name, expected.requirement, 'implementation', `${expected.status} on success`, String(status))];

@@ -1,0 +1,234 @@
+// Builds the one report model from what the drivers saw: judged exchanges (proxy, validate,
+// suites) and test outcomes (suites). A requirement's status comes from its evidence:
+//   fail  a `must` requirement with an implementation finding or a failed test
+//   warn  the same for a `should` requirement
+//   pass  examined by at least one exchange or test, and nothing against it
+//   skip  nothing examined it (the reason says why)
+// Client findings are kept beside the verdict, never in it.
+import type { Judgement } from '../rules/index.ts';
+import { loadRequirements, type Requirement } from '../rules/requirements.ts';
+import { observationOf, rateLimitClient } from '../rules/rate-limit-tracker.ts';
+import type { Exchange, Finding } from '../rules/types.ts';
+import { redactExchange } from '../recordings/redact.ts';
+import { version } from '../cli/version.ts';
+import type { FailOn } from './fail-on.ts';
+import type { Evidence, ExchangeEvidence, Report, ReportKind, RequirementResult, Source, Status, TestOutcome, TrafficStats } from './model.ts';
+
+/** Evidence kept per requirement: failures first, then a few passes. */
+const EVIDENCE_PER_REQUIREMENT = 8;
+/** Bodies kept in evidence are cut to this many characters. */
+const EVIDENCE_BODY_CHARS = 2000;
+/** Points of the rate-limit chart; beyond it every other point is dropped (the shape stays). */
+const RATE_LIMIT_POINTS = 2000;
+
+interface Accumulator {
+  requirement: Requirement;
+  exchanges: number;
+  tests: number;
+  failingExchanges: number;
+  failingTests: number;
+  clientFindings: number;
+  skipReasons: string[];
+  testNames: string[];
+  failures: Evidence[];
+  passes: Evidence[];
+}
+
+export interface BuilderOptions {
+  kind: ReportKind;
+  /** Name of this source of evidence, e.g. "run", "proxy", "validate:traffic.har". */
+  source: string;
+  target?: string;
+}
+
+/** Compact, redacted evidence of one exchange. */
+export function exchangeEvidence(exchange: Exchange, operation?: string): ExchangeEvidence {
+  const safe = redactExchange(exchange);
+  const cut = (text: string | undefined) => (text === undefined ? undefined : text.length > EVIDENCE_BODY_CHARS ? `${text.slice(0, EVIDENCE_BODY_CHARS)}… (${text.length} characters)` : text);
+  const evidence: ExchangeEvidence = {
+    startedAt: safe.startedAt,
+    request: { method: safe.request.method, url: safe.request.url, headers: safe.request.headers },
+  };
+  if (safe.id !== undefined) evidence.id = safe.id;
+  if (operation) evidence.operation = operation as ExchangeEvidence['operation'];
+  const requestBody = cut(safe.request.body?.text);
+  if (requestBody !== undefined) evidence.request.body = requestBody;
+  if (safe.response) {
+    evidence.response = { status: safe.response.status, headers: safe.response.headers };
+    const responseBody = cut(safe.response.body?.text);
+    if (responseBody !== undefined) evidence.response.body = responseBody;
+  }
+  if (safe.error !== undefined) evidence.error = safe.error;
+  return evidence;
+}
+
+export class ReportBuilder {
+  private readonly startedAt = new Date().toISOString();
+  private readonly source: Source;
+  private readonly byId = new Map<string, Accumulator>();
+  private readonly clientFindings = new Map<string, Finding & { count: number; example?: ExchangeEvidence }>();
+  private readonly traffic: TrafficStats = { exchanges: 0, notCovered: 0, byOperation: {}, rateLimitSeries: [] };
+  private rateLimitStride = 1;
+  private rateLimitSeen = 0;
+
+  constructor(private readonly options: BuilderOptions) {
+    this.source = { name: options.source, kind: options.kind, startedAt: this.startedAt };
+    if (options.target !== undefined) this.source.target = options.target;
+    for (const requirement of loadRequirements()) {
+      this.byId.set(requirement.id, { requirement, exchanges: 0, tests: 0, failingExchanges: 0, failingTests: 0, clientFindings: 0, skipReasons: [], testNames: [], failures: [], passes: [] });
+    }
+  }
+
+  /** One judged exchange: counted in the traffic statistics, and evidence for what it examined. */
+  addExchange(exchange: Exchange, judgement: Judgement, test?: string): void {
+    this.traffic.exchanges++;
+    if (!judgement.operation) {
+      this.traffic.notCovered++;
+      return;
+    }
+    const operation = judgement.operation.operation;
+    const byStatus = (this.traffic.byOperation[operation] ??= {});
+    const status = exchange.response ? String(exchange.response.status) : 'error';
+    byStatus[status] = (byStatus[status] ?? 0) + 1;
+    this.recordRateLimit(exchange);
+
+    let evidence: ExchangeEvidence | undefined;
+    const evidenceOf = () => (evidence ??= exchangeEvidence(exchange, operation));
+    const implementationFindings = new Map<string, Finding[]>();
+    const brokenByClient = new Set<string>();
+    for (const f of judgement.findings) {
+      if (f.subject === 'client') {
+        brokenByClient.add(f.requirement);
+        this.addClientFinding(f, evidenceOf);
+        const acc = this.byId.get(f.requirement);
+        if (acc) acc.clientFindings++;
+        continue;
+      }
+      implementationFindings.set(f.requirement, [...(implementationFindings.get(f.requirement) ?? []), f]);
+    }
+    for (const id of new Set([...judgement.examined, ...implementationFindings.keys()])) {
+      const acc = this.byId.get(id);
+      // A rule the caller broke says nothing for or against the implementation.
+      if (!acc || (brokenByClient.has(id) && !implementationFindings.has(id))) continue;
+      acc.exchanges++;
+      const findings = implementationFindings.get(id);
+      const item: Evidence = { source: this.source.name, kind: 'exchange', status: findings ? statusOfFailure(acc.requirement) : 'pass' };
+      if (test !== undefined) item.test = test;
+      if (findings) {
+        acc.failingExchanges++;
+        item.findings = findings;
+        item.message = findings.map((f) => f.message).join('\n');
+        if (acc.failures.length < EVIDENCE_PER_REQUIREMENT) acc.failures.push({ ...item, exchange: evidenceOf() });
+      } else if (acc.passes.length < 2) {
+        acc.passes.push({ ...item, exchange: evidenceOf() });
+      }
+    }
+  }
+
+  /** One suite test's outcome, for every requirement it names. */
+  addTest(outcome: TestOutcome): void {
+    for (const id of outcome.requirements) {
+      const acc = this.byId.get(id);
+      if (!acc) continue;
+      if (!acc.testNames.includes(outcome.name)) acc.testNames.push(outcome.name);
+      if (outcome.status === 'skip') {
+        if (outcome.message && !acc.skipReasons.includes(outcome.message)) acc.skipReasons.push(outcome.message);
+        continue;
+      }
+      acc.tests++;
+      const item: Evidence = { source: this.source.name, kind: 'test', test: outcome.name, status: outcome.status === 'fail' ? statusOfFailure(acc.requirement) : 'pass' };
+      if (outcome.message !== undefined) item.message = outcome.message;
+      if (outcome.counterexample !== undefined) item.counterexample = outcome.counterexample;
+      if (outcome.status === 'fail') {
+        acc.failingTests++;
+        if (acc.failures.length < EVIDENCE_PER_REQUIREMENT) acc.failures.push(item);
+      } else if (acc.passes.length < 4) {
+        acc.passes.push(item);
+      }
+    }
+  }
+
+  /** Why requirements that nothing examined were skipped (e.g. a missing credential profile). */
+  skip(requirementIds: string[], reason: string): void {
+    for (const id of requirementIds) {
+      const acc = this.byId.get(id);
+      if (acc && !acc.skipReasons.includes(reason)) acc.skipReasons.push(reason);
+    }
+  }
+
+  build({ failOn }: { failOn: FailOn }): Report {
+    const finishedAt = new Date().toISOString();
+    const requirements: RequirementResult[] = [];
+    for (const acc of this.byId.values()) requirements.push(resultOf(acc));
+    const summary = { pass: 0, fail: 0, warn: 0, skip: 0 };
+    for (const r of requirements) summary[r.status]++;
+    const passed = summary.fail === 0 && (failOn === 'must' || summary.warn === 0);
+    const report: Report = {
+      schemaVersion: 1,
+      tool: { name: 'tmi-conform', version },
+      kind: this.options.kind,
+      startedAt: this.startedAt,
+      finishedAt,
+      sources: [{ ...this.source, finishedAt }],
+      summary,
+      passed,
+      failOn,
+      requirements,
+      clientFindings: [...this.clientFindings.values()].sort((a, b) => b.count - a.count),
+    };
+    if (this.options.target !== undefined) report.target = this.options.target;
+    if (this.traffic.exchanges > 0) report.traffic = structuredClone(this.traffic);
+    return report;
+  }
+
+  private addClientFinding(f: Finding, evidenceOf: () => ExchangeEvidence): void {
+    const key = `${f.requirement} ${f.check}`;
+    const existing = this.clientFindings.get(key);
+    if (existing) existing.count++;
+    else this.clientFindings.set(key, { ...f, count: 1, example: evidenceOf() });
+  }
+
+  private recordRateLimit(exchange: Exchange): void {
+    const observation = observationOf(exchange);
+    if (!observation) return;
+    if (this.rateLimitSeen++ % this.rateLimitStride !== 0) return;
+    const series = this.traffic.rateLimitSeries;
+    series.push({ t: exchange.startedAt, client: rateLimitClient(exchange), status: observation.status, limit: observation.limit, remaining: observation.remaining, reset: observation.reset });
+    if (series.length >= RATE_LIMIT_POINTS) {
+      this.traffic.rateLimitSeries = series.filter((_, i) => i % 2 === 0);
+      this.rateLimitStride *= 2;
+    }
+  }
+}
+
+const statusOfFailure = (requirement: Requirement): Status => (requirement.level === 'must' ? 'fail' : 'warn');
+
+function resultOf(acc: Accumulator): RequirementResult {
+  const r = acc.requirement;
+  const failed = acc.failingExchanges + acc.failingTests > 0;
+  const examined = acc.exchanges + acc.tests > 0;
+  const status: Status = failed ? statusOfFailure(r) : examined ? 'pass' : 'skip';
+  const result: RequirementResult = {
+    id: r.id,
+    level: r.level,
+    subject: r.subject,
+    operations: r.operations,
+    section: r.section,
+    title: r.title,
+    quote: r.quote,
+    status,
+    coverage: { checks: r.checks, tests: acc.testNames },
+    counts: { exchanges: acc.exchanges, tests: acc.tests, findings: acc.failingExchanges + acc.failingTests, clientFindings: acc.clientFindings },
+    evidence: [...acc.failures, ...acc.passes],
+  };
+  if (r.inferred !== undefined) result.inferred = r.inferred;
+  if (status === 'skip') {
+    result.reason =
+      acc.skipReasons.length > 0
+        ? acc.skipReasons.join('; ')
+        : acc.clientFindings > 0
+          ? `only client traffic concerned it (${acc.clientFindings} client finding(s), reported beside the verdict)`
+          : 'no test or exchange examined it';
+  }
+  return result;
+}

@@ -5,7 +5,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { buildExchange } from '../rules/exchange.ts';
-import type { CapturedBody, Exchange } from '../rules/types.ts';
+import type { BearerToken, CapturedBody, Exchange } from '../rules/types.ts';
 
 /** A file that cannot be read as a recording; the message names the file and what is wrong. */
 export class RecordingError extends Error {
@@ -39,6 +39,21 @@ export interface HarEntry {
   response?: { status?: number; headers?: HarHeader[]; content?: HarContent; _error?: string };
   _error?: string;
   _conformance?: unknown;
+}
+
+/**
+ * The bearer credential as the proxy recorded it (`_conformance.token`, see redact.ts
+ * tokenFacts): its header is redacted, so the token is restored from these facts.
+ */
+function recordedToken(conformance: unknown): BearerToken | undefined {
+  const token = (conformance as { token?: unknown } | null | undefined)?.token as Record<string, unknown> | undefined;
+  if (!token || typeof token !== 'object' || typeof token['headerPresent'] !== 'boolean' || typeof token['wellFormed'] !== 'boolean') return undefined;
+  const facts: BearerToken = { headerPresent: token['headerPresent'], wellFormed: token['wellFormed'] };
+  if (token['claims'] && typeof token['claims'] === 'object' && !Array.isArray(token['claims'])) facts.claims = token['claims'] as Record<string, unknown>;
+  if (typeof token['decodeError'] === 'string') facts.decodeError = token['decodeError'];
+  if (typeof token['signatureValid'] === 'boolean') facts.signatureValid = token['signatureValid'];
+  if (typeof token['clientGlobal'] === 'boolean') facts.clientGlobal = token['clientGlobal'];
+  return facts;
 }
 
 function decodeText(text: string, encoding: string | undefined): string {
@@ -91,7 +106,7 @@ export function exchangeFromHarEntry(entry: HarEntry, id: string): Exchange {
   const req = requestBody(request.postData);
   const res = answered ? responseBody(response.content) : undefined;
   const error = entry._error ?? response?._error;
-  return buildExchange({
+  const exchange = buildExchange({
     id,
     startedAt: entry.startedDateTime ?? new Date(0).toISOString(),
     ...(typeof entry.time === 'number' && entry.time >= 0 ? { durationMs: entry.time } : {}),
@@ -101,8 +116,11 @@ export function exchangeFromHarEntry(entry: HarEntry, id: string): Exchange {
     ...(req ? { requestBody: req } : {}),
     ...(answered ? { status: response.status!, responseHeaders } : {}),
     ...(res ? { responseBody: res } : {}),
-    ...(!answered ? { error: typeof error === 'string' ? error : 'no response recorded' } : {}),
+    ...(!answered ? { error: typeof error === 'string' ? error : 'no response recorded' } : typeof error === 'string' ? { error } : {}),
   });
+  const token = recordedToken(entry._conformance);
+  if (token) exchange.token = token;
+  return exchange;
 }
 
 /** Decides the format from the name, else from the first line. */

@@ -1,6 +1,12 @@
 // Secrets never reach the disk or a report: bearer tokens, client secrets, issued tokens,
 // signing secrets and token-encryption keys are replaced before anything is written.
-import type { Exchange, Headers } from '../rules/types.ts';
+//
+// A secret string is replaced by a mask of the same length ("[REDACTED]" padded with "*"), and
+// a secret object keeps its shape with every leaf masked: a recording judged again offline
+// gives the same findings as the live traffic did (the signing secret's minimum length, the
+// encryption key's type). Every value masked can also be collected, so that text derived from
+// the exchange (finding messages) can be scrubbed of it too.
+import type { BearerToken, Exchange, Headers } from '../rules/types.ts';
 
 export const REDACTED = '[REDACTED]';
 
@@ -25,42 +31,156 @@ const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie'
 /** The token claims kept for the audit; everything else in the token is dropped. */
 export const KEPT_CLAIMS = ['iss', 'sub', 'aud', 'azp', 'scope', 'gty', 'iat', 'exp'];
 
-export function redactHeaders(headers: Headers): Headers {
+/** Values shorter than this are not scrubbed from free text: they would mangle it, and hide nothing. */
+const MIN_SCRUB_LENGTH = 4;
+
+/** Collects the secret values a redaction replaced. */
+export type SecretSink = Set<string>;
+
+const note = (sink: SecretSink | undefined, value: string) => {
+  if (!sink || value.length < MIN_SCRUB_LENGTH) return;
+  sink.add(value);
+  // Messages show values JSON-quoted: a secret with quotes or backslashes appears escaped.
+  const escaped = JSON.stringify(value).slice(1, -1);
+  if (escaped !== value) sink.add(escaped);
+};
+
+/** A mask as long as `value`, so that length rules judge a recording as they judged the traffic. */
+export function mask(value: string): string {
+  if (value.length >= REDACTED.length) return REDACTED + '*'.repeat(value.length - REDACTED.length);
+  return '*'.repeat(value.length);
+}
+
+export function redactHeaders(headers: Headers, sink?: SecretSink): Headers {
   const out: Headers = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (!SECRET_HEADERS.has(name)) out[name] = value;
-    else if (name === 'authorization' && /^bearer\s/i.test(value)) out[name] = `Bearer ${REDACTED}`;
-    else if (name === 'authorization' && /^basic\s/i.test(value)) out[name] = `Basic ${REDACTED}`;
-    else out[name] = REDACTED;
+    if (!SECRET_HEADERS.has(name)) {
+      out[name] = value;
+      continue;
+    }
+    const scheme = /^(bearer|basic)\s+(.*)$/i.exec(value);
+    if (name === 'authorization' && scheme) {
+      out[name] = `${scheme[1]!.toLowerCase() === 'bearer' ? 'Bearer' : 'Basic'} ${REDACTED}`;
+      const credential = scheme[2]!.trim();
+      note(sink, credential);
+      if (scheme[1]!.toLowerCase() === 'basic') for (const part of basicParts(credential)) note(sink, part);
+    } else {
+      out[name] = REDACTED;
+      note(sink, value);
+      for (const cookie of value.split(/[;,]\s*/)) note(sink, cookie.slice(cookie.indexOf('=') + 1));
+    }
   }
   return out;
 }
 
-function redactValue(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(redactValue);
+/** user:password of HTTP Basic, decoded, and each part (both may be secrets). */
+function basicParts(credential: string): string[] {
+  const decoded = Buffer.from(credential, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon === -1 ? [decoded] : [decoded, decoded.slice(0, colon), decoded.slice(colon + 1)];
+}
+
+const JWT = /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+/** A PEM block, or the start of one cut short (a truncated body). */
+const PEM = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
+
+/** Every leaf of a secret value masked; the shape (types, lengths, keys) stays. */
+function maskDeep(value: unknown, sink: SecretSink | undefined): unknown {
+  if (typeof value === 'string') {
+    note(sink, value);
+    return mask(value);
+  }
+  if (typeof value === 'number') return 0;
+  if (Array.isArray(value)) return value.map((v) => maskDeep(v, sink));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [key, v] of Object.entries(value)) out[key] = SECRET_KEYS.has(key) && v !== null ? REDACTED : redactValue(v);
+    for (const [key, v] of Object.entries(value)) out[key] = maskDeep(v, sink);
     return out;
   }
   return value;
 }
 
-const FORM_SECRET = new RegExp(`(^|&)(${[...SECRET_KEYS].join('|')})=[^&]*`, 'g');
+/** Secrets inside free text: tokens and key material, wherever they stand. */
+function redactText(text: string, sink: SecretSink | undefined): string {
+  if (!text.includes('eyJ') && !text.includes('-----BEGIN')) return text;
+  return text.replace(JWT, (m) => (note(sink, m), mask(m))).replace(PEM, (m) => (note(sink, m), mask(m)));
+}
 
-/** Redacts a JSON or form-encoded body; any other text is scanned for JWT-looking strings. */
-export function redactBody(text: string): string {
+function redactValue(value: unknown, sink: SecretSink | undefined): unknown {
+  if (typeof value === 'string') return redactText(value, sink);
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, sink));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) out[key] = SECRET_KEYS.has(key) && v !== null ? maskDeep(v, sink) : redactValue(v, sink);
+    return out;
+  }
+  return value;
+}
+
+const KEY_NAMES = [...SECRET_KEYS].join('|');
+const FORM_SECRET = new RegExp(`(^|&)(${KEY_NAMES})=([^&]*)`, 'g');
+/** A secret string member of JSON that does not parse (cut short, malformed): `"key": "value` with or without its end. */
+const JSON_STRING_SECRET = new RegExp(`("(?:${KEY_NAMES})"\\s*:\\s*")((?:[^"\\\\]|\\\\.)*)`, 'g');
+const JSON_NUMBER_SECRET = new RegExp(`("(?:${KEY_NAMES})"\\s*:\\s*)(-?\\d[\\d.eE+-]*)`, 'g');
+/** A secret member whose value is an object or an array. */
+const SECRET_STRUCTURE = new RegExp(`"(?:${KEY_NAMES})"\\s*:\\s*[[{]`);
+/** Quick test: can this body hold a secret at all? Most bodies cannot, and are kept as they are. */
+const MAY_HOLD_SECRET = new RegExp(`${KEY_NAMES}|eyJ|-----BEGIN`);
+
+/**
+ * Redacts a JSON or form-encoded body; any other text is scanned for JWT-looking strings and
+ * PEM blocks. Text with nothing to redact is returned unchanged (byte for byte).
+ */
+export function redactBody(text: string, sink?: SecretSink): string {
+  if (!MAY_HOLD_SECRET.test(text)) return text;
+  // Secret members with string or number values are masked in place by the text rules, which
+  // keeps the body as it was apart from them (and is faster than parsing it). A secret holding
+  // an object or an array (token_encryption.encryption_key) needs the parsed body.
+  if (!SECRET_STRUCTURE.test(text)) return redactLooseText(text, sink);
   const trimmed = text.trimStart();
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
     try {
-      return JSON.stringify(redactValue(JSON.parse(text)));
+      return JSON.stringify(redactValue(JSON.parse(text), sink));
     } catch {
-      // not JSON after all: fall through to the text rules
+      // not JSON after all (or cut short): fall through to the text rules
     }
   }
-  return text
-    .replace(FORM_SECRET, (_m, sep: string, key: string) => `${sep}${key}=${encodeURIComponent(REDACTED)}`)
-    .replace(/eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, REDACTED);
+  return redactLooseText(text, sink);
+}
+
+/** The text rules alone: secret members of JSON-like text, form parameters, tokens, PEM blocks. */
+function redactLooseText(text: string, sink: SecretSink | undefined): string {
+  const masked = text
+    .replace(JSON_STRING_SECRET, (_m, head: string, value: string) => {
+      const unescaped = value.includes('\\') ? unescapeJson(value) : value;
+      note(sink, value);
+      note(sink, unescaped);
+      // As long as the value itself, not its escaped form: length rules judge the recording as they judged the traffic.
+      return head + mask(unescaped);
+    })
+    .replace(JSON_NUMBER_SECRET, (_m, head: string, value: string) => (note(sink, value), `${head}0`))
+    .replace(FORM_SECRET, (_m, sep: string, key: string, value: string) => {
+      note(sink, value);
+      note(sink, formDecode(value));
+      return `${sep}${key}=${mask(formDecode(value))}`;
+    });
+  return redactText(masked, sink);
+}
+
+function unescapeJson(value: string): string {
+  try {
+    return JSON.parse(`"${value}"`) as string;
+  } catch {
+    return value;
+  }
+}
+
+function formDecode(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    return value;
+  }
 }
 
 export function keptClaims(claims: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
@@ -70,24 +190,50 @@ export function keptClaims(claims: Record<string, unknown> | undefined): Record<
   return out;
 }
 
-/** A copy of the exchange safe to write anywhere. */
-export function redactExchange(exchange: Exchange): Exchange {
+/**
+ * What a recording keeps of the bearer credential once the header is redacted: whether it was
+ * there and well formed, and its non-secret claims. A reader restores the exchange's token
+ * from it, so the scope and authentication rules judge the recording as they judged the traffic.
+ */
+export function tokenFacts(token: BearerToken): BearerToken {
+  const facts: BearerToken = { headerPresent: token.headerPresent, wellFormed: token.wellFormed };
+  const claims = keptClaims(token.claims);
+  if (claims) facts.claims = claims;
+  if (token.decodeError !== undefined) facts.decodeError = token.decodeError;
+  if (token.signatureValid !== undefined) facts.signatureValid = token.signatureValid;
+  if (token.clientGlobal !== undefined) facts.clientGlobal = token.clientGlobal;
+  return facts;
+}
+
+/** A copy of the exchange safe to write anywhere; `sink` collects the values replaced. */
+export function redactExchange(exchange: Exchange, sink?: SecretSink): Exchange {
   const copy: Exchange = {
     ...exchange,
-    request: { ...exchange.request, url: redactUrl(exchange.request.url), headers: redactHeaders(exchange.request.headers) },
+    request: { ...exchange.request, url: redactUrl(exchange.request.url, sink), headers: redactHeaders(exchange.request.headers, sink) },
     token: { ...exchange.token, claims: keptClaims(exchange.token.claims) },
   };
-  if (exchange.request.body) copy.request.body = { ...exchange.request.body, text: redactBody(exchange.request.body.text) };
+  if (exchange.request.body) copy.request.body = { ...exchange.request.body, text: redactBody(exchange.request.body.text, sink) };
   if (exchange.response) {
-    copy.response = { ...exchange.response, headers: redactHeaders(exchange.response.headers) };
-    if (exchange.response.body) copy.response.body = { ...exchange.response.body, text: redactBody(exchange.response.body.text) };
+    copy.response = { ...exchange.response, headers: redactHeaders(exchange.response.headers, sink) };
+    if (exchange.response.body) copy.response.body = { ...exchange.response.body, text: redactBody(exchange.response.body.text, sink) };
   }
   return copy;
 }
 
 /** Secrets in a query string (e.g. ?access_token=…) are redacted too. */
-export function redactUrl(url: string): string {
+export function redactUrl(url: string, sink?: SecretSink): string {
   const q = url.indexOf('?');
   if (q === -1) return url;
-  return url.slice(0, q + 1) + redactBody(url.slice(q + 1));
+  return url.slice(0, q + 1) + redactBody(url.slice(q + 1), sink);
+}
+
+/** `text` with every collected secret value (and what still looks like a token) masked. */
+export function scrubSecrets(text: string, secrets: SecretSink): string {
+  let out = text;
+  // Longest first, so a secret containing a shorter one is masked whole.
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (out.includes(secret)) out = out.split(secret).join(mask(secret));
+  }
+  // Values shown cut short ("…") escape the match above; the member they belong to does not.
+  return MAY_HOLD_SECRET.test(out) ? redactLooseText(out, undefined) : out;
 }

@@ -4,22 +4,26 @@
 //   warn  the same for a `should` requirement
 //   pass  examined by at least one exchange or test, and nothing against it
 //   skip  nothing examined it (the reason says why)
-// Client findings are kept beside the verdict, never in it.
+// Client findings are kept beside the verdict, never in it. Every suite test is listed too.
 import type { Judgement } from '../rules/index.ts';
 import { loadRequirements, type Requirement } from '../rules/requirements.ts';
 import { observationOf, rateLimitClient } from '../rules/rate-limit-tracker.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
-import { redactExchange } from '../recordings/redact.ts';
+import { redactExchange, scrubSecrets, type SecretSink } from '../recordings/redact.ts';
 import { version } from '../cli/version.ts';
 import type { FailOn } from './fail-on.ts';
-import type { Evidence, ExchangeEvidence, Report, ReportKind, RequirementResult, Source, Status, TestOutcome, TrafficStats } from './model.ts';
+import type { Evidence, ExchangeEvidence, Report, ReportKind, RequirementResult, Source, Status, TestOutcome, TestResult, TrafficStats } from './model.ts';
+import { groupByOperation } from './operations.ts';
+import { redactTarget, redactText } from './redact-text.ts';
+import { summarize, verdict } from './status.ts';
 
 /** Evidence kept per requirement: failures first, then a few passes. */
-const EVIDENCE_PER_REQUIREMENT = 8;
+export const EVIDENCE_PER_REQUIREMENT = 8;
+export const PASSING_EVIDENCE_PER_REQUIREMENT = 4;
 /** Bodies kept in evidence are cut to this many characters. */
 const EVIDENCE_BODY_CHARS = 2000;
 /** Points of the rate-limit chart; beyond it every other point is dropped (the shape stays). */
-const RATE_LIMIT_POINTS = 2000;
+export const RATE_LIMIT_POINTS = 2000;
 
 interface Accumulator {
   requirement: Requirement;
@@ -41,9 +45,9 @@ export interface BuilderOptions {
   target?: string;
 }
 
-/** Compact, redacted evidence of one exchange. */
-export function exchangeEvidence(exchange: Exchange, operation?: string): ExchangeEvidence {
-  const safe = redactExchange(exchange);
+/** Compact, redacted evidence of one exchange; `sink` collects the secret values it masked. */
+export function exchangeEvidence(exchange: Exchange, operation?: string, sink?: SecretSink): ExchangeEvidence {
+  const safe = redactExchange(exchange, sink);
   const cut = (text: string | undefined) => (text === undefined ? undefined : text.length > EVIDENCE_BODY_CHARS ? `${text.slice(0, EVIDENCE_BODY_CHARS)}… (${text.length} characters)` : text);
   const evidence: ExchangeEvidence = {
     startedAt: safe.startedAt,
@@ -67,13 +71,14 @@ export class ReportBuilder {
   private readonly source: Source;
   private readonly byId = new Map<string, Accumulator>();
   private readonly clientFindings = new Map<string, Finding & { count: number; example?: ExchangeEvidence }>();
+  private readonly tests: TestResult[] = [];
   private readonly traffic: TrafficStats = { exchanges: 0, notCovered: 0, byOperation: {}, rateLimitSeries: [] };
   private rateLimitStride = 1;
   private rateLimitSeen = 0;
 
   constructor(private readonly options: BuilderOptions) {
     this.source = { name: options.source, kind: options.kind, startedAt: this.startedAt };
-    if (options.target !== undefined) this.source.target = options.target;
+    if (options.target !== undefined) this.source.target = redactTarget(options.target);
     for (const requirement of loadRequirements()) {
       this.byId.set(requirement.id, { requirement, exchanges: 0, tests: 0, failingExchanges: 0, failingTests: 0, clientFindings: 0, skipReasons: [], testNames: [], failures: [], passes: [] });
     }
@@ -93,13 +98,17 @@ export class ReportBuilder {
     this.recordRateLimit(exchange);
 
     let evidence: ExchangeEvidence | undefined;
-    const evidenceOf = () => (evidence ??= exchangeEvidence(exchange, operation));
+    const secrets: SecretSink = new Set();
+    const evidenceOf = () => (evidence ??= exchangeEvidence(exchange, operation, secrets));
+    // A finding's message may quote what it judged: masked like the evidence beside it. Done
+    // only for the findings a report keeps, so heavy failing traffic is not redacted in vain.
+    const reported = (f: Finding): Finding => (evidenceOf(), { ...findingOf(f), message: scrubSecrets(f.message, secrets) });
     const implementationFindings = new Map<string, Finding[]>();
     const brokenByClient = new Set<string>();
     for (const f of judgement.findings) {
       if (f.subject === 'client') {
         brokenByClient.add(f.requirement);
-        this.addClientFinding(f, evidenceOf);
+        this.addClientFinding(f, reported, evidenceOf);
         const acc = this.byId.get(f.requirement);
         if (acc) acc.clientFindings++;
         continue;
@@ -116,33 +125,38 @@ export class ReportBuilder {
       if (test !== undefined) item.test = test;
       if (findings) {
         acc.failingExchanges++;
-        item.findings = findings;
-        item.message = findings.map((f) => f.message).join('\n');
-        if (acc.failures.length < EVIDENCE_PER_REQUIREMENT) acc.failures.push({ ...item, exchange: evidenceOf() });
+        if (acc.failures.length < EVIDENCE_PER_REQUIREMENT) {
+          item.findings = findings.map(reported);
+          item.message = item.findings.map((f) => f.message).join('\n');
+          acc.failures.push({ ...item, exchange: evidenceOf() });
+        }
       } else if (acc.passes.length < 2) {
         acc.passes.push({ ...item, exchange: evidenceOf() });
       }
     }
   }
 
-  /** One suite test's outcome, for every requirement it names. */
+  /** One suite test's outcome: listed as a test, and evidence for every requirement it names. */
   addTest(outcome: TestOutcome): void {
+    const message = outcome.message === undefined ? undefined : redactText(outcome.message);
+    const counterexample = outcome.counterexample === undefined ? undefined : redactText(outcome.counterexample);
+    this.tests.push(this.testResult(outcome, message, counterexample));
     for (const id of outcome.requirements) {
       const acc = this.byId.get(id);
       if (!acc) continue;
       if (!acc.testNames.includes(outcome.name)) acc.testNames.push(outcome.name);
       if (outcome.status === 'skip') {
-        if (outcome.message && !acc.skipReasons.includes(outcome.message)) acc.skipReasons.push(outcome.message);
+        if (message && !acc.skipReasons.includes(message)) acc.skipReasons.push(message);
         continue;
       }
       acc.tests++;
       const item: Evidence = { source: this.source.name, kind: 'test', test: outcome.name, status: outcome.status === 'fail' ? statusOfFailure(acc.requirement) : 'pass' };
-      if (outcome.message !== undefined) item.message = outcome.message;
-      if (outcome.counterexample !== undefined) item.counterexample = outcome.counterexample;
+      if (message !== undefined) item.message = message;
+      if (counterexample !== undefined) item.counterexample = counterexample;
       if (outcome.status === 'fail') {
         acc.failingTests++;
         if (acc.failures.length < EVIDENCE_PER_REQUIREMENT) acc.failures.push(item);
-      } else if (acc.passes.length < 4) {
+      } else if (acc.passes.length < PASSING_EVIDENCE_PER_REQUIREMENT) {
         acc.passes.push(item);
       }
     }
@@ -160,9 +174,7 @@ export class ReportBuilder {
     const finishedAt = new Date().toISOString();
     const requirements: RequirementResult[] = [];
     for (const acc of this.byId.values()) requirements.push(resultOf(acc));
-    const summary = { pass: 0, fail: 0, warn: 0, skip: 0 };
-    for (const r of requirements) summary[r.status]++;
-    const passed = summary.fail === 0 && (failOn === 'must' || summary.warn === 0);
+    const summary = summarize(requirements);
     const report: Report = {
       schemaVersion: 1,
       tool: { name: 'tmi-conform', version },
@@ -171,21 +183,37 @@ export class ReportBuilder {
       finishedAt,
       sources: [{ ...this.source, finishedAt }],
       summary,
-      passed,
+      passed: verdict(summary, failOn),
       failOn,
       requirements,
+      operations: groupByOperation(requirements),
+      tests: structuredClone(this.tests),
       clientFindings: [...this.clientFindings.values()].sort((a, b) => b.count - a.count),
     };
-    if (this.options.target !== undefined) report.target = this.options.target;
+    if (this.source.target !== undefined) report.target = this.source.target;
     if (this.traffic.exchanges > 0) report.traffic = structuredClone(this.traffic);
     return report;
   }
 
-  private addClientFinding(f: Finding, evidenceOf: () => ExchangeEvidence): void {
+  private addClientFinding(f: Finding, reported: (f: Finding) => Finding, evidenceOf: () => ExchangeEvidence): void {
     const key = `${f.requirement} ${f.check}`;
     const existing = this.clientFindings.get(key);
     if (existing) existing.count++;
-    else this.clientFindings.set(key, { ...f, count: 1, example: evidenceOf() });
+    else this.clientFindings.set(key, { ...reported(f), count: 1, example: evidenceOf() });
+  }
+
+  private testResult(outcome: TestOutcome, message: string | undefined, counterexample: string | undefined): TestResult {
+    let status: Status = outcome.status;
+    if (outcome.status === 'fail') {
+      const levels = outcome.requirements.map((id) => this.byId.get(id)?.requirement.level);
+      status = levels.length > 0 && levels.every((level) => level === 'should') ? 'warn' : 'fail';
+    }
+    const result: TestResult = { source: this.source.name, name: outcome.name, requirements: [...outcome.requirements], status };
+    if (outcome.file !== undefined) result.file = outcome.file;
+    if (message !== undefined) result.message = message;
+    if (counterexample !== undefined) result.counterexample = counterexample;
+    if (outcome.durationMs !== undefined) result.durationMs = outcome.durationMs;
+    return result;
   }
 
   private recordRateLimit(exchange: Exchange): void {
@@ -202,6 +230,9 @@ export class ReportBuilder {
 }
 
 const statusOfFailure = (requirement: Requirement): Status => (requirement.level === 'must' ? 'fail' : 'warn');
+
+/** Only the finding's documented fields reach a report, so report.json keeps its schema. */
+const findingOf = (f: Finding): Finding => ({ requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, message: f.message });
 
 function resultOf(acc: Accumulator): RequirementResult {
   const r = acc.requirement;

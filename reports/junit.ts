@@ -1,35 +1,114 @@
-// junit.xml: one testcase per requirement, in one testsuite per document section group.
-// A failed `must` is a <failure>; a failed `should` is a <failure> only with --fail-on should,
-// otherwise it passes with the warning in <system-out>; a skipped requirement is <skipped>.
-import type { Report, RequirementResult } from './model.ts';
-import { escapeXml } from './xml.ts';
+// junit.xml: one testsuite of requirements (one testcase each) and, when suites ran, one
+// testsuite of suite tests per source (one testcase each). CI test viewers read it as is.
+// A failed `must` is a <failure>; a warned `should` is a <failure> only with --fail-on should,
+// otherwise it passes with the warning in <system-out>, so the failure count always agrees
+// with the exit code. A skipped requirement or test is <skipped> with the reason.
+import type { Evidence, Report, RequirementResult, Status, TestResult } from './model.ts';
+import { escapeXml as esc } from './xml.ts';
 
-function testcase(r: RequirementResult, failOnShould: boolean): string {
-  const name = escapeXml(`${r.id} ${r.title}`);
-  const classname = escapeXml(`tmi-conform.${r.level}.${r.operations.join('+')}`);
-  const details = r.evidence
-    .filter((e) => e.status === 'fail' || e.status === 'warn')
-    .map((e) => [e.test ? `test: ${e.test}` : undefined, e.message, e.counterexample ? `counterexample: ${e.counterexample}` : undefined, e.exchange ? `exchange: ${e.exchange.request.method} ${e.exchange.request.url} → ${e.exchange.response?.status ?? e.exchange.error}` : undefined].filter(Boolean).join('\n'))
-    .join('\n\n');
-  const quote = `"${r.quote}"`;
-  let body = '';
-  if (r.status === 'fail' || (r.status === 'warn' && failOnShould)) {
-    const first = r.evidence.find((e) => e.status === r.status)?.message?.split('\n')[0] ?? r.title;
-    body = `<failure message="${escapeXml(first)}" type="${r.level}">${escapeXml(`${quote}\n\n${details}`)}</failure>`;
-  } else if (r.status === 'warn') {
-    body = `<system-out>${escapeXml(`WARNING (should, inferred: ${r.inferred ?? ''})\n${quote}\n\n${details}`)}</system-out>`;
-  } else if (r.status === 'skip') {
-    body = `<skipped message="${escapeXml(r.reason ?? 'not examined')}"/>`;
+interface Case {
+  name: string;
+  classname: string;
+  seconds: number;
+  status: Status;
+  /** One line: the failure or skip message. */
+  message: string;
+  /** Everything else a reader needs: the document's words, the evidence. */
+  details: string;
+  type: string;
+}
+
+interface Counts {
+  tests: number;
+  failures: number;
+  skipped: number;
+  seconds: number;
+}
+
+const firstLine = (text: string) => text.split('\n', 1)[0]!;
+
+function evidenceText(e: Evidence): string {
+  const exchange = e.exchange ? `exchange: ${e.exchange.request.method} ${e.exchange.request.url} → ${e.exchange.response?.status ?? e.exchange.error ?? 'no response'}` : undefined;
+  return [`[${e.source}]`, e.test ? `test: ${e.test}` : undefined, e.message, e.counterexample ? `counterexample: ${e.counterexample}` : undefined, exchange].filter((x) => x !== undefined).join('\n');
+}
+
+function requirementCase(r: RequirementResult): Case {
+  const against = r.evidence.filter((e) => e.status === 'fail' || e.status === 'warn');
+  const details = [
+    `${r.id} (${r.level}): ${r.title}`,
+    `"${r.quote}"`,
+    r.inferred ? `inferred: ${r.inferred}` : undefined,
+    `examined by ${r.counts.exchanges} exchange(s) and ${r.counts.tests} test(s); ${r.counts.findings} against it`,
+    ...against.map(evidenceText),
+  ].filter((x) => x !== undefined);
+  const message = r.status === 'skip' ? (r.reason ?? 'not examined') : firstLine(against[0]?.message ?? r.title);
+  return { name: `${r.id} ${r.title}`, classname: `tmi-conform.${r.level}.${r.operations.join('+')}`, seconds: 0, status: r.status, message, details: details.join('\n\n'), type: r.level };
+}
+
+function testCase(t: TestResult): Case {
+  const details = [t.message, t.counterexample ? `counterexample: ${t.counterexample}` : undefined, t.requirements.length > 0 ? `requirements: ${t.requirements.join(', ')}` : undefined].filter((x) => x !== undefined);
+  return {
+    name: t.name,
+    classname: t.file ?? `tmi-conform.tests.${t.source}`,
+    seconds: (t.durationMs ?? 0) / 1000,
+    status: t.status,
+    message: firstLine(t.message ?? (t.status === 'skip' ? 'skipped' : 'failed')),
+    details: details.join('\n\n'),
+    type: t.status === 'warn' ? 'should' : 'must',
+  };
+}
+
+function renderCase(c: Case, failOnShould: boolean): string {
+  const open = `    <testcase name="${esc(c.name)}" classname="${esc(c.classname)}" time="${c.seconds.toFixed(3)}"`;
+  if (c.status === 'fail' || (c.status === 'warn' && failOnShould)) {
+    return `${open}>\n      <failure message="${esc(c.message)}" type="${esc(c.type)}">${esc(c.details)}</failure>\n    </testcase>`;
   }
-  return `    <testcase name="${name}" classname="${classname}" time="0">${body}</testcase>`;
+  if (c.status === 'warn') return `${open}>\n      <system-out>${esc(`WARNING (should): ${c.details}`)}</system-out>\n    </testcase>`;
+  if (c.status === 'skip') return `${open}>\n      <skipped message="${esc(c.message)}"/>\n    </testcase>`;
+  return `${open}/>`;
+}
+
+function countsOf(cases: Case[], failOnShould: boolean): Counts {
+  return {
+    tests: cases.length,
+    failures: cases.filter((c) => c.status === 'fail' || (c.status === 'warn' && failOnShould)).length,
+    skipped: cases.filter((c) => c.status === 'skip').length,
+    seconds: cases.reduce((total, c) => total + c.seconds, 0),
+  };
+}
+
+const countAttributes = (c: Counts) => `tests="${c.tests}" failures="${c.failures}" errors="0" skipped="${c.skipped}" time="${c.seconds.toFixed(3)}"`;
+
+function renderSuite(name: string, cases: Case[], report: Report, failOnShould: boolean, properties: Record<string, string>): { xml: string; counts: Counts } {
+  const counts = countsOf(cases, failOnShould);
+  const props = Object.entries(properties).map(([key, value]) => `      <property name="${esc(key)}" value="${esc(value)}"/>`);
+  const xml = [
+    `  <testsuite name="${esc(name)}" ${countAttributes(counts)} timestamp="${esc(report.startedAt)}">`,
+    '    <properties>',
+    ...props,
+    '    </properties>',
+    ...cases.map((c) => renderCase(c, failOnShould)),
+    '  </testsuite>',
+  ].join('\n');
+  return { xml, counts };
 }
 
 export function renderJunit(report: Report): string {
   const failOnShould = report.failOn === 'should';
-  const cases = report.requirements.map((r) => testcase(r, failOnShould));
-  const failures = report.requirements.filter((r) => r.status === 'fail' || (r.status === 'warn' && failOnShould)).length;
-  const skipped = report.requirements.filter((r) => r.status === 'skip').length;
-  const seconds = Math.max(0, (Date.parse(report.finishedAt) - Date.parse(report.startedAt)) / 1000).toFixed(3);
-  const suite = `  <testsuite name="tmi-conform ${escapeXml(report.kind)}${report.target ? ` ${escapeXml(report.target)}` : ''}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}" timestamp="${escapeXml(report.startedAt)}" time="${seconds}">`;
-  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="tmi-conform" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${seconds}">`, suite, ...cases, '  </testsuite>', '</testsuites>', ''].join('\n');
+  const common: Record<string, string> = { kind: report.kind, 'fail-on': report.failOn, 'tool.version': report.tool.version };
+  if (report.target) common['target'] = report.target;
+  const suites = [renderSuite('requirements', report.requirements.map(requirementCase), report, failOnShould, { ...common, sources: report.sources.map((s) => s.name).join(', ') })];
+  for (const source of new Set(report.tests.map((t) => t.source))) {
+    const tests = report.tests.filter((t) => t.source === source);
+    suites.push(renderSuite(`tests (${source})`, tests.map(testCase), report, failOnShould, { ...common, source }));
+  }
+  const total: Counts = { tests: 0, failures: 0, skipped: 0, seconds: 0 };
+  for (const { counts } of suites) {
+    total.tests += counts.tests;
+    total.failures += counts.failures;
+    total.skipped += counts.skipped;
+    total.seconds += counts.seconds;
+  }
+  const title = `tmi-conform ${report.kind}${report.target ? ` ${report.target}` : ''}`;
+  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="${esc(title)}" ${countAttributes(total)}>`, ...suites.map((s) => s.xml), '</testsuites>', ''].join('\n');
 }

@@ -1,58 +1,135 @@
-// report.md: short enough for a CI job summary. The verdict and a summary table, then every
-// failed or warned requirement with the document's words and the evidence behind it.
-import type { Report, RequirementResult } from './model.ts';
+// report.md: short enough for a CI job summary. The verdict, a summary table, a table per
+// operation, then every failed or warned requirement with the document's words and the
+// evidence behind it; skipped requirements and client findings folded away at the end.
+// Text from traffic is escaped, so a hostile string cannot restructure the page.
+import type { Evidence, Report, RequirementResult, TestResult } from './model.ts';
+import { exchangesByStatus, OPERATIONS } from './operations.ts';
+import { byStatus } from './status.ts';
 
 const ICON = { fail: '❌', warn: '⚠️', pass: '✅', skip: '⏭️' } as const;
 /** A CI job summary is limited (1 MiB on GitHub); stay far below. */
-const MAX_FINDINGS_LISTED = 40;
+const MAX_REQUIREMENTS_LISTED = 40;
+const MAX_SECTION_BYTES = 60_000;
+const MAX_EVIDENCE_LISTED = 3;
+const MAX_TESTS_LISTED = 20;
+const MAX_TEXT = 300;
 
-const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const oneLine = (text: string, max: number) => {
+  const flat = text.replace(/\s*\n\s*/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+};
 
-function section(r: RequirementResult): string {
-  const lines = [`### ${ICON[r.status]} ${r.id} (${r.level}): ${r.title}`, '', `> ${r.quote}`, ''];
-  if (r.inferred) lines.push(`Inferred: ${r.inferred}`, '');
-  for (const e of r.evidence.filter((x) => x.status === r.status).slice(0, 3)) {
-    const where = e.test ? `test "${e.test}"` : e.exchange ? `\`${e.exchange.request.method} ${e.exchange.request.url}\` → ${e.exchange.response?.status ?? e.exchange.error}` : e.source;
-    lines.push(`- ${where}: ${(e.message ?? '').split('\n')[0]}`);
-    if (e.counterexample) lines.push(`  - counterexample: \`${e.counterexample.slice(0, 300)}\``);
-  }
+/** Text from a report as inline Markdown: no HTML, no emphasis, no links, one line. */
+export function inline(text: string, max = MAX_TEXT): string {
+  return oneLine(text, max).replace(/[\\`*_[\]|#~]/g, (c) => `\\${c}`).replace(/&/g, '&amp;').replace(/</g, '&lt;');
+}
+
+/**
+ * Text as code. A plain code span when the text allows it; otherwise an HTML <code> element
+ * with the text escaped, since a code span can neither escape "<" nor hold "|" in a table.
+ */
+export function code(text: string, max = MAX_TEXT): string {
+  const cut = oneLine(text, max);
+  if (!/[<&`|]/.test(cut)) return `\`${cut}\``;
+  return `<code>${cut.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\|/g, '&#124;')}</code>`;
+}
+
+function evidenceLine(e: Evidence): string {
+  const where = e.exchange
+    ? `${code(`${e.exchange.request.method} ${e.exchange.request.url}`, 160)} → ${e.exchange.response?.status ?? inline(e.exchange.error ?? 'no response', 80)}`
+    : `test "${inline(e.test ?? '', 120)}"`;
+  const context = e.exchange && e.test ? `${inline(e.source, 80)}, test "${inline(e.test, 120)}"` : inline(e.source, 80);
+  const lines = [`- ${where} (${context}): ${inline((e.message ?? '').split('\n')[0] ?? '')}`];
+  if (e.counterexample) lines.push(`  - counterexample: ${code(e.counterexample)}`);
+  return lines.join('\n');
+}
+
+function requirementSection(r: RequirementResult): string {
+  const lines = [`#### ${ICON[r.status]} ${r.id} (${r.level}): ${inline(r.title)}`, '', `> ${r.quote.replace(/\s*\n\s*/g, ' ')}`, ''];
+  if (r.inferred) lines.push(`Inferred: ${inline(r.inferred)}`, '');
+  lines.push(`Examined by ${r.counts.exchanges} exchange(s) and ${r.counts.tests} test(s); ${r.counts.findings} against it.`, '');
+  const against = r.evidence.filter((e) => e.status === r.status);
+  for (const e of against.slice(0, MAX_EVIDENCE_LISTED)) lines.push(evidenceLine(e));
+  if (against.length > MAX_EVIDENCE_LISTED) lines.push(`- … ${against.length - MAX_EVIDENCE_LISTED} more in report.html`);
   lines.push('');
   return lines.join('\n');
+}
+
+function operationsTable(report: Report): string[] {
+  const withTraffic = report.traffic !== undefined;
+  const out = [
+    '| operation | status | pass | fail | warn | skip |' + (withTraffic ? ' exchanges by status |' : ''),
+    '|---|---|---:|---:|---:|---:|' + (withTraffic ? '---|' : ''),
+  ];
+  for (const group of report.operations) {
+    const route = OPERATIONS.find((o) => o.id === group.operation)?.route;
+    const statuses = (report.traffic ? exchangesByStatus(report.traffic, group.operation) : []).map(([status, count]) => `${inline(status, 8)}: ${count}`).join(', ');
+    const { pass, fail, warn, skip } = group.summary;
+    out.push(`| ${inline(group.title)}${route ? ` ${code(route)}` : ''} | ${ICON[group.status]} ${group.status} | ${pass} | ${fail} | ${warn} | ${skip} |` + (withTraffic ? ` ${statuses || '–'} |` : ''));
+  }
+  return out;
+}
+
+function testsSummary(tests: TestResult[]): string {
+  const count = (status: string) => tests.filter((t) => t.status === status).length;
+  return `Suite tests: ${tests.length} (${count('pass')} passed, ${count('fail')} failed, ${count('warn')} warned, ${count('skip')} skipped).`;
 }
 
 export function renderMarkdown(report: Report): string {
   const { summary } = report;
   const verdict = report.passed ? '✅ conforming' : `❌ NOT conforming (fail-on ${report.failOn})`;
+  const context = [
+    report.target ? `Target ${code(report.target, 200)}` : undefined,
+    `sources: ${report.sources.map((s) => inline(s.name, 120)).join(', ')}`,
+    `tmi-conform ${inline(report.tool.version, 40)}`,
+    inline(report.finishedAt, 40),
+  ].filter((x) => x !== undefined);
   const out = [
     `## tmi-conform ${report.kind}: ${verdict}`,
     '',
-    report.target ? `Target: \`${report.target}\` · ` : '',
-    `tmi-conform ${report.tool.version} · ${report.finishedAt}`,
+    context.join(' · '),
     '',
     '| pass | fail | warn | skip |',
     '|---:|---:|---:|---:|',
     `| ${summary.pass} | ${summary.fail} | ${summary.warn} | ${summary.skip} |`,
     '',
   ];
-  if (report.traffic) {
-    out.push(`Traffic: ${report.traffic.exchanges} exchanges, ${report.traffic.notCovered} not covered by the document.`, '');
-  }
-  const problems = report.requirements.filter((r) => r.status === 'fail' || r.status === 'warn').sort((a, b) => (a.status === b.status ? 0 : a.status === 'fail' ? -1 : 1));
+  if (report.tests.length > 0) out.push(testsSummary(report.tests), '');
+  if (report.traffic) out.push(`Traffic: ${report.traffic.exchanges} exchanges, ${report.traffic.notCovered} not covered by the document.`, '');
+  if (report.operations.length > 0) out.push('### Per operation', '', ...operationsTable(report), '');
+
+  const problems = report.requirements.filter((r) => r.status === 'fail' || r.status === 'warn').sort(byStatus);
   if (problems.length > 0) {
     out.push('### Requirements not met', '');
-    for (const r of problems.slice(0, MAX_FINDINGS_LISTED)) out.push(section(r));
-    if (problems.length > MAX_FINDINGS_LISTED) out.push(`… and ${problems.length - MAX_FINDINGS_LISTED} more in report.json.`, '');
+    let listed = 0;
+    let bytes = 0;
+    for (const r of problems) {
+      const section = requirementSection(r);
+      bytes += Buffer.byteLength(section);
+      if (listed === MAX_REQUIREMENTS_LISTED || bytes > MAX_SECTION_BYTES) break;
+      out.push(section);
+      listed++;
+    }
+    if (problems.length > listed) out.push(`… and ${problems.length - listed} more in report.html and report.json.`, '');
+  }
+  const failedTests = report.tests.filter((t) => t.status === 'fail' || t.status === 'warn').sort(byStatus);
+  if (failedTests.length > 0) {
+    out.push('<details><summary>Failed suite tests</summary>', '');
+    for (const t of failedTests.slice(0, MAX_TESTS_LISTED)) out.push(`- ${ICON[t.status]} ${inline(t.name, 160)}: ${inline(t.message ?? '')}`);
+    if (failedTests.length > MAX_TESTS_LISTED) out.push(`- … and ${failedTests.length - MAX_TESTS_LISTED} more in junit.xml`);
+    out.push('', '</details>', '');
   }
   const skipped = report.requirements.filter((r) => r.status === 'skip');
   if (skipped.length > 0) {
-    out.push('<details><summary>Skipped requirements</summary>', '', '| requirement | reason |', '|---|---|');
-    for (const r of skipped) out.push(`| ${r.id} | ${cell(r.reason ?? '')} |`);
+    out.push(`<details><summary>Skipped requirements (${skipped.length})</summary>`, '', '| requirement | level | reason |', '|---|---|---|');
+    for (const r of skipped) out.push(`| ${r.id} | ${r.level} | ${inline(r.reason ?? '', 200)} |`);
     out.push('', '</details>', '');
   }
   if (report.clientFindings.length > 0) {
     out.push('### Client findings (not part of the verdict)', '', '| requirement | count | example |', '|---|---:|---|');
-    for (const f of report.clientFindings.slice(0, 20)) out.push(`| ${f.requirement} | ${f.count} | ${cell(f.message)} |`);
+    for (const f of report.clientFindings.slice(0, 20)) out.push(`| ${inline(f.requirement, 60)} | ${f.count} | ${inline(f.message)} |`);
     out.push('');
   }
-  return out.filter((line, i, all) => !(line === '' && all[i - 1] === '')).join('\n') + '\n';
+  out.push('Details: report.html (open in a browser), report.json, junit.xml.', '');
+  return out.filter((line, i, all) => !(line === '' && all[i - 1] === '')).join('\n');
 }

@@ -5,6 +5,13 @@ import type { Finding, Level, OperationId, Subject } from '../rules/types.ts';
 export type Status = 'pass' | 'fail' | 'warn' | 'skip';
 export type ReportKind = 'run' | 'proxy' | 'validate' | 'merge';
 
+export interface Summary {
+  pass: number;
+  fail: number;
+  warn: number;
+  skip: number;
+}
+
 /** Where evidence came from: a suite run, a proxy session, a validated file. */
 export interface Source {
   name: string; // e.g. "run", "proxy", "validate:traffic.har"
@@ -12,6 +19,8 @@ export interface Source {
   target?: string;
   startedAt?: string;
   finishedAt?: string;
+  /** In a merged report: the report.json this source was read from. */
+  origin?: string;
 }
 
 /** A compact, redacted view of one exchange, kept as evidence. */
@@ -32,6 +41,22 @@ export interface TestOutcome {
   status: 'pass' | 'fail' | 'skip';
   message?: string; // failure message or skip reason
   counterexample?: string; // fast-check's shrunk counterexample, when a property failed
+  durationMs?: number;
+}
+
+/**
+ * One suite test in the report. Its status follows the levels of the requirements it names:
+ * a failed test is `fail` when one of them is a `must` (or it names none the catalog knows),
+ * `warn` when all are `should`.
+ */
+export interface TestResult {
+  source: string; // Source.name
+  name: string;
+  file?: string;
+  requirements: string[];
+  status: Status;
+  message?: string;
+  counterexample?: string;
   durationMs?: number;
 }
 
@@ -64,6 +89,19 @@ export interface RequirementResult {
   evidence: Evidence[];
 }
 
+/**
+ * The requirements of one operation: those naming it ("all": those of every operation). A
+ * requirement named by several operations counts in each, with its overall status.
+ */
+export interface OperationResult {
+  operation: OperationId | 'all';
+  title: string;
+  /** The worst status among its requirements (fail > warn > pass > skip). */
+  status: Status;
+  summary: Summary;
+  requirements: string[];
+}
+
 export interface TrafficStats {
   exchanges: number;
   /** Exchanges to paths the document does not cover: counted, never judged. */
@@ -82,12 +120,16 @@ export interface Report {
   startedAt: string;
   finishedAt: string;
   sources: Source[];
-  summary: { pass: number; fail: number; warn: number; skip: number };
+  summary: Summary;
   /** Verdict: false when a requirement at or above the fail-on level failed. */
   passed: boolean;
   /** The level that decides the verdict (--fail-on). */
   failOn: 'must' | 'should';
   requirements: RequirementResult[];
+  /** The same requirements grouped per operation. */
+  operations: OperationResult[];
+  /** Every suite test that reported (empty for proxy and validate). */
+  tests: TestResult[];
   /** Findings whose subject is the client: reported, never part of the verdict. */
   clientFindings: Array<Finding & { count: number; example?: ExchangeEvidence }>;
   traffic?: TrafficStats;

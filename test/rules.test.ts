@@ -303,6 +303,12 @@ describe('resource server checks', () => {
     expectFinding(getExchange(resourceServer(override)), 'responseBodyMatchesSchema', requirementId);
   });
 
+  it('responseBodyMatchesSchema: a too-short signing_secret is reported by its length, never shown', () => {
+    const f = expectFinding(getExchange(resourceServer({ signing_secret: 'hunter2-secret' })), 'responseBodyMatchesSchema', 'RS-SIGNING-SECRET-LENGTH');
+    expect(f.message).toContain('a secret of 14 characters (redacted)');
+    expect(f.message).not.toContain('hunter2');
+  });
+
   it('responseBodyMatchesSchema: any signing_alg outside the four is caught', () => {
     fc.assert(
       fc.property(fc.string().filter((s) => !['HS256', 'RS256', 'RS512', 'PS256'].includes(s)), (alg) => {
@@ -352,7 +358,8 @@ describe('rate-limit checks', () => {
         const base = errorExchange(deleteExchange(), 429, { statusCode: 429 });
         const exchange = { ...base, response: { ...base.response!, headers: { 'content-type': 'application/json', ...headers } } };
         const f = expectFinding(exchange, 'rateLimitHeadersOn429', 'RL-429-HEADERS');
-        for (const name of drop) expect(f.message.toLowerCase()).toContain(name);
+        // Each missing header is named as the document writes it.
+        for (const name of drop) expect(f.message).toContain(({ 'x-ratelimit-limit': 'X-RateLimit-Limit', 'x-ratelimit-remaining': 'X-RateLimit-Remaining', 'x-ratelimit-reset': 'X-RateLimit-Reset' } as Record<string, string>)[name]);
         // An empty value carries nothing either.
         const blank = { ...exchange, response: { ...exchange.response, headers: { ...exchange.response.headers, ...Object.fromEntries(drop.map((n) => [n, ' '])) } } };
         expectFinding(blank, 'rateLimitHeadersOn429', 'RL-429-HEADERS');

@@ -9,7 +9,10 @@ export function rateLimitHeadersOn429({ exchange }: CheckInput): CheckResult {
   const response = exchange.response;
   if (response?.status !== 429) return undefined;
   const present = rateLimitHeaders(response.headers);
-  const missing = (Object.keys(HEADER_NAMES) as Array<keyof typeof HEADER_NAMES>).filter((k) => (present[k] ?? '').trim() === '') // an empty header carries nothing.map((k) => HEADER_NAMES[k]);
+  // An empty header carries nothing: it counts as missing.
+  const missing = (Object.keys(HEADER_NAMES) as Array<keyof typeof HEADER_NAMES>)
+    .filter((k) => (present[k] ?? '').trim() === '')
+    .map((k) => HEADER_NAMES[k]);
   if (missing.length === 0) return [];
   return [finding(rateLimitHeadersOn429.name, 'RL-429-HEADERS', 'implementation', 'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', `a 429 without ${missing.join(', ')}`)];
 }

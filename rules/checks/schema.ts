@@ -2,6 +2,7 @@
 // its subschema names (the "x-requirement" annotation nearest above the failing keyword).
 import type { ErrorObject } from 'ajv';
 import { schemaValidator, type SchemaName } from '../schemas.ts';
+import { describeSecret, SECRET_KEYS } from '../secrets.ts';
 import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding, Subject } from '../types.ts';
 
@@ -26,6 +27,9 @@ function valueAt(document: unknown, instancePath: string): unknown {
   }
   return node;
 }
+
+/** A secret field, or a value inside one (encryption_key.pem, encryption_key/…). */
+const isSecretPath = (instancePath: string): boolean => instancePath.split('/').some((part) => SECRET_KEYS.has(part));
 
 function describeError(error: ErrorObject): string {
   const where = error.instancePath === '' ? 'the body' : error.instancePath.slice(1).replace(/\//g, '.');
@@ -53,7 +57,12 @@ export function schemaFindings(check: string, name: SchemaName, document: unknow
     const key = `${id} ${error.instancePath} ${error.keyword}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const received = error.keyword === 'required' || error.keyword === 'additionalProperties' ? show(error.params) : show(valueAt(document, error.instancePath));
+    const received =
+      error.keyword === 'required' || error.keyword === 'additionalProperties'
+        ? show(error.params)
+        : isSecretPath(error.instancePath)
+          ? describeSecret(valueAt(document, error.instancePath))
+          : show(valueAt(document, error.instancePath));
     findings.push(finding(check, id, subject, describeError(error), received));
   }
   return findings;

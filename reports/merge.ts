@@ -1,0 +1,170 @@
+// One compliance report from several (e.g. the CI suite run plus a day of proxy traffic).
+// Pure: reports in, report out. A requirement's status combines its evidence from every source
+// (fail > warn > pass > skip), counts are summed, evidence stays bounded with every source
+// represented, traffic statistics are added up, and the verdict is taken again at `failOn`.
+import { version } from '../cli/version.ts';
+import { EVIDENCE_PER_REQUIREMENT, PASSING_EVIDENCE_PER_REQUIREMENT, RATE_LIMIT_POINTS } from './builder.ts';
+import type { FailOn } from './fail-on.ts';
+import type { Evidence, Report, RequirementResult, Source, TrafficStats } from './model.ts';
+import { groupByOperation } from './operations.ts';
+import { byStatus, summarize, verdict, worstStatus } from './status.ts';
+
+export interface MergeInput {
+  report: Report;
+  /** Where the report was read from; kept on its sources. */
+  origin?: string;
+}
+
+/** One input with its source names made unique within the merged report. */
+interface Renamed {
+  report: Report;
+  rename: (sourceName: string) => string;
+  /** Its sources' names in the merged report. */
+  names: string[];
+}
+
+export function mergeReports(inputs: MergeInput[], { failOn }: { failOn: FailOn }): Report {
+  if (inputs.length === 0) throw new Error('mergeReports needs at least one report');
+  const sources: Source[] = [];
+  const renamed = inputs.map((input) => nameSources(input, sources));
+
+  const requirements = mergeRequirements(renamed);
+  const summary = summarize(requirements);
+  const times = renamed.flatMap(({ report }) => [report.startedAt, report.finishedAt]).sort((a, b) => Date.parse(a) - Date.parse(b));
+  const merged: Report = {
+    schemaVersion: 1,
+    tool: { name: 'tmi-conform', version },
+    kind: 'merge',
+    startedAt: times[0]!,
+    finishedAt: times[times.length - 1]!,
+    sources,
+    summary,
+    passed: verdict(summary, failOn),
+    failOn,
+    requirements,
+    operations: groupByOperation(requirements),
+    tests: renamed.flatMap(({ report, rename }) => report.tests.map((t) => ({ ...t, source: rename(t.source) }))),
+    clientFindings: mergeClientFindings(renamed.map((r) => r.report)),
+  };
+  // One target only when every source judged the same one; otherwise each source names its own.
+  const targets = new Set(renamed.map(({ report }) => report.target));
+  const [target] = targets;
+  if (targets.size === 1 && target !== undefined) merged.target = target;
+  const traffic = mergeTraffic(renamed.flatMap(({ report }) => (report.traffic ? [report.traffic] : [])));
+  if (traffic) merged.traffic = traffic;
+  return merged;
+}
+
+/** Adds the input's sources under unique names ("run", "run (2)", ...). */
+function nameSources(input: MergeInput, sources: Source[]): Renamed {
+  const names = new Map<string, string>();
+  for (const source of input.report.sources) {
+    let name = source.name;
+    for (let n = 2; sources.some((s) => s.name === name); n++) name = `${source.name} (${n})`;
+    names.set(source.name, name);
+    const copy: Source = { ...source, name };
+    if (input.origin !== undefined && copy.origin === undefined) copy.origin = input.origin;
+    sources.push(copy);
+  }
+  return { report: input.report, rename: (sourceName) => names.get(sourceName) ?? sourceName, names: [...names.values()] };
+}
+
+function mergeRequirements(inputs: Renamed[]): RequirementResult[] {
+  // Catalog order of the first report that has a requirement; a newer catalog's additions follow.
+  const byId = new Map<string, Array<{ result: RequirementResult; input: Renamed }>>();
+  for (const input of inputs) {
+    for (const result of input.report.requirements) {
+      const list = byId.get(result.id) ?? [];
+      list.push({ result, input });
+      byId.set(result.id, list);
+    }
+  }
+  return [...byId.values()].map((parts) => {
+    const first = parts[0]!.result;
+    const status = worstStatus(parts.map((p) => p.result.status));
+    const evidence = parts.map((p) => p.result.evidence.map((e): Evidence => ({ ...e, source: p.input.rename(e.source) })));
+    const merged: RequirementResult = {
+      id: first.id,
+      level: first.level,
+      subject: first.subject,
+      operations: first.operations,
+      section: first.section,
+      title: first.title,
+      quote: first.quote,
+      status,
+      coverage: {
+        checks: unique(parts.flatMap((p) => p.result.coverage.checks)),
+        tests: unique(parts.flatMap((p) => p.result.coverage.tests)),
+      },
+      counts: {
+        exchanges: sum(parts.map((p) => p.result.counts.exchanges)),
+        tests: sum(parts.map((p) => p.result.counts.tests)),
+        findings: sum(parts.map((p) => p.result.counts.findings)),
+        clientFindings: sum(parts.map((p) => p.result.counts.clientFindings)),
+      },
+      evidence: [
+        ...roundRobin(evidence.map((list) => list.filter((e) => e.status === 'fail' || e.status === 'warn').sort(byStatus)), EVIDENCE_PER_REQUIREMENT),
+        ...roundRobin(evidence.map((list) => list.filter((e) => e.status === 'pass' || e.status === 'skip')), PASSING_EVIDENCE_PER_REQUIREMENT),
+      ],
+    };
+    if (first.inferred !== undefined) merged.inferred = first.inferred;
+    if (status === 'skip') merged.reason = skipReason(parts);
+    return merged;
+  });
+}
+
+/** Every source skipped it: say why, naming the sources when their reasons differ. */
+function skipReason(parts: Array<{ result: RequirementResult; input: Renamed }>): string {
+  const sourcesByReason = new Map<string, string[]>();
+  for (const { result, input } of parts) {
+    const reason = result.reason ?? 'no test or exchange examined it';
+    sourcesByReason.set(reason, [...(sourcesByReason.get(reason) ?? []), ...input.names]);
+  }
+  if (sourcesByReason.size === 1) return [...sourcesByReason.keys()][0]!;
+  return [...sourcesByReason].map(([reason, names]) => `${names.join(', ')}: ${reason}`).join('; ');
+}
+
+/** Takes from each list in turn, so every source is represented before any gets a second item. */
+function roundRobin<T>(lists: T[][], limit: number): T[] {
+  const out: T[] = [];
+  for (let i = 0; out.length < limit && lists.some((list) => i < list.length); i++) {
+    for (const list of lists) if (i < list.length && out.length < limit) out.push(list[i]!);
+  }
+  return out;
+}
+
+function mergeClientFindings(reports: Report[]): Report['clientFindings'] {
+  const byKey = new Map<string, Report['clientFindings'][number]>();
+  for (const report of reports) {
+    for (const finding of report.clientFindings) {
+      const key = `${finding.requirement} ${finding.check}`;
+      const existing = byKey.get(key);
+      if (existing) existing.count += finding.count;
+      else byKey.set(key, structuredClone(finding));
+    }
+  }
+  return [...byKey.values()].sort((a, b) => b.count - a.count);
+}
+
+function mergeTraffic(all: TrafficStats[]): TrafficStats | undefined {
+  if (all.length === 0) return undefined;
+  const byOperation: TrafficStats['byOperation'] = {};
+  for (const traffic of all) {
+    for (const [operation, statuses] of Object.entries(traffic.byOperation)) {
+      const target = (byOperation[operation] ??= {});
+      for (const [status, count] of Object.entries(statuses)) target[status] = (target[status] ?? 0) + count;
+    }
+  }
+  const series = all.flatMap((t) => t.rateLimitSeries).sort((a, b) => Date.parse(a.t) - Date.parse(b.t));
+  // Thinned evenly, like the builder does, so the chart keeps its shape.
+  const stride = Math.ceil(series.length / RATE_LIMIT_POINTS);
+  return {
+    exchanges: sum(all.map((t) => t.exchanges)),
+    notCovered: sum(all.map((t) => t.notCovered)),
+    byOperation,
+    rateLimitSeries: stride > 1 ? series.filter((_, i) => i % stride === 0) : series,
+  };
+}
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+const unique = <T,>(values: T[]) => [...new Set(values)];

@@ -1,0 +1,41 @@
+// The document's operations as the reports show them, and the requirements grouped per operation.
+import type { OperationId } from '../rules/types.ts';
+import type { OperationResult, RequirementResult, TrafficStats } from './model.ts';
+import { summarize, worstStatus } from './status.ts';
+
+export const OPERATIONS: ReadonlyArray<{ id: OperationId; title: string; route: string }> = [
+  { id: 'deleteTokenExchangeProfile', title: 'Delete a token exchange profile', route: 'DELETE /api/v2/token-exchange-profiles/{id}' },
+  { id: 'updateSession', title: 'Update a session', route: 'PATCH /api/v2/sessions/{id}' },
+  { id: 'getResourceServer', title: 'Get a resource server', route: 'GET /api/v2/resource-servers/{id}' },
+  { id: 'getToken', title: 'Get an access token', route: 'POST {auth_url}/oauth/token' },
+];
+
+export const operationTitle = (id: string): string => OPERATIONS.find((o) => o.id === id)?.title ?? id;
+
+/** True when the requirement concerns the operation (it names it, or it is for every operation). */
+export const concerns = (r: Pick<RequirementResult, 'operations'>, operation: string): boolean => r.operations.includes(operation) || r.operations.includes('all');
+
+/**
+ * Requirements per operation: first those of every operation ("all": general rules and rate
+ * limits, whichever operation an exchange was), then one group per operation with the
+ * requirements that name it.
+ */
+export function groupByOperation(requirements: RequirementResult[]): OperationResult[] {
+  const groups = [{ id: 'all' as const, title: 'Every operation' }, ...OPERATIONS];
+  return groups
+    .map(({ id, title }) => {
+      const members = requirements.filter((r) => r.operations.includes(id));
+      return { operation: id, title, status: worstStatus(members.map((r) => r.status)), summary: summarize(members), requirements: members.map((r) => r.id) };
+    })
+    .filter((group) => group.requirements.length > 0);
+}
+
+/** Exchanges per status code of one operation; for "all", of every operation together. */
+export function exchangesByStatus(traffic: TrafficStats, operation: string): Array<[string, number]> {
+  const counts: Record<string, number> = {};
+  for (const [op, statuses] of Object.entries(traffic.byOperation)) {
+    if (operation !== 'all' && op !== operation) continue;
+    for (const [status, n] of Object.entries(statuses)) counts[status] = (counts[status] ?? 0) + n;
+  }
+  return Object.entries(counts).sort(([a], [b]) => a.localeCompare(b));
+}

@@ -1,8 +1,205 @@
-// Placeholder until the command lands; replaced by its implementation.
-import { UsageError } from './errors.ts';
+// `tmi-conform run`: the conformance suites against an implementation (default: the embedded
+// reference, started in-process on a free loopback port), ending in the compliance reports.
+import { stopSignal } from './signals.ts';
+import { FAULT_NAMES, isFaultName, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../fixtures/reference/index.ts';
+import { ReportBuilder } from '../reports/builder.ts';
+import { parseFailOn } from '../reports/fail-on.ts';
+import type { Report } from '../reports/model.ts';
+import { writeReports } from '../reports/write.ts';
+import { loadRequirements } from '../rules/requirements.ts';
+import { SuiteApi } from '../suites/api.ts';
+import { configFromEnv, configFromFlags, mergeConfig, PROFILES, readConfigFile, resolveConfig, type RawConfig, type SuiteConfig } from '../suites/config.ts';
+import { closeAgents, TargetUnreachable } from '../suites/http.ts';
+import { runSuites } from '../suites/runner.ts';
+import { CredentialsRefused } from '../suites/tokens.ts';
+import { parseArgs, stringFlag } from './args.ts';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from './errors.ts';
 
-export const help = 'tmi-conform run: not available yet';
+export const help = `Usage: tmi-conform run [--config FILE] [--base-url URL] [--report-dir DIR] [options]
 
-export async function run(_argv: string[]): Promise<number> {
-  throw new UsageError('run: not available yet');
+Runs the conformance suites (vitest + fast-check + undici) against an implementation of the
+interface and writes the compliance reports. With no target (no --base-url, TMI_BASE_URL or
+base_url in the config), it starts the embedded reference implementation on a free loopback
+port and runs against it.
+
+Target and credentials (flag > environment > config file; see schemas/conformance.schema.json):
+  --config FILE          YAML config file (env TMI_CONFIG)
+  --base-url URL         {base_url}: tenant address + /api/v2 (env TMI_BASE_URL)
+  --auth-url URL         tokens come from {auth_url}/oauth/token/ (env TMI_AUTH_URL; default: the origin of base_url)
+  --audience AUDIENCE    audience of the token request (env TMI_AUDIENCE; default {base_url}/)
+  credentials            only in the file or the environment (TMI_FULL_CLIENT_ID, TMI_FULL_CLIENT_SECRET,
+                         TMI_FULL_TOKEN, likewise TMI_NO_SCOPE_* and TMI_NON_GLOBAL_*): never on a command line
+  --allow-destructive    may delete the disposable token exchange profiles listed (env TMI_ALLOW_DESTRUCTIVE)
+  --rate-limit-probe     may provoke a 429 with a bounded burst (env TMI_RATE_LIMIT_PROBE)
+  --property-runs N      runs of each property-based test, 1..1000 (env TMI_PROPERTY_RUNS; default 25)
+
+Selection and output:
+  --requirement ID       run only the tests that cover this requirement (repeatable)
+  --report-dir DIR       where report.json, junit.xml, report.md, report.html go (default reports/latest)
+  --fail-on LEVEL        must (default): exit 1 on a failed "must" requirement; should: also on warnings
+
+Embedded reference only (to see what failures look like):
+  --fault NAME           switch on a deliberate non-conformity (repeatable; tmi-conform serve --list-faults)
+  --rate-limit N/SECONDS its rate limit (default 1000/10), or "off"
+
+Exit codes: 0 every "must" requirement that ran passed; 1 at least one failed; 2 usage or
+config error, target unreachable, credentials refused; 130 interrupted (fixture sessions are
+restored first, and the reports of what ran are written).`;
+
+const FLAGS = {
+  config: { value: true },
+  'base-url': { value: true },
+  'auth-url': { value: true },
+  audience: { value: true },
+  'report-dir': { value: true },
+  'fail-on': { value: true },
+  requirement: { value: true, repeat: true },
+  'property-runs': { value: true },
+  'allow-destructive': { value: false },
+  'rate-limit-probe': { value: false },
+  fault: { value: true, repeat: true },
+  'rate-limit': { value: true },
+} as const;
+
+/** The target and the run's options, from the three layers. */
+async function configuration(args: ReturnType<typeof parseArgs>, env: NodeJS.ProcessEnv): Promise<RawConfig> {
+  const configFile = stringFlag(args, 'config') ?? (env['TMI_CONFIG'] || undefined);
+  const file = configFile ? await readConfigFile(configFile) : {};
+  const flags: RawConfig = {};
+  const base = stringFlag(args, 'base-url');
+  if (base !== undefined) flags.base_url = base;
+  const auth = stringFlag(args, 'auth-url');
+  if (auth !== undefined) flags.auth_url = auth;
+  const audience = stringFlag(args, 'audience');
+  if (audience !== undefined) flags.audience = audience;
+  if (args.flags['allow-destructive'] === true) flags.allow_destructive = true;
+  if (args.flags['rate-limit-probe'] === true) flags.rate_limit_probe = true;
+  const runs = stringFlag(args, 'property-runs');
+  if (runs !== undefined) {
+    if (!/^\d+$/.test(runs)) throw new UsageError(`run: --property-runs expects a whole number, got "${runs}"`);
+    flags.property_runs = Number(runs);
+  }
+  return mergeConfig(file, configFromEnv(env), configFromFlags(flags));
+}
+
+function referenceOptions(args: ReturnType<typeof parseArgs>): StartReferenceOptions {
+  const faults = (args.flags['fault'] as string[] | undefined) ?? [];
+  const unknown = faults.filter((f) => !isFaultName(f));
+  if (unknown.length > 0) throw new UsageError(`run: unknown fault ${unknown.map((f) => JSON.stringify(f)).join(', ')} (known: ${FAULT_NAMES.length}; tmi-conform serve --list-faults)`);
+  const options: StartReferenceOptions = { faults };
+  const rateLimit = stringFlag(args, 'rate-limit');
+  if (rateLimit === 'off') options.rateLimit = false;
+  else if (rateLimit !== undefined) {
+    const parsed = parseRateLimit(rateLimit);
+    if (!parsed) throw new UsageError(`run: --rate-limit expects N/SECONDS (e.g. 40/1) or "off", got "${rateLimit}"`);
+    options.rateLimit = parsed;
+  }
+  return options;
+}
+
+/** The embedded reference's configuration, with what the user set about the run itself. */
+function embeddedConfig(reference: RunningReference, raw: RawConfig): SuiteConfig {
+  const { base_url: _b, auth_url: _a, audience: _u, credentials: _c, fixtures: _f, ...runOptions } = raw;
+  return resolveConfig(mergeConfig(reference.config(), runOptions));
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const started = Date.now();
+  const args = parseArgs('run', argv, FLAGS);
+  if (args.positionals.length > 0) throw new UsageError(`run: unexpected argument "${args.positionals[0]}"`);
+  const failOn = parseFailOn(stringFlag(args, 'fail-on'));
+  const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
+  const requirements = (args.flags['requirement'] as string[] | undefined) ?? [];
+  const known = new Set(loadRequirements().map((r) => r.id));
+  const unknownIds = requirements.filter((id) => !known.has(id));
+  if (unknownIds.length > 0) throw new UsageError(`run: unknown requirement ${unknownIds.join(', ')} (see schemas/requirements.yaml)`);
+
+  const raw = await configuration(args, process.env);
+  const embedded = raw.base_url === undefined;
+  if (embedded && (raw.credentials || raw.fixtures)) throw new UsageError('run: credentials or fixtures are configured but no base_url: say which implementation they are for');
+  if (!embedded && (args.flags['fault'] !== undefined || args.flags['rate-limit'] !== undefined)) throw new UsageError('run: --fault and --rate-limit apply to the embedded reference only (no --base-url)');
+  const reference = embedded ? await startReference(referenceOptions(args)) : undefined;
+  const print = (line: string) => process.stdout.write(`${line}\n`);
+
+  try {
+    const config = reference ? embeddedConfig(reference, raw) : resolveConfig(raw);
+    print(`tmi-conform run → ${config.baseUrl}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
+    const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl });
+    const mainApi = new SuiteApi(config, {}, {
+      exchange: (exchange, judgement) => builder.addExchange(exchange, judgement, 'run: preflight and restore'),
+      unplanned429: () => {},
+    });
+
+    await preflight(mainApi, config);
+    const interrupted = stopSignal();
+    let stopSuites: (() => Promise<void>) | undefined;
+    const suites = runSuites({ config, tokens: mainApi.tokens.snapshot(), requirements, builder, print, onStart: (stop) => (stopSuites = stop) });
+    const outcome = await Promise.race([suites.then((r) => ({ kind: 'done' as const, ...r })), interrupted.promise.then(() => ({ kind: 'interrupted' as const }))]);
+    interrupted.dispose();
+    if (outcome.kind === 'interrupted') {
+      print('interrupted: stopping the suites, restoring fixture sessions, writing the reports of what ran');
+      await stopSuites?.().catch(() => {});
+    }
+    await restoreSessions(mainApi, config, print);
+    if (outcome.kind === 'done' && outcome.errors.length > 0) {
+      for (const error of outcome.errors) process.stderr.write(`tmi-conform run: ${error}\n`);
+      throw new UsageError('run: a suite could not run (see above)');
+    }
+    const report = builder.build({ failOn });
+    const written = await writeReports(report, reportDir);
+    printSummary(report, outcome.kind === 'done' ? outcome.totals : undefined, mainApi, written, Date.now() - started, print);
+    if (outcome.kind === 'interrupted') return 130;
+    return report.passed ? EXIT_OK : EXIT_FAILED;
+  } finally {
+    await closeAgents();
+    await reference?.close();
+  }
+}
+
+/** The target answers and the credentials work, before any test runs; otherwise exit 2. */
+async function preflight(api: SuiteApi, config: SuiteConfig): Promise<void> {
+  try {
+    for (const profile of PROFILES) if (api.has(profile)) await api.tokens.token(profile);
+    const probe = config.fixtures.resourceServers[0] ?? 'tmi-conform-preflight';
+    await api.getResourceServer(probe, { as: api.has('full') ? 'full' : 'anonymous' });
+  } catch (error) {
+    if (error instanceof CredentialsRefused) throw new UsageError(`run: ${error.message}`);
+    if (error instanceof TargetUnreachable) throw new UsageError(`run: target unreachable: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Puts every fixture session whose original metadata is known back as it was. */
+async function restoreSessions(api: SuiteApi, config: SuiteConfig, print: (line: string) => void): Promise<void> {
+  const untouched = config.fixtures.sessions.filter((s) => !s.original).map((s) => s.id);
+  if (untouched.length > 0) print(`left untouched (original session_metadata unknown): ${untouched.join(', ')}`);
+  const restorable = config.fixtures.sessions.filter((s) => s.original);
+  if (restorable.length === 0 || !api.has('full')) return;
+  const failed: string[] = [];
+  for (const session of restorable) {
+    try {
+      const answer = await api.updateSession(session.id, { session_metadata: session.original!.session_metadata });
+      if (answer.status >= 300) failed.push(`${session.id} (${answer.status})`);
+    } catch (error) {
+      failed.push(`${session.id} (${(error as Error).message})`);
+    }
+  }
+  print(failed.length === 0 ? `restored session_metadata of ${restorable.length} fixture session(s)` : `could NOT restore: ${failed.join(', ')}`);
+}
+
+function printSummary(report: Report, totals: Awaited<ReturnType<typeof runSuites>>['totals'] | undefined, api: SuiteApi, written: string[], ms: number, print: (line: string) => void): void {
+  const { summary } = report;
+  if (totals) {
+    print(`tests: ${totals.tests.pass} passed · ${totals.tests.fail} failed · ${totals.tests.skip} skipped; ${totals.exchanges} exchanges judged; unplanned 429s: ${totals.unplanned429}`);
+  }
+  print(`requirements: ${summary.pass} pass · ${summary.fail} fail · ${summary.warn} warn · ${summary.skip} skip`);
+  for (const r of report.requirements.filter((x) => x.status === 'fail' || x.status === 'warn')) {
+    const first = r.evidence.find((e) => e.status === r.status);
+    const message = (first?.message ?? '').split('\n')[0]!.replace(new RegExp(`^${r.id}: `), '');
+    print(`  ${r.status === 'fail' ? 'FAIL' : 'warn'} ${r.id.padEnd(34)} ${message.slice(0, 160)}`);
+  }
+  const skipped = report.requirements.filter((x) => x.status === 'skip');
+  if (skipped.length > 0) print(`  skipped: ${skipped.map((r) => r.id).join(', ')} (reasons in the report)`);
+  print(`verdict: ${report.passed ? 'conforming' : 'NOT conforming'} (fail-on ${report.failOn}) in ${(ms / 1000).toFixed(1)} s${api.pacer.waitedMs > 0 ? `, ${(api.pacer.waitedMs / 1000).toFixed(1)} s waiting for rate-limit windows` : ''}`);
+  print(`reports: ${written.join(', ')}`);
 }

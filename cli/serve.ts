@@ -5,6 +5,7 @@ import { stringify } from 'yaml';
 import { FAULTS, FAULT_NAMES, isFaultName, isTenantDomain, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../fixtures/reference/index.ts';
 import { parseArgs, parseListen, stringFlag } from './args.ts';
 import { EXIT_OK, UsageError } from './errors.ts';
+import { stopSignal } from './signals.ts';
 
 const DEFAULT_LISTEN = '127.0.0.1:4010';
 
@@ -71,7 +72,7 @@ export async function run(argv: string[], control: ServeControl = {}): Promise<n
   const configOut = stringFlag(args, 'config-out');
 
   // Listen for signals before starting, so an early Ctrl-C is not lost.
-  const stopped = control.stopped ?? stopSignal();
+  const stopped = control.stopped ?? stopSignal().promise;
   let ref: RunningReference;
   try {
     ref = await startReference(options);
@@ -104,18 +105,6 @@ function writeStdout(text: string): void {
     });
   }
   process.stdout.write(text);
-}
-
-function stopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
 }
 
 function startFailure(error: unknown, host: string, port: number): string {

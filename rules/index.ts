@@ -1,7 +1,7 @@
 // The rule engine: (exchange, earlier exchanges) → findings. Pure apart from the tracker the
 // caller hands in. Suites, proxy and validate all judge through judgeExchange.
 import { CHECKS } from './checks/index.ts';
-import type { CheckInput, ParsedBody } from './checks/check.ts';
+import type { Check, CheckInput, ParsedBody } from './checks/check.ts';
 import { matchOperation } from './operations.ts';
 import { requirement } from './requirements.ts';
 import { observationOf, rateLimitClient, RateLimitTracker } from './rate-limit-tracker.ts';
@@ -35,9 +35,19 @@ function parseBody(body: CapturedBody | undefined): ParsedBody | undefined {
 }
 
 /** A check names several requirements; each concerns only the operations the catalog lists for it. */
-function appliesTo(requirementId: string, operation: OperationId): boolean {
-  const { operations } = requirement(requirementId);
-  return operations.includes('all') || operations.includes(operation);
+const examinedBy = new Map<Check, Map<OperationId, string[]>>();
+function requirementsExamined(check: Check, operation: OperationId): string[] {
+  let byOperation = examinedBy.get(check);
+  if (!byOperation) examinedBy.set(check, (byOperation = new Map()));
+  let ids = byOperation.get(operation);
+  if (!ids) {
+    ids = check.requirements.filter((id) => {
+      const { operations } = requirement(id);
+      return operations.includes('all') || operations.includes(operation);
+    });
+    byOperation.set(operation, ids);
+  }
+  return ids;
 }
 
 export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): Judgement {
@@ -57,7 +67,7 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): J
     const result = check.run(input);
     if (!result) continue;
     findings.push(...result);
-    for (const id of check.requirements) if (appliesTo(id, operation.operation)) examined.add(id);
+    for (const id of requirementsExamined(check, operation.operation)) examined.add(id);
   }
   if (tracker) {
     const observation = observationOf(exchange);

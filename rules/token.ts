@@ -6,16 +6,33 @@ import type { BearerToken, Headers } from './types.ts';
 
 const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
 
+/**
+ * Traffic reuses a few tokens for thousands of requests: what each decodes to is remembered
+ * (bounded, oldest forgotten first). Entries are frozen, since every exchange shares them.
+ */
+const decoded = new Map<string, Readonly<Pick<BearerToken, 'claims' | 'decodeError'>>>();
+const DECODED_TOKENS_KEPT = 1024;
+
+function decodeToken(token: string): Readonly<Pick<BearerToken, 'claims' | 'decodeError'>> {
+  let entry = decoded.get(token);
+  if (!entry) {
+    try {
+      entry = Object.freeze({ claims: Object.freeze(decodeJwt(token)) as Record<string, unknown> });
+    } catch (error) {
+      entry = Object.freeze({ decodeError: (error as Error).message });
+    }
+    if (decoded.size >= DECODED_TOKENS_KEPT) decoded.delete(decoded.keys().next().value as string);
+    decoded.set(token, entry);
+  }
+  return entry;
+}
+
 export function readBearerToken(headers: Headers): BearerToken {
   const raw = headers['authorization'];
   if (raw === undefined) return { headerPresent: false, wellFormed: false };
   const match = BEARER.exec(raw);
   if (!match) return { headerPresent: true, wellFormed: false, decodeError: 'not of the form "Bearer <token>"' };
-  try {
-    return { headerPresent: true, wellFormed: true, claims: decodeJwt(match[1]!) as Record<string, unknown> };
-  } catch (error) {
-    return { headerPresent: true, wellFormed: true, decodeError: (error as Error).message };
-  }
+  return { headerPresent: true, wellFormed: true, ...decodeToken(match[1]!) };
 }
 
 /** The token's scopes: the `scope` claim (space-separated string, or an array). */

@@ -1,0 +1,114 @@
+// The three operations as the suites call them, with a choice of credential. Every exchange
+// is judged by the rule engine and recorded as evidence of the running test; the run stays
+// inside the target's rate limit and rides out 429s it did not ask for.
+import { RateLimitTracker } from '../rules/index.ts';
+import type { Profile, SuiteConfig } from './config.ts';
+import { recordExchange, recordUnplanned429 } from './evidence.ts';
+import type { Judgement } from '../rules/index.ts';
+import type { Exchange } from '../rules/types.ts';
+import { sendAndJudge, type Judged, type OutgoingRequest } from './http.ts';
+import { RateLimitPacer, sleep } from './pacing.ts';
+import { corruptSignature, TokenProvider, type CachedToken } from './tokens.ts';
+
+/** Who calls: a configured profile, or a credential the suite derives itself. */
+export type Caller = Profile | 'anonymous' | 'corrupted-signature';
+
+export interface CallOptions {
+  /** Default "full". */
+  as?: Caller;
+  /** A raw Authorization header instead of one derived from `as` (malformed-header tests). */
+  authorization?: string;
+  /** Query string, starting with "?". */
+  query?: string;
+  /** The path segment exactly as sent (already encoded); default: the id encoded once. */
+  rawId?: string;
+  /** JSON body; `rawBody` sends text as is. */
+  body?: unknown;
+  rawBody?: string;
+  /** Default application/json when there is a body; null sends none. */
+  contentType?: string | null;
+  /** The request breaks the document's rules on purpose: its client findings are not reported. */
+  deliberate?: boolean;
+  /** A 429 is what the test is after: it is returned, not waited out. */
+  planned429?: boolean;
+}
+
+/** Where judged exchanges go: by default the running test's evidence. */
+export interface Recorder {
+  exchange(exchange: Exchange, judgement: Judgement, deliberate: boolean): void;
+  unplanned429(): void;
+}
+
+const testEvidence: Recorder = { exchange: recordExchange, unplanned429: recordUnplanned429 };
+
+/** Retries of one request after 429s it did not plan. */
+const MAX_RETRIES_AFTER_429 = 5;
+
+export class SuiteApi {
+  readonly tracker = new RateLimitTracker();
+  readonly pacer = new RateLimitPacer();
+  readonly tokens: TokenProvider;
+  unplanned429 = 0;
+
+  constructor(
+    readonly config: SuiteConfig,
+    seed: Partial<Record<Profile, CachedToken>> = {},
+    private readonly recorder: Recorder = testEvidence,
+  ) {
+    this.tokens = new TokenProvider(config, (request) => this.send(request, 'token-endpoint', {}), seed);
+  }
+
+  has(profile: Profile): boolean {
+    return this.tokens.has(profile);
+  }
+
+  deleteTokenExchangeProfile(id: string, options: CallOptions = {}): Promise<Judged> {
+    return this.call('DELETE', '/token-exchange-profiles/', id, options);
+  }
+
+  updateSession(id: string, body: unknown, options: CallOptions = {}): Promise<Judged> {
+    return this.call('PATCH', '/sessions/', id, { body, ...options });
+  }
+
+  getResourceServer(id: string, options: CallOptions = {}): Promise<Judged> {
+    return this.call('GET', '/resource-servers/', id, options);
+  }
+
+  private async authorization(caller: Caller): Promise<{ header?: string; facts?: OutgoingRequest['tokenFacts'] }> {
+    if (caller === 'anonymous') return {};
+    if (caller === 'corrupted-signature') return { header: `Bearer ${corruptSignature(await this.tokens.token('full'))}`, facts: { signatureValid: false } };
+    const facts = caller === 'non_global' ? { clientGlobal: false } : undefined;
+    return { header: `Bearer ${await this.tokens.token(caller)}`, ...(facts ? { facts } : {}) };
+  }
+
+  async call(method: string, prefix: string, id: string, options: CallOptions): Promise<Judged> {
+    const caller = options.as ?? 'full';
+    const { header, facts } = await this.authorization(caller);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const authorization = options.authorization ?? header;
+    if (authorization !== undefined) headers['authorization'] = authorization;
+    const body = options.rawBody ?? (options.body !== undefined ? JSON.stringify(options.body) : undefined);
+    const contentType = options.contentType === undefined ? (body !== undefined ? 'application/json' : null) : options.contentType;
+    if (contentType !== null) headers['content-type'] = contentType;
+    const outgoing: OutgoingRequest = { method, url: `${this.config.baseUrl}${prefix}${options.rawId ?? encodeURIComponent(id)}${options.query ?? ''}`, headers };
+    if (body !== undefined) outgoing.body = body;
+    if (facts) outgoing.tokenFacts = facts;
+    return this.send(outgoing, caller, options);
+  }
+
+  /** Sends with pacing; a 429 not planned is recorded, waited out and retried. */
+  async send(outgoing: OutgoingRequest, client: string, options: Pick<CallOptions, 'deliberate' | 'planned429'>): Promise<Judged> {
+    for (let attempt = 0; ; attempt++) {
+      if (!options.planned429) await this.pacer.beforeRequest(client);
+      const sentAt = Date.now();
+      const judged = await sendAndJudge(outgoing, this.tracker, this.config.requestTimeoutMs);
+      this.recorder.exchange(judged.exchange, judged, options.deliberate ?? false);
+      const wait = this.pacer.afterResponse(client, judged.status, judged.headers, sentAt);
+      if (judged.status !== 429 || options.planned429 || attempt >= MAX_RETRIES_AFTER_429) return judged;
+      this.unplanned429++;
+      this.recorder.unplanned429();
+      this.pacer.waitedMs += wait;
+      await sleep(wait);
+    }
+  }
+}

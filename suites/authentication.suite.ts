@@ -1,0 +1,107 @@
+// Authentication and scopes: bearer JWTs, the 401 rules, and each operation's scope.
+import { decodeJwt } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { isCatalogScope } from '../rules/scopes.ts';
+import { REQUIRED_SCOPES } from '../rules/checks/scopes.ts';
+import { api, config, covers, expectExamined, expectNoFindings, needs, needsProfile, needsResourceServer, needsSession, restorableSessions, unknownId } from './context.ts';
+import { scopesOfToken } from './tokens.ts';
+
+const isSuccess = (status: number) => status >= 200 && status < 300;
+const someResourceServer = () => config.fixtures.resourceServers[0] ?? unknownId('resource-server');
+
+describe('authentication', () => {
+  it(covers('a request without a bearer token is refused with 401', 'AUTH-MISSING-TOKEN-401'), async () => {
+    const answers = [
+      await api.getResourceServer(someResourceServer(), { as: 'anonymous', deliberate: true }),
+      await api.updateSession(unknownId('session'), { session_metadata: null }, { as: 'anonymous', deliberate: true }),
+      await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'anonymous', deliberate: true }),
+    ];
+    for (const answer of answers) {
+      expectNoFindings(answer, 'AUTH-MISSING-TOKEN-401');
+      expectExamined(answer, 'AUTH-MISSING-TOKEN-401', 'expected an answer to judge');
+    }
+  });
+
+  it(covers('a malformed Authorization header, or a bearer token that is not a JWT, is refused with 401', 'AUTH-MISSING-TOKEN-401'), async () => {
+    for (const authorization of ['Bearer', 'Token abc123', 'Basic dG1pOmNvbmZvcm0=', 'Bearer not-a-jwt']) {
+      const answer = await api.getResourceServer(someResourceServer(), { authorization, deliberate: true });
+      expectExamined(answer, 'AUTH-MISSING-TOKEN-401', `expected an answer to judge for "${authorization.split(' ')[0]} …"`);
+      expectNoFindings(answer, 'AUTH-MISSING-TOKEN-401');
+    }
+  });
+
+  it(covers('a token with an invalid signature is refused with 401 when deleting', 'AUTH-INVALID-SIGNATURE-401'), async (context) => {
+    needsProfile(context, 'full');
+    const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'corrupted-signature' });
+    expectNoFindings(answer, 'AUTH-INVALID-SIGNATURE-401');
+    expectExamined(answer, 'AUTH-INVALID-SIGNATURE-401', 'expected an answer to judge');
+  });
+
+  it(covers('a token with an invalid signature is refused with 401 when updating a session or reading a resource server', 'AUTH-INVALID-SIGNATURE-401-OTHER'), async (context) => {
+    needsProfile(context, 'full');
+    const answers = [await api.updateSession(unknownId('session'), { session_metadata: null }, { as: 'corrupted-signature' }), await api.getResourceServer(someResourceServer(), { as: 'corrupted-signature' })];
+    for (const answer of answers) {
+      expectNoFindings(answer, 'AUTH-INVALID-SIGNATURE-401-OTHER');
+      expectExamined(answer, 'AUTH-INVALID-SIGNATURE-401-OTHER', 'expected an answer to judge');
+    }
+  });
+
+  it(covers('a client that is not global is refused with 401 when deleting', 'AUTH-NON-GLOBAL-401'), async (context) => {
+    needsProfile(context, 'non_global');
+    const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'non_global' });
+    expectNoFindings(answer, 'AUTH-NON-GLOBAL-401');
+    expectExamined(answer, 'AUTH-NON-GLOBAL-401', 'expected an answer to judge');
+  });
+
+  it(covers('the tokens issued are JWTs whose scopes have the form <action>:<resource>', 'AUTH-TOKEN-IS-JWT', 'SCOPE-FORMAT', 'AUTH-BEARER-HEADER'), async (context) => {
+    needsProfile(context, 'full');
+    const token = await api.tokens.token('full');
+    expect(() => decodeJwt(token), 'the full profile token decodes as a JWT').not.toThrow();
+    for (const scope of scopesOfToken(token)) expect(scope).toMatch(/^[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$|^(openid|profile|email|offline_access)$/);
+  });
+});
+
+describe('scopes', () => {
+  it(covers('deleting without delete:token_exchange_profiles is refused', 'SCOPE-DELETE-REQUIRED'), async (context) => {
+    needsProfile(context, 'no_scope');
+    needs(context, !scopesOfToken(await api.tokens.token('no_scope')).includes('delete:token_exchange_profiles'), 'the no_scope profile holds delete:token_exchange_profiles');
+    const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'no_scope' });
+    expectNoFindings(answer, 'SCOPE-DELETE-REQUIRED');
+    expectExamined(answer, 'SCOPE-DELETE-REQUIRED', 'expected an answer to judge');
+    expect(isSuccess(answer.status)).toBe(false);
+  });
+
+  it(covers('insufficient scope is answered 403 with a message that names delete:token_exchange_profiles', 'SCOPE-DELETE-403'), async (context) => {
+    needsProfile(context, 'no_scope');
+    needs(context, !scopesOfToken(await api.tokens.token('no_scope')).includes('delete:token_exchange_profiles'), 'the no_scope profile holds delete:token_exchange_profiles');
+    const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'no_scope' });
+    expectNoFindings(answer, 'SCOPE-DELETE-403');
+    expect(answer.status, `expected 403 for a token without the scope; received ${answer.status} ${answer.text.slice(0, 200)}`).toBe(403);
+  });
+
+  it(covers('updating a session without update:sessions is refused', 'SCOPE-UPDATE-SESSION'), async (context) => {
+    needsProfile(context, 'no_scope');
+    needsSession(context);
+    needs(context, !scopesOfToken(await api.tokens.token('no_scope')).includes(REQUIRED_SCOPES.updateSession.scope), 'the no_scope profile holds update:sessions');
+    // The session's own metadata is sent: even a target that wrongly accepts changes nothing.
+    const session = restorableSessions()[0]!;
+    const answer = await api.updateSession(session.id, { session_metadata: session.original!.session_metadata }, { as: 'no_scope' });
+    expectNoFindings(answer, 'SCOPE-UPDATE-SESSION');
+    expectExamined(answer, 'SCOPE-UPDATE-SESSION', 'expected an answer to judge');
+  });
+
+  it(covers('reading a resource server without read:resource_servers is refused', 'SCOPE-READ-RESOURCE-SERVER'), async (context) => {
+    needsProfile(context, 'no_scope');
+    needsResourceServer(context);
+    needs(context, !scopesOfToken(await api.tokens.token('no_scope')).includes(REQUIRED_SCOPES.getResourceServer.scope), 'the no_scope profile holds read:resource_servers');
+    const answer = await api.getResourceServer(config.fixtures.resourceServers[0]!, { as: 'no_scope' });
+    expectNoFindings(answer, 'SCOPE-READ-RESOURCE-SERVER');
+    expectExamined(answer, 'SCOPE-READ-RESOURCE-SERVER', 'expected an answer to judge');
+  });
+
+  it(covers("the scopes granted are in the document's scope catalog", 'SCOPE-IN-CATALOG'), async (context) => {
+    needsProfile(context, 'full');
+    const unknown = scopesOfToken(await api.tokens.token('full')).filter((s) => s.includes(':') && !isCatalogScope(s));
+    expect(unknown, 'scopes outside the catalog').toEqual([]);
+  });
+});

@@ -1,0 +1,196 @@
+// The configuration of a suite run (design.md, "Config file"): a YAML file, environment
+// variables and flags, each layer validated against schemas/conformance.schema.json on its
+// own (so an error names where it came from), then merged: flag > environment > file.
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { parse, YAMLParseError } from 'yaml';
+import { UsageError } from '../cli/errors.ts';
+import { schemasDir } from '../rules/paths.ts';
+import { createAjv } from '../rules/schemas.ts';
+
+export const PROFILES = ['full', 'no_scope', 'non_global'] as const;
+export type Profile = (typeof PROFILES)[number];
+
+export type Credential = { client_id: string; client_secret: string } | { token: string };
+
+export interface SessionFixture {
+  id: string;
+  /** What the session held before the run; undefined when unknown (the suite leaves it alone). */
+  original?: { session_metadata: Record<string, string> | null };
+}
+
+/** The resolved configuration every suite reads. */
+export interface SuiteConfig {
+  baseUrl: string;
+  authUrl: string;
+  audience: string;
+  credentials: Partial<Record<Profile, Credential>>;
+  fixtures: { sessions: SessionFixture[]; resourceServers: string[]; tokenExchangeProfiles: string[] };
+  allowDestructive: boolean;
+  rateLimitProbe: boolean;
+  propertyRuns: number;
+  probeMaxRequests: number;
+  requestTimeoutMs: number;
+}
+
+/** The file format (snake_case keys, as users write them). */
+export interface RawConfig {
+  base_url?: string;
+  auth_url?: string;
+  audience?: string;
+  credentials?: Partial<Record<Profile, Credential>>;
+  fixtures?: {
+    sessions?: Array<string | { id: string; session_metadata: Record<string, string> | null }>;
+    resource_servers?: string[];
+    token_exchange_profiles?: string[];
+  };
+  allow_destructive?: boolean;
+  rate_limit_probe?: boolean;
+  property_runs?: number;
+  probe_max_requests?: number;
+  request_timeout_ms?: number;
+}
+
+export const DEFAULTS = { propertyRuns: 25, probeMaxRequests: 1200, requestTimeoutMs: 10_000 } as const;
+
+let validator: ValidateFunction | undefined;
+function validateRaw(raw: unknown): ErrorObject[] {
+  if (!validator) {
+    const schema = JSON.parse(readFileSync(join(schemasDir, 'conformance.schema.json'), 'utf8'));
+    validator = createAjv().compile(schema);
+  }
+  return validator(raw) ? [] : [...(validator.errors ?? [])];
+}
+
+const ALTERNATIVES: Array<[RegExp, string]> = [
+  [/^\/credentials\/[^/]+$/, 'expected {client_id, client_secret} or {token}'],
+  [/^\/fixtures\/sessions\/\d+$/, 'expected a session id or {id, session_metadata}'],
+];
+
+/** One line for the first thing wrong in a layer, naming the key. */
+export function describeConfigErrors(errors: ErrorObject[]): string {
+  const key = (path: string) => (path === '' ? '(top level)' : path.slice(1).replace(/\//g, '.'));
+  const oneOf = errors.find((e) => e.keyword === 'oneOf');
+  if (oneOf) {
+    const hint = ALTERNATIVES.find(([pattern]) => pattern.test(oneOf.instancePath))?.[1] ?? 'has the wrong shape';
+    return `key "${key(oneOf.instancePath)}": ${hint}`;
+  }
+  const first = errors.find((e) => e.keyword === 'additionalProperties') ?? errors[0]!;
+  if (first.keyword === 'additionalProperties') {
+    const name = (first.params as { additionalProperty: string }).additionalProperty;
+    return `unknown key "${first.instancePath === '' ? name : `${key(first.instancePath)}.${name}`}"`;
+  }
+  if (first.keyword === 'type' && first.instancePath === '') return 'expected a mapping of keys (see schemas/conformance.schema.json)';
+  return `key "${key(first.instancePath)}": ${first.message ?? 'is invalid'}`;
+}
+
+function checkLayer(raw: unknown, where: string): RawConfig {
+  const errors = validateRaw(raw);
+  if (errors.length > 0) throw new UsageError(`run: ${where}: ${describeConfigErrors(errors)}`);
+  return raw as RawConfig;
+}
+
+export async function readConfigFile(path: string): Promise<RawConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`run: config ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  let raw: unknown;
+  try {
+    raw = parse(text);
+  } catch (error) {
+    const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}` : '';
+    throw new UsageError(`run: config ${path}: not valid YAML${where}`);
+  }
+  return checkLayer(raw ?? {}, `config ${path}`);
+}
+
+const ENV_PROFILE: Record<Profile, string> = { full: 'FULL', no_scope: 'NO_SCOPE', non_global: 'NON_GLOBAL' };
+
+function envBoolean(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  if (/^(1|true|yes)$/i.test(value)) return true;
+  if (/^(0|false|no)$/i.test(value)) return false;
+  throw new UsageError(`run: environment ${name}: expected true or false, got "${value}"`);
+}
+
+function envInteger(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`run: environment ${name}: expected a whole number, got "${value}"`);
+  return Number(value);
+}
+
+const envList = (env: NodeJS.ProcessEnv, name: string): string[] | undefined =>
+  env[name] ? env[name]!.split(',').map((s) => s.trim()).filter((s) => s !== '') : undefined;
+
+/** The TMI_* environment variables as a config layer. */
+export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
+  const raw: RawConfig = {};
+  if (env['TMI_BASE_URL']) raw.base_url = env['TMI_BASE_URL'];
+  if (env['TMI_AUTH_URL']) raw.auth_url = env['TMI_AUTH_URL'];
+  if (env['TMI_AUDIENCE']) raw.audience = env['TMI_AUDIENCE'];
+  for (const profile of PROFILES) {
+    const prefix = `TMI_${ENV_PROFILE[profile]}_`;
+    const token = env[`${prefix}TOKEN`];
+    const id = env[`${prefix}CLIENT_ID`];
+    const secret = env[`${prefix}CLIENT_SECRET`];
+    if (token) (raw.credentials ??= {})[profile] = { token };
+    else if (id || secret) (raw.credentials ??= {})[profile] = { client_id: id ?? '', client_secret: secret ?? '' };
+  }
+  const sessions = envList(env, 'TMI_SESSIONS');
+  const resourceServers = envList(env, 'TMI_RESOURCE_SERVERS');
+  const profiles = envList(env, 'TMI_TOKEN_EXCHANGE_PROFILES');
+  if (sessions) (raw.fixtures ??= {}).sessions = sessions;
+  if (resourceServers) (raw.fixtures ??= {}).resource_servers = resourceServers;
+  if (profiles) (raw.fixtures ??= {}).token_exchange_profiles = profiles;
+  const destructive = envBoolean(env, 'TMI_ALLOW_DESTRUCTIVE');
+  if (destructive !== undefined) raw.allow_destructive = destructive;
+  const probe = envBoolean(env, 'TMI_RATE_LIMIT_PROBE');
+  if (probe !== undefined) raw.rate_limit_probe = probe;
+  const runs = envInteger(env, 'TMI_PROPERTY_RUNS');
+  if (runs !== undefined) raw.property_runs = runs;
+  return checkLayer(raw, 'environment (TMI_*)');
+}
+
+/** Later layers win; credentials and fixtures merge key by key. */
+export function mergeConfig(...layers: RawConfig[]): RawConfig {
+  const merged: RawConfig = {};
+  for (const layer of layers) {
+    const { credentials, fixtures, ...rest } = layer;
+    Object.assign(merged, rest);
+    if (credentials) merged.credentials = { ...merged.credentials, ...credentials };
+    if (fixtures) merged.fixtures = { ...merged.fixtures, ...fixtures };
+  }
+  return merged;
+}
+
+/** Validates a layer built from flags (the caller parsed them). */
+export const configFromFlags = (raw: RawConfig): RawConfig => checkLayer(raw, 'flags');
+
+/** The resolved configuration; base_url must be known by now. */
+export function resolveConfig(raw: RawConfig): SuiteConfig {
+  if (!raw.base_url) throw new UsageError('run: no base_url (give --base-url, TMI_BASE_URL or base_url in the config file)');
+  const baseUrl = raw.base_url.replace(/\/+$/, '');
+  return {
+    baseUrl,
+    authUrl: (raw.auth_url ?? new URL(baseUrl).origin).replace(/\/+$/, ''),
+    audience: raw.audience ?? `${baseUrl}/`,
+    credentials: raw.credentials ?? {},
+    fixtures: {
+      sessions: (raw.fixtures?.sessions ?? []).map((s) => (typeof s === 'string' ? { id: s } : { id: s.id, original: { session_metadata: s.session_metadata } })),
+      resourceServers: raw.fixtures?.resource_servers ?? [],
+      tokenExchangeProfiles: raw.fixtures?.token_exchange_profiles ?? [],
+    },
+    allowDestructive: raw.allow_destructive ?? false,
+    rateLimitProbe: raw.rate_limit_probe ?? false,
+    propertyRuns: raw.property_runs ?? DEFAULTS.propertyRuns,
+    probeMaxRequests: raw.probe_max_requests ?? DEFAULTS.probeMaxRequests,
+    requestTimeoutMs: raw.request_timeout_ms ?? DEFAULTS.requestTimeoutMs,
+  };
+}

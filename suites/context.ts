@@ -1,0 +1,67 @@
+// What every suite file shares inside the test worker: the run's configuration (handed over by
+// `tmi-conform run` through vitest's provide/inject, never through a file), one API client,
+// and the helpers that tie a test to the requirements it covers.
+import { expect, inject, type TestContext } from 'vitest';
+import type { Profile, SuiteConfig } from './config.ts';
+import type { Judged } from './http.ts';
+import { SuiteApi } from './api.ts';
+import { boundedPredicate as bounded, MAX_SHRINK_STEPS } from './budget.ts';
+export { covers } from './requirement-names.ts';
+import type { CachedToken } from './tokens.ts';
+
+declare module 'vitest' {
+  interface ProvidedContext {
+    tmiConfig: SuiteConfig;
+    tmiTokens: Partial<Record<Profile, CachedToken>>;
+  }
+}
+
+export const config: SuiteConfig = inject('tmiConfig');
+
+// One client per worker: the run's files share its tokens, pacing and rate-limit history.
+const shared = globalThis as { tmiSuiteApi?: SuiteApi };
+export const api: SuiteApi = (shared.tmiSuiteApi ??= new SuiteApi(config, inject('tmiTokens')));
+
+/** The test fails on an implementation finding about one of `ids`; other findings reach the report anyway. */
+export function expectNoFindings(judged: Judged, ...ids: string[]): void {
+  const about = judged.findings.filter((f) => f.subject === 'implementation' && ids.includes(f.requirement));
+  // The findings' own messages ("ID: expected …; received …") make the failure, so the report
+  // can tell which of the test's requirements it is evidence against.
+  const where = `${judged.exchange.request.method} ${judged.exchange.request.url} → ${judged.status}`;
+  expect(about.length, `${where}\n${about.map((f) => f.message).join('\n')}`).toBe(0);
+}
+
+/** The exchange did put `id` to the test (e.g. a success response that the rule could judge). */
+export function expectExamined(judged: Judged, id: string, what: string): void {
+  expect(judged.examined.includes(id), `${what}; the target answered ${judged.status} ${judged.text.slice(0, 200)}`).toBe(true);
+}
+
+/** Skips the test, with the reason in the report, unless the run has what it needs. */
+export function needs(context: TestContext, condition: boolean, reason: string): void {
+  if (!condition) context.skip(reason);
+}
+
+export const needsProfile = (context: TestContext, profile: Profile) =>
+  needs(context, api.has(profile), `no "${profile}" credentials in the configuration (credentials.${profile})`);
+
+/** Fixture sessions whose original metadata is known: the only ones the suite may change. */
+export const restorableSessions = () => config.fixtures.sessions.filter((s) => s.original !== undefined);
+
+export const needsSession = (context: TestContext) =>
+  needs(
+    context,
+    restorableSessions().length > 0,
+    config.fixtures.sessions.length > 0
+      ? 'the fixture sessions are given by id only: the suite cannot learn their original metadata, so it does not change them (give {id, session_metadata})'
+      : 'no fixture session in the configuration (fixtures.sessions)',
+  );
+
+export const needsResourceServer = (context: TestContext) => needs(context, config.fixtures.resourceServers.length > 0, 'no fixture resource server in the configuration (fixtures.resource_servers)');
+
+/** An id that exists nowhere: safe to send requests that a faulty target might carry out. */
+export const unknownId = (what: string) => `tmi-conform-unknown-${what}-${process.pid}`;
+
+/** The predicate of a property with `examples` fixed cases, within the run's request budget. */
+export function boundedPredicate<A extends unknown[]>(examples: number, predicate: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return bounded(config.propertyRuns + examples + MAX_SHRINK_STEPS, predicate);
+}

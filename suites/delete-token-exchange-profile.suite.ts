@@ -1,0 +1,46 @@
+// DELETE /token-exchange-profiles/{id}: "Success | `204`; the profile is deleted; no body."
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { oddIds } from './arbitraries.ts';
+import { api, boundedPredicate, config, covers, expectExamined, expectNoFindings, needs, needsProfile, unknownId } from './context.ts';
+
+const destructiveReason = 'allow_destructive is not set: nothing is deleted';
+
+describe('delete a token exchange profile', () => {
+  it(covers('deleting a disposable profile answers 204 with no body', 'TEP-DELETE-204', 'TEP-DELETE-NO-BODY'), async (context) => {
+    needsProfile(context, 'full');
+    needs(context, config.allowDestructive, destructiveReason);
+    needs(context, config.fixtures.tokenExchangeProfiles.length > 0, 'no disposable token exchange profile in the configuration (fixtures.token_exchange_profiles)');
+    const answer = await api.deleteTokenExchangeProfile(config.fixtures.tokenExchangeProfiles[0]!);
+    expectNoFindings(answer, 'TEP-DELETE-204', 'TEP-DELETE-NO-BODY');
+    expect(answer.status, `expected the profile to be deleted; received ${answer.status} ${answer.text.slice(0, 200)}`).toBeGreaterThanOrEqual(200);
+    expect(answer.status).toBeLessThan(300);
+    expectExamined(answer, 'TEP-DELETE-204', 'expected a success to judge');
+  });
+
+  it(covers('every disposable profile listed can be deleted the same way', 'TEP-DELETE-204', 'TEP-DELETE-NO-BODY'), async (context) => {
+    needsProfile(context, 'full');
+    needs(context, config.allowDestructive, destructiveReason);
+    const rest = config.fixtures.tokenExchangeProfiles.slice(1);
+    needs(context, rest.length > 0, 'only one disposable token exchange profile in the configuration');
+    for (const id of rest) expectNoFindings(await api.deleteTokenExchangeProfile(id), 'TEP-DELETE-204', 'TEP-DELETE-NO-BODY');
+  });
+
+  it(covers('deleting a profile that does not exist is not a server error', 'GEN-NO-SERVER-ERROR', 'GEN-STATUS-DOCUMENTED'), async (context) => {
+    needsProfile(context, 'full');
+    // An id that exists nowhere: nothing is deleted, whatever the target does.
+    const answer = await api.deleteTokenExchangeProfile(unknownId('profile'));
+    expectNoFindings(answer, 'GEN-NO-SERVER-ERROR', 'GEN-STATUS-DOCUMENTED');
+  });
+
+  it(covers('ids with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
+    needsProfile(context, 'full');
+    needs(context, config.allowDestructive, destructiveReason);
+    await fc.assert(
+      fc.asyncProperty(oddIds(), boundedPredicate(0, async (id) => {
+        expectNoFindings(await api.deleteTokenExchangeProfile(id), 'GEN-NO-SERVER-ERROR');
+      })),
+      { numRuns: config.propertyRuns },
+    );
+  });
+});

@@ -1,0 +1,56 @@
+// What a suite test saw travels with the test itself: every judged exchange, redacted, is put
+// in the test's `meta`, which vitest hands to the run's reporter in the main process. Secrets
+// never reach the disk on the way.
+import type { RunnerTestCase } from 'vitest';
+import { redactExchange } from '../recordings/redact.ts';
+import type { Judgement } from '../rules/index.ts';
+import type { Exchange } from '../rules/types.ts';
+
+export interface RecordedExchange {
+  exchange: Exchange;
+  judgement: Judgement;
+}
+
+export interface TestEvidence {
+  exchanges: RecordedExchange[];
+  /** 429s the test did not ask for: observed, waited out, retried. */
+  unplanned429: number;
+}
+
+declare module 'vitest' {
+  interface TaskMeta {
+    tmi?: TestEvidence;
+  }
+}
+
+let current: RunnerTestCase | undefined;
+/** Exchanges made outside a test (in hooks) go with the next test. */
+let pending: RecordedExchange[] = [];
+let pendingUnplanned = 0;
+
+export function beginTest(task: RunnerTestCase): void {
+  current = task;
+  task.meta.tmi = { exchanges: pending, unplanned429: pendingUnplanned };
+  pending = [];
+  pendingUnplanned = 0;
+}
+
+export function endTest(): void {
+  current = undefined;
+}
+
+/**
+ * Records a judged exchange. A request the suite broke the rules with on purpose (to see it
+ * refused) is the suite's doing, not a client's: its client findings are dropped.
+ */
+export function recordExchange(exchange: Exchange, judgement: Judgement, deliberate: boolean): void {
+  const findings = deliberate ? judgement.findings.filter((f) => f.subject !== 'client') : judgement.findings;
+  const recorded: RecordedExchange = { exchange: redactExchange(exchange), judgement: { ...judgement, findings } };
+  if (current?.meta.tmi) current.meta.tmi.exchanges.push(recorded);
+  else pending.push(recorded);
+}
+
+export function recordUnplanned429(): void {
+  if (current?.meta.tmi) current.meta.tmi.unplanned429++;
+  else pendingUnplanned++;
+}

@@ -1,0 +1,97 @@
+// One request to the target, as an exchange judged by the rule engine. Suites and the run's
+// preflight send everything through here; nothing in suites/ judges a response itself.
+import { Agent, request } from 'undici';
+import { buildExchange } from '../rules/exchange.ts';
+import { judgeExchange, type Judgement, type RateLimitTracker } from '../rules/index.ts';
+import type { BearerToken, Exchange } from '../rules/types.ts';
+
+export interface OutgoingRequest {
+  method: string;
+  /** Absolute URL, path already encoded. */
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** What the suite knows about the token that its claims cannot tell. */
+  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal'>;
+}
+
+export interface Judged extends Judgement {
+  status: number;
+  headers: Exchange['request']['headers'];
+  text: string;
+  /** The body parsed as JSON; undefined when empty or not JSON. */
+  json: unknown;
+  exchange: Exchange;
+}
+
+/** The target did not answer (refused, reset, timed out): the run cannot go on. */
+export class TargetUnreachable extends Error {
+  override name = 'TargetUnreachable';
+}
+
+const agents = new Map<number, Agent>();
+function agentFor(timeoutMs: number): Agent {
+  let agent = agents.get(timeoutMs);
+  if (!agent) {
+    agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 4_000 });
+    agents.set(timeoutMs, agent);
+  }
+  return agent;
+}
+
+export async function closeAgents(): Promise<void> {
+  await Promise.all([...agents.values()].map((a) => a.close()));
+  agents.clear();
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export async function sendAndJudge(outgoing: OutgoingRequest, tracker: RateLimitTracker, timeoutMs: number): Promise<Judged> {
+  const started = Date.now();
+  let response: Awaited<ReturnType<typeof request>>;
+  const send = () => request(outgoing.url, { method: outgoing.method as 'GET', headers: outgoing.headers, body: outgoing.body ?? null, dispatcher: agentFor(timeoutMs) });
+  try {
+    response = await send().catch((error: { code?: string }) => {
+      // A kept-alive connection the target closed as the request went out: once more, on a
+      // fresh connection, as any HTTP client does.
+      if (error.code === 'UND_ERR_SOCKET' || error.code === 'ECONNRESET') return send();
+      throw error;
+    });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    throw new TargetUnreachable(`${outgoing.method} ${new URL(outgoing.url).origin}: ${code ?? (error as Error).message}`);
+  }
+  const status = response.statusCode;
+  const responseHeaders = response.headers;
+  let text = '';
+  let bodyError: string | undefined;
+  try {
+    text = await response.body.text();
+  } catch (error) {
+    // The target answered, but its body broke HTTP (e.g. a 204 declaring a Content-Length):
+    // the status and headers are evidence the rules judge; the error is kept beside them.
+    bodyError = `response body: ${(error as { code?: string }).code ?? (error as Error).message}`;
+  }
+  const exchange = buildExchange({
+    startedAt: new Date(started).toISOString(),
+    durationMs: Date.now() - started,
+    method: outgoing.method,
+    url: outgoing.url,
+    requestHeaders: outgoing.headers,
+    ...(outgoing.body !== undefined ? { requestBody: outgoing.body } : {}),
+    status,
+    responseHeaders,
+    responseBody: text,
+    ...(outgoing.tokenFacts ? { tokenFacts: outgoing.tokenFacts } : {}),
+    ...(bodyError !== undefined ? { error: bodyError } : {}),
+  });
+  const judgement = judgeExchange(exchange, tracker);
+  return { ...judgement, status, headers: exchange.response!.headers, text, json: parseJson(text), exchange };
+}

@@ -1,0 +1,40 @@
+// 429 and X-RateLimit-*. Runs last: the probe spends a client's quota on purpose.
+import { describe, expect, it } from 'vitest';
+import { nonNegativeInteger, rateLimitHeaders } from '../rules/rate-limit-tracker.ts';
+import type { Judged } from './http.ts';
+import { api, config, covers, expectExamined, expectNoFindings, needs, needsProfile, unknownId } from './context.ts';
+
+const target = () => config.fixtures.resourceServers[0] ?? unknownId('resource-server');
+/** Requests in flight at once during the probe. */
+const PROBE_CONCURRENCY = 8;
+
+describe('rate limits', () => {
+  it(covers('X-RateLimit-* values are integers, Remaining ≤ Limit, Reset in epoch seconds, counting down', 'RL-HEADER-VALUES', 'RL-SEQUENCE'), async (context) => {
+    needsProfile(context, 'full');
+    const answers: Judged[] = [];
+    for (let i = 0; i < 5; i++) answers.push(await api.getResourceServer(target()));
+    needs(context, answers.some((a) => a.examined.includes('RL-HEADER-VALUES')), 'the target sends no X-RateLimit-* headers on ordinary responses (the document requires them on a 429 only)');
+    for (const answer of answers) expectNoFindings(answer, 'RL-HEADER-VALUES', 'RL-SEQUENCE');
+  });
+
+  it(covers('a burst beyond the limit gets a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', 'RL-429-HEADERS'), async (context) => {
+    needs(context, config.rateLimitProbe, 'rate_limit_probe is not set: the suite does not provoke a 429');
+    const caller = api.has('no_scope') ? 'no_scope' : 'full';
+    needsProfile(context, caller);
+    const first = await api.getResourceServer(target(), { as: caller, planned429: true });
+    const remaining = nonNegativeInteger(rateLimitHeaders(first.headers).remaining);
+    needs(context, remaining === undefined || remaining < config.probeMaxRequests, `X-RateLimit-Remaining is ${remaining}, more than probe_max_requests (${config.probeMaxRequests}) allows to spend`);
+    let sent = 1;
+    let throttled: Judged | undefined = first.status === 429 ? first : undefined;
+    while (!throttled && sent < config.probeMaxRequests) {
+      const batch = Math.min(PROBE_CONCURRENCY, config.probeMaxRequests - sent);
+      sent += batch;
+      const answers = await Promise.all(Array.from({ length: batch }, () => api.getResourceServer(target(), { as: caller, planned429: true })));
+      throttled = answers.find((a) => a.status === 429);
+    }
+    needs(context, throttled !== undefined, `no 429 after ${sent} requests (probe_max_requests)`);
+    expectExamined(throttled!, 'RL-429-HEADERS', 'expected a 429 to judge');
+    expectNoFindings(throttled!, 'RL-429-HEADERS');
+    expect(throttled!.status).toBe(429);
+  });
+});

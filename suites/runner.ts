@@ -1,0 +1,93 @@
+// Runs the suite files with vitest's programmatic API: one worker, files in a fixed order
+// (rate limits last: the probe spends a quota), the configuration handed over in memory.
+import { join } from 'node:path';
+import type { TestSpecification } from 'vitest/node';
+import { createVitest } from 'vitest/node';
+import type { ReportBuilder } from '../reports/builder.ts';
+import { packageRoot } from '../rules/paths.ts';
+import type { Profile, SuiteConfig } from './config.ts';
+import { testNamePatternFor } from './requirement-names.ts';
+import { SuiteReporter, type RunTotals } from './reporter.ts';
+import type { CachedToken } from './tokens.ts';
+
+/** The suites, in the order they run. */
+export const SUITE_FILES = ['authentication.suite.ts', 'delete-token-exchange-profile.suite.ts', 'update-session.suite.ts', 'get-resource-server.suite.ts', 'rate-limits.suite.ts'];
+
+const suitesDir = join(packageRoot, 'suites');
+
+class InDocumentOrder {
+  sort(files: TestSpecification[]): TestSpecification[] {
+    const rank = (f: TestSpecification) => SUITE_FILES.findIndex((name) => f.moduleId.endsWith(`/${name}`));
+    return [...files].sort((a, b) => rank(a) - rank(b));
+  }
+
+  shard(files: TestSpecification[]): TestSpecification[] {
+    return files;
+  }
+}
+
+export interface SuiteRunOptions {
+  config: SuiteConfig;
+  tokens: Partial<Record<Profile, CachedToken>>;
+  /** Only the tests covering these requirements (empty: all). */
+  requirements: string[];
+  builder: ReportBuilder;
+  print: (line: string) => void;
+  /** Receives the running vitest, so an interrupt can stop it. */
+  onStart?: (stop: () => Promise<void>) => void;
+}
+
+export interface SuiteRunResult {
+  totals: RunTotals;
+  /** Errors outside any test (a suite file that failed to load). */
+  errors: string[];
+}
+
+export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResult> {
+  const selection = options.requirements.length > 0 ? `not selected (--requirement ${options.requirements.join(' ')})` : undefined;
+  const reporter = new SuiteReporter(options.builder, options.print, selection);
+  const signalListeners = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
+  const vitest = await createVitest(
+    'test',
+    {
+      root: packageRoot,
+      config: false,
+      watch: false,
+      reporters: [reporter],
+      ...(options.requirements.length > 0 ? { testNamePattern: testNamePatternFor(options.requirements) } : {}),
+    },
+    {
+      test: {
+        include: SUITE_FILES.map((f) => `suites/${f}`),
+        setupFiles: [join(suitesDir, 'setup.ts')],
+        pool: 'forks',
+        maxWorkers: 1,
+        fileParallelism: false,
+        // One worker for all files: they share the API client (tokens, pacing, rate-limit history).
+        isolate: false,
+        testTimeout: 15 * 60_000,
+        hookTimeout: 5 * 60_000,
+        passWithNoTests: true,
+        provide: { tmiConfig: options.config, tmiTokens: options.tokens },
+        sequence: { sequencer: InDocumentOrder },
+      },
+    },
+  );
+  // Vitest's logger exits the process on SIGINT/SIGTERM; the run handles them itself (it puts
+  // fixture sessions back and writes the reports first), so those listeners go.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    for (const listener of process.listeners(signal)) if (!signalListeners[signal].includes(listener)) process.off(signal, listener);
+  }
+  // An interrupt cancels the run and stops the worker before the caller touches the target again.
+  options.onStart?.(async () => {
+    await vitest.cancelCurrentRun('keyboard-input');
+    await vitest.close();
+  });
+  await vitest.start(SUITE_FILES.map((f) => join(suitesDir, f)));
+  const errors = vitest.state.getUnhandledErrors().map((e) => String((e as Error)?.message ?? e).split('\n')[0]!);
+  for (const file of vitest.state.getFiles()) {
+    for (const error of file.result?.errors ?? []) errors.push(`${file.name}: ${String(error.message).split('\n')[0]}`);
+  }
+  await vitest.close();
+  return { totals: reporter.totals, errors };
+}

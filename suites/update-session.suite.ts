@@ -1,0 +1,89 @@
+// PATCH /sessions/{id}: session_metadata set, replaced, cleared by null or {}, limits enforced.
+// Only sessions whose original metadata is known are changed; the run puts it back.
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { invalidSessionUpdates, invalidUpdateExamples, oddIds, validMetadataExamples, validSessionMetadata } from './arbitraries.ts';
+import { api, boundedPredicate, config, covers, expectExamined, expectNoFindings, needsProfile, needsSession, restorableSessions, unknownId } from './context.ts';
+import type { TestContext } from 'vitest';
+
+const isSuccess = (status: number) => status >= 200 && status < 300;
+
+/** The session the tests change, once the test may use one. */
+function sessionFor(context: TestContext): string {
+  needsProfile(context, 'full');
+  needsSession(context);
+  return restorableSessions()[0]!.id;
+}
+
+afterAll(async () => {
+  // The run restores every changed session at its end too, even when interrupted; this keeps
+  // the target tidy between files.
+  for (const session of restorableSessions()) await api.updateSession(session.id, { session_metadata: session.original!.session_metadata }).catch(() => undefined);
+});
+
+describe('update session', () => {
+  it(covers('setting session_metadata answers with the session in the documented shape', 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH', 'SES-REQUEST-CONTENT-TYPE', 'SES-REQUEST-BODY', 'GEN-JSON-RESPONSE'), async (context) => {
+    const answer = await api.updateSession(sessionFor(context), { session_metadata: { plan: 'gold', locale: 'en-GB', note: 'set by tmi-conform' } });
+    expectNoFindings(answer, 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH', 'GEN-JSON-RESPONSE');
+    expect(isSuccess(answer.status), `expected the update to succeed; received ${answer.status} ${answer.text.slice(0, 200)}`).toBe(true);
+    expectExamined(answer, 'SES-RESPONSE-SCHEMA', 'expected the updated session');
+  });
+
+  it(covers('the update answers 200 with the metadata sent, for the session named in the path', 'SES-SUCCESS-200', 'SES-METADATA-ECHOED', 'SES-ID-MATCHES'), async (context) => {
+    const answer = await api.updateSession(sessionFor(context), { session_metadata: { tier: 'silver' } });
+    expectNoFindings(answer, 'SES-SUCCESS-200', 'SES-METADATA-ECHOED', 'SES-ID-MATCHES');
+    expect(answer.status).toBe(200);
+    expectExamined(answer, 'SES-METADATA-ECHOED', 'expected the updated session');
+  });
+
+  for (const [label, cleared] of [['null', null], ['{}', {}]] as const) {
+    it(covers(`sending ${label} removes all session metadata`, 'SES-METADATA-CLEARED'), async (context) => {
+      const id = sessionFor(context);
+      expect((await api.updateSession(id, { session_metadata: { a: '1', b: '2' } })).status).toBeLessThan(300);
+      const answer = await api.updateSession(id, { session_metadata: cleared });
+      expectExamined(answer, 'SES-METADATA-CLEARED', `expected the session back after sending ${label}`);
+      expectNoFindings(answer, 'SES-METADATA-CLEARED');
+    });
+  }
+
+  it(covers('any session_metadata within the limits (25 properties, 255 characters) is accepted', 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH'), async (context) => {
+    const id = sessionFor(context);
+    await fc.assert(
+      fc.asyncProperty(validSessionMetadata(), boundedPredicate(validMetadataExamples().length, async (metadata) => {
+        const answer = await api.updateSession(id, { session_metadata: metadata });
+        expectNoFindings(answer, 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
+        expect(isSuccess(answer.status), `expected valid metadata to be accepted; received ${answer.status} ${answer.text.slice(0, 200)}`).toBe(true);
+      })),
+      { numRuns: config.propertyRuns, examples: validMetadataExamples().map((m) => [m]) },
+    );
+  });
+
+  it(covers('session_metadata that breaks the rules is refused, not stored', 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH'), async (context) => {
+    const id = sessionFor(context);
+    await fc.assert(
+      fc.asyncProperty(invalidSessionUpdates(), boundedPredicate(invalidUpdateExamples().length, async ({ why, body }) => {
+        const answer = await api.updateSession(id, body, { deliberate: true });
+        expectNoFindings(answer, 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
+        expect(isSuccess(answer.status), `expected ${why} to be refused; received ${answer.status}`).toBe(false);
+      })),
+      { numRuns: config.propertyRuns, examples: invalidUpdateExamples().map((u) => [u]) },
+    );
+  });
+
+  it(covers('an unknown session is answered with a JSON error, not a success', 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY'), async (context) => {
+    needsProfile(context, 'full');
+    const answer = await api.updateSession(unknownId('session'), { session_metadata: null });
+    expectNoFindings(answer, 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY');
+    expect(answer.status, `expected a 4xx for an unknown session; received ${answer.status}`).toBeGreaterThanOrEqual(400);
+  });
+
+  it(covers('session ids with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
+    needsProfile(context, 'full');
+    await fc.assert(
+      fc.asyncProperty(oddIds(), boundedPredicate(0, async (id) => {
+        expectNoFindings(await api.updateSession(id, { session_metadata: null }), 'GEN-NO-SERVER-ERROR');
+      })),
+      { numRuns: config.propertyRuns },
+    );
+  });
+});

@@ -1,0 +1,25 @@
+// Runs `tmi-conform run` against the embedded reference once per fault switch, in one process
+// (the command's own code path, without paying the start-up of a process per switch), and
+// prints one JSON line per run: the exit code and the status of every requirement.
+//   node --import tsx test/helpers/run-faults.ts OUT_DIR [FAULT...]
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { run } from '../../cli/run.ts';
+import { FAULTS, FAULT_NAMES } from '../../fixtures/reference/index.ts';
+import type { Report } from '../../reports/model.ts';
+
+const [outDir, ...only] = process.argv.slice(2);
+const write = process.stdout.write.bind(process.stdout);
+for (const fault of only.length > 0 ? only : FAULT_NAMES) {
+  const reportDir = join(outDir!, fault);
+  const requirement = FAULTS[fault as keyof typeof FAULTS]!.requirement;
+  // The command's own progress lines are not needed here.
+  process.stdout.write = (() => true) as typeof process.stdout.write;
+  const code = await run(['--fault', fault, '--requirement', requirement, '--property-runs', '5', '--fail-on', 'should', '--report-dir', reportDir]).catch((error: Error) => `error: ${error.message}`);
+  process.stdout.write = write;
+  const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
+  const statuses = Object.fromEntries(report.requirements.map((r) => [r.id, r.status]));
+  write(`${JSON.stringify({ fault, requirement, code, statuses })}\n`);
+}
+// Vitest sets a failing exit code when a suite fails; here failing suites are the point.
+process.exitCode = 0;

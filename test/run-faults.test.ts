@@ -1,0 +1,111 @@
+// `tmi-conform run` against every fault switch of the reference: each run exits 1 (with
+// --fail-on should, so inferred rules count too) and the requirement the switch breaks is
+// among the failures (must) or warnings (should) — and nothing else is blamed.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FAULTS, FAULT_NAMES, type FaultName } from '../fixtures/reference/index.ts';
+import { requirement } from '../rules/requirements.ts';
+
+/** Every switch and the requirement it must be caught by. A new switch fails this test until listed here. */
+const CAUGHT_BY: Record<FaultName, string> = {
+  'delete-returns-200': 'TEP-DELETE-204',
+  'delete-with-body': 'TEP-DELETE-NO-BODY',
+  'delete-unknown-404': 'GEN-STATUS-DOCUMENTED',
+  'delete-without-scope': 'SCOPE-DELETE-REQUIRED',
+  'delete-403-without-scope-name': 'SCOPE-DELETE-403',
+  'delete-non-global-accepted': 'AUTH-NON-GLOBAL-401',
+  'delete-invalid-signature-accepted': 'AUTH-INVALID-SIGNATURE-401',
+  'missing-token-accepted': 'AUTH-MISSING-TOKEN-401',
+  'read-invalid-signature-accepted': 'AUTH-INVALID-SIGNATURE-401-OTHER',
+  'update-session-without-scope': 'SCOPE-UPDATE-SESSION',
+  'read-resource-server-without-scope': 'SCOPE-READ-RESOURCE-SERVER',
+  'json-content-type-wrong': 'GEN-JSON-RESPONSE',
+  'error-body-not-object': 'GEN-ERROR-BODY',
+  'server-error-on-non-ascii-id': 'GEN-NO-SERVER-ERROR',
+  'rate-limit-429-without-headers': 'RL-429-HEADERS',
+  'rate-limit-reset-in-milliseconds': 'RL-HEADER-VALUES',
+  'session-metadata-26-properties-accepted': 'SES-INVALID-UPDATE-REFUSED',
+  'session-metadata-long-value-stored': 'SES-METADATA-VALUE-LENGTH',
+  'session-metadata-extra-property': 'SES-METADATA-MAX-PROPERTIES',
+  'session-metadata-null-ignored': 'SES-METADATA-CLEARED',
+  'session-metadata-empty-object-ignored': 'SES-METADATA-CLEARED',
+  'session-metadata-merged': 'SES-METADATA-ECHOED',
+  'session-timestamps-not-iso': 'SES-RESPONSE-SCHEMA',
+  'rs-signing-alg-invalid': 'RS-SIGNING-ALG',
+  'rs-token-dialect-invalid': 'RS-TOKEN-DIALECT',
+  'rs-token-encryption-format-wrong': 'RS-TOKEN-ENCRYPTION',
+  'rs-name-with-angle-brackets': 'RS-NAME-CHARACTERS',
+  'rs-signing-secret-short': 'RS-SIGNING-SECRET-LENGTH',
+  'rs-token-lifetime-for-web-exceeds': 'RS-TOKEN-LIFETIME-FOR-WEB',
+  'rs-is-system-string': 'RS-RESPONSE-SCHEMA',
+  'rs-lookup-by-audience-wrong-server': 'RS-LOOKUP-BY-ID-OR-AUDIENCE',
+  'rs-lookup-by-audience-404': 'RS-LOOKUP-BY-ID-OR-AUDIENCE',
+  'rs-include-fields-ignored': 'RS-FIELDS-SELECTION',
+};
+
+/** Requirements a switch breaks as a matter of course, beside its own. */
+const ALSO_BROKEN: Partial<Record<FaultName, string[]>> = {
+  // 200 is not among the statuses the document lists for the delete.
+  'delete-returns-200': ['GEN-STATUS-DOCUMENTED'],
+  // The extra property also makes the session come back with metadata other than was sent.
+  'session-metadata-extra-property': ['SES-METADATA-ECHOED'],
+  // Accepting what should be refused also returns a session that breaks the limit.
+  'session-metadata-26-properties-accepted': ['SES-METADATA-MAX-PROPERTIES'],
+  'session-metadata-long-value-stored': ['SES-INVALID-UPDATE-REFUSED'],
+};
+
+interface FaultRun {
+  fault: FaultName;
+  requirement: string;
+  code: number | string;
+  statuses: Record<string, string>;
+}
+
+const HELPER = fileURLToPath(new URL('./helpers/run-faults.ts', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'tmi-faults-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function runFaults(faults: string[]): Promise<FaultRun[]> {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_')));
+  const child = spawn(process.execPath, ['--import', 'tsx', HELPER, dir, ...faults], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  child.stderr.on('data', (c) => (stderr += c));
+  return new Promise((resolve, reject) =>
+    child.on('close', (code) => (code === 0 ? resolve(stdout.trim().split('\n').map((l) => JSON.parse(l) as FaultRun)) : reject(new Error(`run-faults exited ${code}: ${stderr.slice(-2000)}`)))),
+  );
+}
+
+describe('run against every fault switch', () => {
+  it('the table lists every switch, with the requirement the switch names', () => {
+    expect(Object.keys(CAUGHT_BY).sort()).toEqual([...FAULT_NAMES].sort());
+    for (const fault of FAULT_NAMES) expect(CAUGHT_BY[fault], fault).toBe(FAULTS[fault]!.requirement);
+  });
+
+  it('each switch makes the run exit 1 and its requirement fail (must) or warn (should), and nothing else', { timeout: 15 * 60_000 }, async () => {
+    // Two processes, one per core, each running half of the switches in turn.
+    const half = Math.ceil(FAULT_NAMES.length / 2);
+    const runs = (await Promise.all([runFaults(FAULT_NAMES.slice(0, half)), runFaults(FAULT_NAMES.slice(half))])).flat();
+    expect(runs.map((r) => r.fault).sort()).toEqual([...FAULT_NAMES].sort());
+    // Every mismatch at once: one line per switch that is not caught exactly.
+    const problems: string[] = [];
+    for (const run of runs) {
+      const expected = CAUGHT_BY[run.fault];
+      const status = requirement(expected).level === 'must' ? 'fail' : 'warn';
+      const blamed = Object.entries(run.statuses)
+        .filter(([, s]) => s === 'fail' || s === 'warn')
+        .map(([id]) => id)
+        .sort();
+      const wanted = [expected, ...(ALSO_BROKEN[run.fault] ?? [])].sort();
+      if (run.code !== 1) problems.push(`${run.fault}: exit ${run.code}, expected 1`);
+      if (run.statuses[expected] !== status) problems.push(`${run.fault}: ${expected} is ${run.statuses[expected]}, expected ${status}`);
+      if (blamed.join(' ') !== wanted.join(' ')) problems.push(`${run.fault}: not met ${blamed.join(' ')}, expected ${wanted.join(' ')}`);
+    }
+    expect(problems).toEqual([]);
+  });
+});

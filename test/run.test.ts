@@ -1,0 +1,193 @@
+// `tmi-conform run`: the suites against the embedded reference and against a target given by
+// config, the contract's exit codes, skips with reasons, and fixture sessions put back.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import type { Report } from '../reports/model.ts';
+
+const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'tmi-run-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The environment of a user's shell: none of the test runner's own variables. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'NODE_ENV' && k !== 'GITHUB_STEP_SUMMARY'));
+  return { ...env, ...extra };
+}
+
+/** Runs the command in a child process; asynchronous, so a reference in this process keeps answering. */
+function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [BIN, 'run', ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  child.stderr.on('data', (c) => (stderr += c));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })));
+}
+
+const readReport = (reportDir: string) => JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
+const byId = (report: Report) => new Map(report.requirements.map((r) => [r.id, r]));
+
+function writeConfig(name: string, config: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof config === 'string' ? config : stringify(config), { mode: 0o600 });
+  return path;
+}
+
+describe('tmi-conform run against the embedded reference', () => {
+  it('exits 0, prints a line per suite and a summary, and every requirement is examined and passes', async () => {
+    const reportDir = join(dir, 'embedded');
+    const { code, stdout, stderr } = await run(['--report-dir', reportDir]);
+    expect(stderr).toBe('');
+    expect(code, stdout).toBe(0);
+    for (const suite of ['authentication', 'delete-token-exchange-profile', 'update-session', 'get-resource-server', 'rate-limits']) expect(stdout).toMatch(new RegExp(`✓ ${suite}\\s+\\d+ passed · 0 failed · 0 skipped`));
+    expect(stdout).toMatch(/unplanned 429s: 0/);
+    expect(stdout).toContain('verdict: conforming');
+    const report = readReport(reportDir);
+    expect(report.kind).toBe('run');
+    expect(report.summary).toMatchObject({ fail: 0, warn: 0, skip: 0 });
+    for (const r of report.requirements) expect(r.counts.tests + r.counts.exchanges, r.id).toBeGreaterThan(0);
+    // The probe provoked a 429 and the 429 rule judged it.
+    expect(byId(report).get('RL-429-HEADERS')!.counts.exchanges).toBeGreaterThan(0);
+    // Secrets of the run never reach the report.
+    const text = readFileSync(join(reportDir, 'report.json'), 'utf8');
+    expect(text).not.toMatch(/Bearer eyJ/);
+    expect(text).not.toMatch(/client_secret=[^&"[]/);
+  });
+});
+
+describe('tmi-conform run against a target given by config', () => {
+  let ref: RunningReference;
+  beforeAll(async () => {
+    ref = await startReference();
+  });
+  afterAll(() => ref.close());
+
+  it('restores fixture sessions with known metadata, and leaves sessions given by id alone', async () => {
+    const config = ref.config();
+    const [first, second] = config.fixtures.sessions;
+    const before = [ref.sessionMetadata(first!.id), ref.sessionMetadata(second!.id)];
+    const path = writeConfig('restore.yaml', { ...config, fixtures: { ...config.fixtures, sessions: [first, second!.id], token_exchange_profiles: [] }, rate_limit_probe: false, property_runs: 5 });
+    const { code, stdout } = await run(['--config', path, '--report-dir', join(dir, 'restore')]);
+    expect(code, stdout).toBe(0);
+    expect(stdout).toContain('restored session_metadata of 1 fixture session(s)');
+    expect(stdout).toContain(`left untouched (original session_metadata unknown): ${second!.id}`);
+    expect([ref.sessionMetadata(first!.id), ref.sessionMetadata(second!.id)]).toEqual(before);
+  });
+
+  it('a missing profile or fixture skips exactly the tests that need it, with the reason', async () => {
+    const config = ref.config();
+    const path = writeConfig('partial.yaml', { base_url: config.base_url, credentials: { full: config.credentials.full }, fixtures: { resource_servers: config.fixtures.resource_servers }, property_runs: 3 });
+    const reportDir = join(dir, 'partial');
+    const { code, stdout } = await run(['--config', path, '--report-dir', reportDir]);
+    expect(code, stdout).toBe(0);
+    const report = byId(readReport(reportDir));
+    expect(report.get('AUTH-NON-GLOBAL-401')).toMatchObject({ status: 'skip', reason: expect.stringContaining('no "non_global" credentials') });
+    expect(report.get('SCOPE-DELETE-403')).toMatchObject({ status: 'skip', reason: expect.stringContaining('no "no_scope" credentials') });
+    // Without allow_destructive only the delete of an id that exists nowhere runs.
+    expect(stdout).toMatch(/delete-token-exchange-profile\s+1 passed · 0 failed · 3 skipped/);
+    expect(report.get('SES-METADATA-CLEARED')!.reason).toContain('no fixture session');
+    expect(report.get('RL-429-HEADERS')!.reason).toContain('rate_limit_probe is not set');
+    expect(report.get('RS-RESPONSE-SCHEMA')!.status).toBe('pass');
+  });
+
+  it('environment variables configure the target and flags win over them', async () => {
+    const config = ref.config();
+    const env = { TMI_BASE_URL: 'http://127.0.0.1:9/api/v2', TMI_FULL_CLIENT_ID: config.credentials.full.client_id, TMI_FULL_CLIENT_SECRET: config.credentials.full.client_secret, TMI_RESOURCE_SERVERS: config.fixtures.resource_servers.join(','), TMI_PROPERTY_RUNS: '2' };
+    const reportDir = join(dir, 'env');
+    const { code, stdout } = await run(['--base-url', config.base_url, '--requirement', 'RS-RESPONSE-SCHEMA', '--report-dir', reportDir], env);
+    expect(code, stdout).toBe(0);
+    expect(byId(readReport(reportDir)).get('RS-RESPONSE-SCHEMA')!.status).toBe('pass');
+  });
+
+  it('credentials refused: exit 2, one line naming the profile', async () => {
+    const config = ref.config();
+    const path = writeConfig('refused.yaml', { base_url: config.base_url, credentials: { full: config.credentials.full, no_scope: { client_id: config.credentials.no_scope.client_id, client_secret: 'wrong-secret-value' } } });
+    const { code, stderr } = await run(['--config', path, '--report-dir', join(dir, 'refused')]);
+    expect(code).toBe(2);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/credentials of profile "no_scope" were refused by the token endpoint \(401/);
+    expect(stderr).not.toContain('wrong-secret-value');
+  });
+
+  it('interrupted: exit 130, sessions restored, the reports of what ran written', async () => {
+    // A slow target (5 requests a second) leaves time to interrupt mid-run.
+    const slow = await startReference({ rateLimit: { limit: 5, windowSeconds: 1 } });
+    try {
+      const config = slow.config();
+      const id = config.fixtures.sessions[0]!.id;
+      const before = slow.sessionMetadata(id);
+      const path = writeConfig('slow.yaml', { ...config, rate_limit_probe: false });
+      const reportDir = join(dir, 'interrupted');
+      const child = spawn(process.execPath, [BIN, 'run', '--config', path, '--report-dir', reportDir], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      await new Promise<void>((resolve) => {
+        child.stdout.on('data', (chunk) => {
+          stdout += chunk;
+          // Interrupt once the update-session suite has changed the session.
+          if (stdout.includes('✓ delete-token-exchange-profile') || stdout.includes('✗ delete-token-exchange-profile')) resolve();
+        });
+      });
+      await new Promise((r) => setTimeout(r, 1500));
+      child.kill('SIGINT');
+      expect(await exited, stdout).toBe(130);
+      expect(stdout).toContain('interrupted');
+      expect(slow.sessionMetadata(id)).toEqual(before);
+      expect(readReport(reportDir).kind).toBe('run');
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('tmi-conform run: usage and configuration errors (exit 2, one line)', () => {
+  const cases: Array<[string, () => string[], RegExp]> = [
+    ['unknown config key', () => ['--config', writeConfig('unknown.yaml', { base_url: 'http://127.0.0.1:9/api/v2', colour: 'blue' })], /unknown key "colour"/],
+    ['nested unknown key', () => ['--config', writeConfig('nested.yaml', { base_url: 'http://127.0.0.1:9/api/v2', fixtures: { session: ['x'] } })], /unknown key "fixtures.session"/],
+    ['wrong type', () => ['--config', writeConfig('type.yaml', { base_url: 'http://127.0.0.1:9/api/v2', allow_destructive: 'yes' })], /key "allow_destructive": must be boolean/],
+    ['profile of the wrong shape', () => ['--config', writeConfig('profile.yaml', { base_url: 'http://127.0.0.1:9/api/v2', credentials: { full: { client_id: 'x' } } })], /key "credentials.full": expected \{client_id, client_secret\} or \{token\}/],
+    ['not YAML', () => ['--config', writeConfig('bad.yaml', 'base_url: [unclosed')], /not valid YAML/],
+    ['unreadable file', () => ['--config', join(dir, 'missing.yaml')], /cannot read it \(ENOENT\)/],
+    ['unknown requirement', () => ['--requirement', 'NOPE-1'], /unknown requirement NOPE-1/],
+    ['unknown fault', () => ['--fault', 'everything-broken'], /unknown fault "everything-broken"/],
+    ['fault with a target', () => ['--base-url', 'http://127.0.0.1:9/api/v2', '--fault', 'delete-returns-200'], /apply to the embedded reference only/],
+    ['bad --fail-on', () => ['--fail-on', 'sometimes'], /--fail-on expects "must" or "should"/],
+    ['unknown flag', () => ['--colour'], /unknown option --colour/],
+  ];
+  it.each(cases)('%s', async (_name, args, message) => {
+    const { code, stderr } = await run(args());
+    expect(code).toBe(2);
+    expect(stderr.trim().split('\n'), stderr).toHaveLength(1);
+    expect(stderr).toMatch(message);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('an invalid environment variable names itself', async () => {
+    const { code, stderr } = await run([], { TMI_PROPERTY_RUNS: 'many' });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/environment TMI_PROPERTY_RUNS: expected a whole number/);
+  });
+
+  it('target unreachable: exit 2 within 10 s, one line', async () => {
+    // A port that was free a moment ago and has nothing listening now.
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const { code, stderr, ms } = await run(['--base-url', `http://127.0.0.1:${port}/api/v2`, '--report-dir', join(dir, 'unreachable')]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/target unreachable: .*ECONNREFUSED/);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(ms).toBeLessThan(10_000);
+  });
+});

@@ -1,0 +1,59 @@
+// The append-only JSONL journal: one redacted HAR entry per line, appended as exchanges
+// finish. Each batch of lines goes to the file in one synchronous write, so once an exchange
+// is recorded it is in the kernel's hands: killing the process (even with SIGKILL) loses at
+// most the exchanges still in flight or still queued for the recorder thread (normally a few
+// milliseconds of traffic), and every line on disk is whole.
+import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Addon } from './flow.ts';
+import type { RecordedFlow } from './record.ts';
+
+export class Journal implements Addon {
+  readonly name = 'journal';
+  private pending: string[] = [];
+  /** Lines written so far. */
+  written = 0;
+  /** Lines that could not be written (disk full…); the proxy keeps forwarding. */
+  lost = 0;
+  private fd: number | undefined;
+
+  /** Creates (or empties) the journal; throws when the file cannot be written. */
+  constructor(
+    readonly path: string,
+    private readonly warn: (message: string) => void,
+  ) {
+    mkdirSync(dirname(path), { recursive: true });
+    // Recordings hold business data even when redacted: readable by their owner only.
+    this.fd = openSync(path, 'w', 0o600);
+  }
+
+  done(flow: RecordedFlow): void {
+    if (flow.entry) this.pending.push(JSON.stringify(flow.entry));
+  }
+
+  flush(): void {
+    if (this.pending.length === 0 || this.fd === undefined) return;
+    const lines = this.pending;
+    this.pending = [];
+    const data = Buffer.from(lines.join('\n') + '\n');
+    try {
+      let offset = 0;
+      while (offset < data.length) offset += writeSync(this.fd, data, offset);
+      this.written += lines.length;
+    } catch (error) {
+      if (this.lost === 0) this.warn(`cannot write the journal ${this.path}: ${(error as Error).message}; exchanges are still forwarded but not recorded`);
+      this.lost += lines.length;
+    }
+  }
+
+  close(): void {
+    this.flush();
+    if (this.fd === undefined) return;
+    try {
+      fsyncSync(this.fd);
+    } finally {
+      closeSync(this.fd);
+      this.fd = undefined;
+    }
+  }
+}

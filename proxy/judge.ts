@@ -1,0 +1,58 @@
+// Judging: each finished flow becomes an Exchange (the rule engine's vocabulary) and goes
+// through judgeExchange, with one rate-limit tracker for the whole proxy session.
+import { buildExchange, judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import type { Exchange } from '../rules/types.ts';
+import type { Addon, Flow } from './flow.ts';
+
+export class JudgeAddon implements Addon {
+  readonly name = 'judge';
+  private readonly tracker = new RateLimitTracker();
+
+  /**
+   * `origin`: the target's, which recorded URLs start with. `nonGlobalClients`: client ids
+   * the operator declared not global (no token claim says it), so the rule that such a
+   * client may not delete can be judged.
+   */
+  constructor(
+    private readonly origin: string,
+    private readonly nonGlobalClients: ReadonlySet<string> = new Set(),
+  ) {}
+
+  done(flow: Flow): void {
+    const exchange = exchangeOf(flow, this.origin);
+    const azp = exchange.token.claims?.['azp'];
+    if (typeof azp === 'string' && this.nonGlobalClients.has(azp)) exchange.token.clientGlobal = false;
+    flow.exchange = exchange;
+    flow.judgement = judgeExchange(exchange, this.tracker);
+  }
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+export function exchangeOf(flow: Flow, origin: string): Exchange {
+  const { request, response, marks } = flow;
+  const requestBody = request.body.captured(headerValue(request.headers['content-encoding']));
+  const exchange = buildExchange({
+    id: String(flow.id),
+    startedAt: new Date(flow.startedAt).toISOString(),
+    method: request.method,
+    url: origin + request.path,
+    requestHeaders: request.headers as Record<string, string | string[] | number | undefined>,
+    ...(requestBody ? { requestBody } : {}),
+    ...(response ? responseParts(response) : {}),
+    ...(flow.error !== undefined ? { error: flow.error } : {}),
+  });
+  // Durations only for exchanges that got a response: the rate-limit history places them in time.
+  if (response && marks.end !== undefined) exchange.durationMs = round(marks.end - marks.start);
+  return exchange;
+}
+
+function responseParts(response: NonNullable<Flow['response']>) {
+  const body = response.body.captured(headerValue(response.headers['content-encoding']));
+  return { status: response.status, responseHeaders: response.headers, ...(body ? { responseBody: body } : {}) };
+}
+
+function headerValue(value: string | string[] | number | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(', ') : String(value);
+}

@@ -1,0 +1,71 @@
+// The recorder thread: judges every finished flow (judge → record → journal → report →
+// status), appends it to the journal, and at stop writes the HAR file and the reports. It runs
+// beside the forwarding thread so that judging never delays a response.
+import { parentPort, workerData } from 'node:worker_threads';
+import { writeReports } from '../reports/write.ts';
+import { writeHarFromJournal } from './har-writer.ts';
+import { Journal } from './journal.ts';
+import { JudgeAddon } from './judge.ts';
+import { Pipeline } from './pipeline.ts';
+import { RecordAddon } from './record.ts';
+import { ReportAddon } from './report.ts';
+import { StatusAddon } from './status.ts';
+import { flowFromMessage, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';
+
+const PROGRESS_MS = 5;
+
+const port = parentPort!;
+const settings = workerData as RecorderSettings;
+const post = (message: FromRecorder) => port.postMessage(message);
+const warn = (message: string) => post({ type: 'warn', message });
+
+let journal: Journal | undefined;
+try {
+  journal = new Journal(settings.journalPath, warn);
+} catch (error) {
+  post({ type: 'failed', message: `cannot write the journal ${settings.journalPath}: ${(error as Error).message}` });
+}
+
+if (journal) {
+  const open = journal;
+  const status = new StatusAddon();
+  const report = new ReportAddon(settings.reportTarget);
+  const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients)), new RecordAddon(), open, report, status], warn);
+
+  // Progress goes back at most once per PROGRESS_MS: every message wakes the forwarding thread.
+  let progressTimer: NodeJS.Timeout | undefined;
+  const postProgress = () => {
+    progressTimer = undefined;
+    post({ type: 'progress', processed: pipeline.processed, counts: status.counts });
+  };
+  port.on('message', (message: ToRecorder) => {
+    if (message.type === 'flows') {
+      pipeline.run(message.flows.map((flow) => flowFromMessage(flow, settings.maxBodyBytes)));
+      progressTimer ??= setTimeout(postProgress, PROGRESS_MS);
+      return;
+    }
+    if (progressTimer) clearTimeout(progressTimer);
+    postProgress();
+    stop(open, status, report).then(
+      (summary) => post({ type: 'stopped', summary }),
+      (error: Error) => post({ type: 'stop-failed', message: error.message }),
+    );
+  });
+  post({ type: 'ready' });
+}
+
+async function stop(open: Journal, status: StatusAddon, report: ReportAddon): Promise<RecorderSummary> {
+  open.close();
+  const summary: RecorderSummary = {
+    counts: status.counts,
+    journal: { path: open.path, written: open.written, lost: open.lost },
+    reportFiles: [],
+    report: report.builder.build({ failOn: settings.failOn }),
+  };
+  if (settings.harPath !== undefined) {
+    const written = await writeHarFromJournal(open.path, settings.harPath, `recorded by tmi-conform proxy in front of ${settings.reportTarget}`);
+    summary.har = { path: settings.harPath, ...written };
+  }
+  summary.reportFiles = await writeReports(summary.report, settings.reportDir);
+  return summary;
+}

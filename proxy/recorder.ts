@@ -1,0 +1,149 @@
+// The forwarding thread's side of the recorder: finished flows are queued, sent to the recorder
+// thread together (one message per millisecond at most), and judged and written there. The queue is
+// bounded in bytes: should the recorder fall that far behind (a burst of huge bodies), the
+// bodies of further flows are let go (recorded as "not captured") instead of growing memory or
+// slowing the traffic down.
+import { Worker } from 'node:worker_threads';
+import type { Flow } from './flow.ts';
+import type { StatusCounts } from './status.ts';
+import { flowBodyBytes, flowToMessage, type FlowMessage, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';
+
+/** Body bytes the queue to the recorder may hold before further bodies are let go. */
+export const MAX_QUEUED_BODY_BYTES = 64 * 1024 * 1024;
+
+/** How long finished flows wait to be sent together to the recorder thread. */
+const SEND_DELAY_MS = 1;
+
+export class RecorderStartError extends Error {
+  override name = 'RecorderStartError';
+}
+
+const EMPTY_COUNTS: StatusCounts = { exchanges: 0, notCovered: 0, failed: 0, refused: 0, findings: { must: 0, should: 0, client: 0 }, byOperation: {}, byRequirement: {}, internalErrors: 0 };
+
+export class Recorder {
+  /** Flows the recorder thread has judged and written. */
+  processed = 0;
+  /** Its latest counts. */
+  counts: StatusCounts = structuredClone(EMPTY_COUNTS);
+  /** Flows whose bodies were let go because the recorder was too far behind. */
+  shed = 0;
+  private pending: FlowMessage[] = [];
+  private scheduled = false;
+  private posted = 0;
+  /** Body bytes queued here or in messages the recorder has not finished. */
+  private queuedBytes = 0;
+  private pendingBytes = 0;
+  /** Sent batches not yet recorded: [flows posted up to and including the batch, its body bytes]. */
+  private readonly inQueue: Array<[number, number]> = [];
+  private failed: string | undefined;
+  private stopped: ((summary: RecorderSummary) => void) | undefined;
+  private stopFailed: ((error: Error) => void) | undefined;
+
+  private constructor(
+    private readonly worker: Worker,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  static async start(settings: RecorderSettings, log: (line: string) => void): Promise<Recorder> {
+    // Judging makes many short-lived objects: a roomier young generation means fewer collections.
+    const worker = new Worker(new URL('./recorder-worker.mjs', import.meta.url), { workerData: settings });
+    const recorder = new Recorder(worker, log);
+    await new Promise<void>((resolve, reject) => {
+      const onMessage = (message: FromRecorder) => {
+        if (message.type === 'ready') resolve();
+        else if (message.type === 'failed') reject(new RecorderStartError(message.message));
+      };
+      worker.on('message', onMessage);
+      worker.once('error', (error) => reject(new RecorderStartError(`the recorder did not start: ${error.message}`)));
+    }).catch(async (error) => {
+      await worker.terminate();
+      throw error;
+    });
+    worker.on('message', (message: FromRecorder) => recorder.onMessage(message));
+    worker.on('error', (error) => recorder.onFailure(`the recorder stopped on an internal error (${error.message}); exchanges are still forwarded but no longer recorded`));
+    worker.on('exit', () => recorder.onFailure('the recorder stopped; exchanges are still forwarded but no longer recorded'));
+    return recorder;
+  }
+
+  /** Queues a finished flow; it is sent to the recorder thread within SEND_DELAY_MS. */
+  record(flow: Flow): void {
+    if (this.failed !== undefined) return;
+    let bytes = flowBodyBytes(flow);
+    let dropReason: string | undefined;
+    if (bytes > 0 && this.queuedBytes + bytes > MAX_QUEUED_BODY_BYTES) {
+      dropReason = 'the recorder was behind the traffic (proxy overloaded)';
+      bytes = 0;
+      this.shed++;
+    }
+    this.pending.push(flowToMessage(flow, dropReason));
+    this.pendingBytes += bytes;
+    this.queuedBytes += bytes;
+    if (!this.scheduled) {
+      // Flows finishing within a millisecond travel together: fewer, bigger messages.
+      this.scheduled = true;
+      setTimeout(() => this.send(), SEND_DELAY_MS);
+    }
+  }
+
+  /** Sends what is queued now. */
+  send(): void {
+    this.scheduled = false;
+    if (this.pending.length === 0 || this.failed !== undefined) return;
+    const flows = this.pending;
+    this.pending = [];
+    this.posted += flows.length;
+    this.inQueue.push([this.posted, this.pendingBytes]);
+    this.pendingBytes = 0;
+    this.worker.postMessage({ type: 'flows', flows } satisfies ToRecorder);
+  }
+
+  /** Flows queued or sent but not yet recorded. */
+  get backlog(): number {
+    return this.posted + this.pending.length - this.processed;
+  }
+
+  /** Sends the rest, lets the recorder finish (journal, HAR, reports) and ends its thread. */
+  async stop(): Promise<RecorderSummary> {
+    this.send();
+    if (this.failed !== undefined) throw new Error(this.failed);
+    const summary = new Promise<RecorderSummary>((resolve, reject) => {
+      this.stopped = resolve;
+      this.stopFailed = reject;
+    });
+    this.worker.postMessage({ type: 'stop' } satisfies ToRecorder);
+    try {
+      return await summary;
+    } finally {
+      this.failed ??= 'stopped';
+      await this.worker.terminate();
+    }
+  }
+
+  private onMessage(message: FromRecorder): void {
+    switch (message.type) {
+      case 'progress':
+        this.processed = message.processed;
+        this.counts = message.counts;
+        while (this.inQueue.length > 0 && this.inQueue[0]![0] <= message.processed) this.queuedBytes -= this.inQueue.shift()![1];
+        return;
+      case 'warn':
+        this.log(message.message);
+        return;
+      case 'stopped':
+        this.stopped?.(message.summary);
+        return;
+      case 'stop-failed':
+        this.stopFailed?.(new Error(message.message));
+        return;
+      default:
+        return;
+    }
+  }
+
+  private onFailure(message: string): void {
+    if (this.failed !== undefined) return;
+    this.failed = message;
+    this.log(message);
+    this.stopFailed?.(new Error(message));
+  }
+}

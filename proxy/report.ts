@@ -1,0 +1,18 @@
+// Feeds every judged exchange to the report builder (kind "proxy"); the reports are written
+// once, when the proxy stops. Findings reach it scrubbed of secrets, as in the journal.
+import { ReportBuilder } from '../reports/builder.ts';
+import type { Addon, Flow } from './flow.ts';
+
+export class ReportAddon implements Addon {
+  readonly name = 'report';
+  readonly builder: ReportBuilder;
+
+  constructor(target: string) {
+    this.builder = new ReportBuilder({ kind: 'proxy', source: 'proxy', target });
+  }
+
+  done(flow: Flow): void {
+    if (!flow.exchange || !flow.judgement || !flow.safeFindings) return;
+    this.builder.addExchange(flow.exchange, { ...flow.judgement, findings: flow.safeFindings });
+  }
+}

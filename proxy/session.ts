@@ -1,0 +1,195 @@
+// A proxy session: the forwarding server on this thread, the recorder (judge → record →
+// journal → report → status) on its own thread, the status line, and the stop sequence
+// (finish in-flight exchanges, let the recorder write the journal's last lines, the HAR file
+// and the reports). Used by `tmi-conform proxy` and by the tests.
+import { constants } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import type { FailOn } from '../reports/fail-on.ts';
+import type { Flow } from './flow.ts';
+import { Recorder, RecorderStartError } from './recorder.ts';
+import { ProxyServer } from './server.ts';
+import { statusLine, type StatusCounts } from './status.ts';
+import type { Target } from './target.ts';
+import type { RecorderSummary } from './worker-protocol.ts';
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+export const DEFAULT_STATUS_INTERVAL_MS = 5_000;
+
+export interface ProxySessionOptions {
+  target: Target;
+  host: string;
+  /** 0: a free port. */
+  port: number;
+  journalPath: string;
+  /** Also write a complete HAR here at stop. */
+  harPath?: string;
+  reportDir: string;
+  failOn: FailOn;
+  maxBodyBytes?: number;
+  upstreamTimeoutMs?: number;
+  /** 0: no status line. */
+  statusIntervalMs?: number;
+  /** How long stop() waits for in-flight exchanges before cutting them; default upstream timeout + 1 s. */
+  drainTimeoutMs?: number;
+  /** Client ids (azp) the operator declares not global. */
+  nonGlobalClients?: string[];
+  /** Status lines and warnings (the CLI writes them to stderr). */
+  log?: (line: string) => void;
+}
+
+export interface ProxySummary extends RecorderSummary {
+  /** Flows whose bodies were not captured because the recorder was too far behind. */
+  shed: number;
+}
+
+/** The proxy could not start; `code` is the system error code when there is one (EADDRINUSE…). */
+export class ProxyStartError extends Error {
+  override name = 'ProxyStartError';
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface RunningProxy {
+  /** http://HOST:PORT */
+  origin: string;
+  host: string;
+  port: number;
+  /** What the recorder has counted so far (refusals included). */
+  counts(): StatusCounts;
+  /** Exchanges judged and written to the journal so far (recording follows the responses). */
+  readonly recorded: number;
+  /** Finishes in-flight exchanges (at most drainTimeoutMs), then writes everything. Idempotent. */
+  stop(): Promise<ProxySummary>;
+  /** Makes a running stop() cut in-flight exchanges now instead of waiting. */
+  hurry(): void;
+}
+
+export async function startProxy(options: ProxySessionOptions): Promise<RunningProxy> {
+  const log = options.log ?? (() => {});
+  const upstreamTimeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  const drainTimeoutMs = options.drainTimeoutMs ?? upstreamTimeoutMs + 1000;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+
+  // Everything that could fail at stop is tried now: hours of traffic must not end in "cannot write".
+  try {
+    await mkdir(options.reportDir, { recursive: true });
+    await access(options.reportDir, constants.W_OK);
+  } catch (error) {
+    throw new ProxyStartError(`cannot write reports to ${options.reportDir}: ${(error as Error).message}`);
+  }
+  // Listen first: a busy port must fail before anything on disk (journal, reports) is touched.
+  // Exchanges that finish before the recorder is ready wait for it.
+  let recorder: Recorder | undefined;
+  const early: Flow[] = [];
+  let refused = 0;
+  const server = new ProxyServer({
+    target: options.target,
+    maxBodyBytes,
+    upstreamTimeoutMs,
+    onFlowDone: (flow) => (recorder ? recorder.record(flow) : early.push(flow)),
+    onRefused: () => refused++,
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.server.once('error', reject);
+      server.server.listen(options.port, options.host, () => {
+        server.server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    server.closeAll();
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ProxyStartError(listenFailure(code, options.host, options.port, error as Error), code);
+  }
+  try {
+    recorder = await Recorder.start(
+      {
+        targetOrigin: options.target.origin,
+        reportTarget: options.target.origin + options.target.basePath,
+        journalPath: options.journalPath,
+        ...(options.harPath !== undefined ? { harPath: options.harPath } : {}),
+        reportDir: options.reportDir,
+        failOn: options.failOn,
+        nonGlobalClients: options.nonGlobalClients ?? [],
+        maxBodyBytes,
+      },
+      log,
+    );
+  } catch (error) {
+    server.stopAccepting();
+    server.abortInFlight('the proxy did not start');
+    server.closeAll();
+    if (error instanceof RecorderStartError) throw new ProxyStartError(error.message);
+    throw error;
+  }
+  for (const flow of early.splice(0)) recorder.record(flow);
+  const running = recorder;
+  const { port } = server.server.address() as AddressInfo;
+  const origin = `http://${urlHost(options.host)}:${port}`;
+  const counts = (): StatusCounts => ({ ...running.counts, refused });
+
+  let statusTimer: NodeJS.Timeout | undefined;
+  const statusIntervalMs = options.statusIntervalMs ?? DEFAULT_STATUS_INTERVAL_MS;
+  if (statusIntervalMs > 0) {
+    let lastLine = statusLine(counts());
+    statusTimer = setInterval(() => {
+      const line = statusLine(counts());
+      if (line === lastLine) return; // quiet while nothing happens
+      lastLine = line;
+      log(line);
+    }, statusIntervalMs);
+    statusTimer.unref();
+  }
+
+  let hurry: (() => void) | undefined;
+  const hurried = new Promise<void>((resolve) => (hurry = resolve));
+  let stopping: Promise<ProxySummary> | undefined;
+
+  const stop = async (): Promise<ProxySummary> => {
+    server.stopAccepting();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainTimeoutMs)));
+    await Promise.race([server.whenIdle(), deadline, hurried]);
+    clearTimeout(timer);
+    if (server.inFlightCount > 0) {
+      server.abortInFlight('the proxy stopped before the exchange finished');
+      await server.whenIdle();
+    }
+    server.closeAll();
+    clearInterval(statusTimer);
+    const summary = await running.stop();
+    return { ...summary, counts: { ...summary.counts, refused }, shed: running.shed };
+  };
+
+  return {
+    origin,
+    host: options.host,
+    port,
+    counts,
+    get recorded() {
+      return running.processed;
+    },
+    stop: () => (stopping ??= stop()),
+    hurry: () => hurry?.(),
+  };
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function listenFailure(code: string | undefined, host: string, port: number, error: Error): string {
+  if (code === 'EADDRINUSE') return `cannot listen on ${host}:${port}: the address is in use (try --listen ${host.includes(':') ? `[${host}]` : host}:0)`;
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `cannot listen on ${host}:${port}: no such local address`;
+  if (code === 'EACCES') return `cannot listen on ${host}:${port}: permission denied`;
+  return `cannot listen on ${host}:${port}: ${error.message}`;
+}

@@ -1,0 +1,61 @@
+// Counts what the proxy has seen, for the status line printed while it runs and the summary
+// printed when it stops. Refusals are counted where they happen (the forwarding thread).
+import type { Addon, Flow } from './flow.ts';
+
+export interface StatusCounts {
+  exchanges: number;
+  /** Paths the document does not cover: forwarded and recorded, never judged. */
+  notCovered: number;
+  /** Exchanges without a complete response (target unreachable, too slow, aborts). */
+  failed: number;
+  /** Requests refused before they became exchanges (malformed, absolute-form, CONNECT). */
+  refused: number;
+  findings: { must: number; should: number; client: number };
+  byOperation: Record<string, number>;
+  /** operation → requirement → count of implementation findings */
+  byRequirement: Record<string, { level: string; subject: string; count: number }>;
+  internalErrors: number;
+}
+
+export class StatusAddon implements Addon {
+  readonly name = 'status';
+  readonly counts: StatusCounts = { exchanges: 0, notCovered: 0, failed: 0, refused: 0, findings: { must: 0, should: 0, client: 0 }, byOperation: {}, byRequirement: {}, internalErrors: 0 };
+
+  done(flow: Flow): void {
+    const c = this.counts;
+    c.exchanges++;
+    if (flow.error !== undefined) c.failed++;
+    if (flow.internalError !== undefined) c.internalErrors++;
+    const operation = flow.judgement?.operation?.operation;
+    if (!operation) {
+      if (flow.judgement) c.notCovered++;
+      return;
+    }
+    c.byOperation[operation] = (c.byOperation[operation] ?? 0) + 1;
+    for (const f of flow.safeFindings ?? flow.judgement?.findings ?? []) {
+      if (f.subject === 'client') c.findings.client++;
+      else c.findings[f.level]++;
+      const entry = (c.byRequirement[f.requirement] ??= { level: f.level, subject: f.subject, count: 0 });
+      entry.count++;
+    }
+  }
+
+  line(): string {
+    return statusLine(this.counts);
+  }
+}
+
+/** One line on what the proxy has seen: exchanges, findings, operations. */
+export function statusLine(c: StatusCounts): string {
+  const operations = Object.entries(c.byOperation)
+    .map(([name, count]) => `${name} ${count}`)
+    .join(', ');
+  const extras = [c.notCovered > 0 ? `${c.notCovered} not covered` : '', c.failed > 0 ? `${c.failed} without response` : '', c.refused > 0 ? `${c.refused} refused` : '']
+    .filter((s) => s !== '')
+    .join(', ');
+  return (
+    `${c.exchanges} exchanges${extras ? ` (${extras})` : ''}; ` +
+    `findings: ${c.findings.must} must, ${c.findings.should} should, ${c.findings.client} client; ` +
+    `operations: ${operations === '' ? 'none yet' : operations}`
+  );
+}

@@ -1,0 +1,147 @@
+// Writes exchanges as HAR 1.2 entries: one per line in the proxy's JSONL journal, and the same
+// entries inside log.entries of a HAR file. Every entry is redacted (redact.ts) and carries
+// `_conformance` (operation, findings, token facts), which recordings/read.ts reads back.
+import type { Judgement } from '../rules/index.ts';
+import type { BearerToken, Exchange, Finding } from '../rules/types.ts';
+import { version } from '../cli/version.ts';
+import { redactExchange, scrubSecrets, tokenFacts, type SecretSink } from './redact.ts';
+
+export const HAR_CREATOR = { name: 'tmi-conform', version };
+
+/** What an entry says about its judgement; `operation` null: a path the document does not cover. */
+export interface Conformance {
+  operation: string | null;
+  findings: Array<Pick<Finding, 'requirement' | 'level' | 'subject' | 'message'>>;
+  /** The bearer credential's facts and non-secret claims (the header itself is redacted). */
+  token: BearerToken;
+}
+
+/** What a driver knows about an exchange beyond the Exchange itself (all optional). */
+export interface EntryDetails {
+  httpVersion?: string;
+  statusText?: string;
+  /** HAR timings in milliseconds; `time` is their sum. */
+  timings?: { send: number; wait: number; receive: number };
+  /** Bytes of the bodies as they crossed the wire (compressed, uncut). */
+  requestBodySize?: number;
+  responseBodySize?: number;
+  serverIPAddress?: string;
+  /** Free text, e.g. why there is no response. */
+  comment?: string;
+}
+
+interface HarNameValue {
+  name: string;
+  value: string;
+}
+
+const asList = (headers: Record<string, string>): HarNameValue[] => Object.entries(headers).map(([name, value]) => ({ name, value }));
+
+function queryString(url: string): HarNameValue[] {
+  const q = url.indexOf('?');
+  if (q === -1) return [];
+  const hash = url.indexOf('#', q);
+  return [...new URLSearchParams(url.slice(q + 1, hash === -1 ? undefined : hash))].map(([name, value]) => ({ name, value }));
+}
+
+/** Findings with their messages scrubbed of the exchange's secrets (rules may quote a body). */
+export function safeFindings(findings: Finding[], secrets: SecretSink): Finding[] {
+  return findings.map((f) => ({ ...f, message: scrubSecrets(f.message, secrets) }));
+}
+
+export interface RecordedExchange {
+  /** The HAR entry, safe to write. */
+  entry: Record<string, unknown>;
+  /** The judgement's findings, messages scrubbed of the exchange's secrets (for reports). */
+  findings: Finding[];
+}
+
+/**
+ * One HAR 1.2 entry for `exchange`, redacted. With a judgement the entry carries
+ * `_conformance`, whose finding messages are scrubbed of every secret the redaction found.
+ */
+export function harEntry(exchange: Exchange, judgement?: Judgement, details: EntryDetails = {}): Record<string, unknown> {
+  return recordExchange(exchange, judgement, details).entry;
+}
+
+export function recordExchange(exchange: Exchange, judgement?: Judgement, details: EntryDetails = {}): RecordedExchange {
+  const secrets: SecretSink = new Set();
+  const safe = redactExchange(exchange, secrets);
+  const findings = judgement && judgement.findings.length > 0 ? safeFindings(judgement.findings, secrets) : [];
+  const httpVersion = details.httpVersion ?? 'HTTP/1.1';
+  const requestBody = safe.request.body;
+  const request: Record<string, unknown> = {
+    method: safe.request.method,
+    url: safe.request.url,
+    httpVersion,
+    cookies: [],
+    headers: asList(safe.request.headers),
+    queryString: queryString(safe.request.url),
+    headersSize: -1,
+    bodySize: details.requestBodySize ?? (requestBody ? Buffer.byteLength(requestBody.text) : 0),
+  };
+  if (requestBody) {
+    const postData: Record<string, unknown> = { mimeType: safe.request.headers['content-type'] ?? '', params: [], text: requestBody.text };
+    if (requestBody.truncated) postData['_truncated'] = true;
+    request['postData'] = postData;
+  }
+
+  let response: Record<string, unknown>;
+  if (safe.response) {
+    const body = safe.response.body;
+    const content: Record<string, unknown> = {
+      size: body ? Buffer.byteLength(body.text) : 0,
+      mimeType: safe.response.headers['content-type'] ?? '',
+    };
+    if (body) content['text'] = body.text;
+    if (body?.truncated) content['_truncated'] = true;
+    response = {
+      status: safe.response.status,
+      statusText: details.statusText ?? '',
+      httpVersion,
+      cookies: [],
+      headers: asList(safe.response.headers),
+      content,
+      redirectURL: safe.response.headers['location'] ?? '',
+      headersSize: -1,
+      bodySize: details.responseBodySize ?? -1,
+    };
+  } else {
+    // No response: status 0, as browsers record it, and the reason in _error.
+    response = { status: 0, statusText: '', httpVersion: '', cookies: [], headers: [], content: { size: 0, mimeType: 'x-unknown' }, redirectURL: '', headersSize: -1, bodySize: -1 };
+  }
+  if (safe.error !== undefined) response['_error'] = safe.error;
+
+  const timings = details.timings ?? { send: 0, wait: safe.durationMs ?? 0, receive: 0 };
+  const entry: Record<string, unknown> = {
+    startedDateTime: safe.startedAt,
+    time: Math.round((timings.send + timings.wait + timings.receive) * 1000) / 1000,
+    request,
+    response,
+    cache: {},
+    timings,
+  };
+  if (details.serverIPAddress !== undefined) entry['serverIPAddress'] = details.serverIPAddress;
+  if (safe.error !== undefined) entry['_error'] = safe.error;
+  if (details.comment !== undefined) entry['comment'] = details.comment;
+  if (judgement) {
+    const conformance: Conformance = {
+      operation: judgement.operation?.operation ?? null,
+      findings: findings.map(({ requirement, level, subject, message }) => ({ requirement, level, subject, message })),
+      token: tokenFacts(safe.token),
+    };
+    entry['_conformance'] = conformance;
+  }
+  return { entry, findings };
+}
+
+/** The text of a HAR document up to the first entry; entries follow, joined by ",". */
+export function harPrologue(comment?: string): string {
+  const log: Record<string, unknown> = { version: '1.2', creator: HAR_CREATOR };
+  if (comment !== undefined) log['comment'] = comment;
+  const head = JSON.stringify({ log });
+  // '{"log":{...}}' opened up again to take "entries" last.
+  return `${head.slice(0, -2)},"entries":[\n`;
+}
+
+export const HAR_EPILOGUE = '\n]}}\n';

@@ -1,0 +1,59 @@
+// Redaction as the proxy's recordings use it: every secret masked wherever it stands (JSON,
+// forms, text cut short, headers, finding messages), masks as long as what they replace, and
+// nothing else in a body changed.
+import { describe, expect, it } from 'vitest';
+import { mask, redactBody, redactHeaders, scrubSecrets, tokenFacts, type SecretSink } from '../recordings/redact.ts';
+import { readBearerToken } from '../rules/token.ts';
+import { claims, jwt } from './helpers/exchanges.ts';
+
+const TOKEN = jwt(claims());
+
+describe('redaction for recordings', () => {
+  it('masks secret members of JSON in place, as long as the value, and leaves the rest of the text as it was', () => {
+    const text = '{ "id": "rs_1",\n  "signing_secret": "0123456789abcdef0123",  "token_lifetime": 86400 }';
+    const secrets: SecretSink = new Set();
+    const out = redactBody(text, secrets);
+    expect(out).toBe('{ "id": "rs_1",\n  "signing_secret": "[REDACTED]**********",  "token_lifetime": 86400 }');
+    expect(secrets.has('0123456789abcdef0123')).toBe(true);
+    expect(mask('abc')).toBe('***');
+    expect(mask('')).toBe('');
+  });
+
+  it('masks every leaf of a secret object and keeps its shape', () => {
+    const text = JSON.stringify({ token_encryption: { format: 'compact-nested-jwe', encryption_key: { name: 'k', kid: 'kid-1', pem: '-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----' } } });
+    const out = JSON.parse(redactBody(text)) as { token_encryption: { format: string; encryption_key: Record<string, string> } };
+    expect(out.token_encryption.format).toBe('compact-nested-jwe');
+    expect(Object.keys(out.token_encryption.encryption_key)).toEqual(['name', 'kid', 'pem']);
+    expect(Object.values(out.token_encryption.encryption_key).every((v) => /^(\[REDACTED\])?\**$/.test(v))).toBe(true);
+  });
+
+  it('masks secrets in bodies cut short, form bodies, tokens and PEM blocks anywhere in text', () => {
+    expect(redactBody('{"client_id":"a","client_secret":"s3cr3t-value-that-was-cu')).toBe('{"client_id":"a","client_secret":"[REDACTED]**************');
+    expect(redactBody('grant_type=client_credentials&client_secret=abc%2Bdef&audience=x')).toBe('grant_type=client_credentials&client_secret=[REDACTED]&audience=x'.replace('[REDACTED]', mask('abc+def')));
+    const text = redactBody(`note: ${TOKEN} and -----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY----- done password`);
+    expect(text).not.toContain(TOKEN);
+    expect(text).not.toContain('AAAA');
+    expect(text.endsWith(' done password')).toBe(true);
+  });
+
+  it('redacts credentials in headers and says which scheme they used', () => {
+    const secrets: SecretSink = new Set();
+    const basic = Buffer.from('client:pa55word').toString('base64');
+    expect(redactHeaders({ authorization: `Bearer ${TOKEN}`, cookie: 'sid=abcdef123', accept: '*/*' }, secrets)).toEqual({ authorization: 'Bearer [REDACTED]', cookie: '[REDACTED]', accept: '*/*' });
+    expect(redactHeaders({ authorization: `Basic ${basic}` }, secrets)).toEqual({ authorization: 'Basic [REDACTED]' });
+    expect([...secrets]).toEqual(expect.arrayContaining([TOKEN, 'abcdef123', 'pa55word']));
+  });
+
+  it('scrubs finding messages of the collected secrets, also when a message shows a value cut short', () => {
+    const secrets: SecretSink = new Set(['a-long-signing-secret-value']);
+    expect(scrubSecrets('received "a-long-signing-secret-value"', secrets)).toBe(`received "${mask('a-long-signing-secret-value')}"`);
+    expect(scrubSecrets('received {"id":"x","signing_secret":"a-long-sign…', new Set())).toBe(`received {"id":"x","signing_secret":"${mask('a-long-sign…')}`);
+  });
+
+  it('keeps what the rules need of the token and nothing secret', () => {
+    const facts = tokenFacts(readBearerToken({ authorization: `Bearer ${TOKEN}` }));
+    expect(facts).toEqual({ headerPresent: true, wellFormed: true, claims: claims() });
+    expect(JSON.stringify(facts)).not.toContain(TOKEN.split('.')[2]);
+    expect(tokenFacts(readBearerToken({ authorization: 'Bearer' }))).toMatchObject({ headerPresent: true, wellFormed: false });
+  });
+});

@@ -7,23 +7,13 @@
 // encryption key's type). Every value masked can also be collected, so that text derived from
 // the exchange (finding messages) can be scrubbed of it too.
 import type { BearerToken, Exchange, Headers } from '../rules/types.ts';
+import { SECRET_KEYS } from '../rules/secrets.ts';
 
 export const REDACTED = '[REDACTED]';
 
 /** JSON keys (anywhere in a body) whose values are secrets. */
-export const SECRET_KEYS = new Set([
-  'client_secret',
-  'access_token',
-  'refresh_token',
-  'id_token',
-  'subject_token',
-  'actor_token',
-  'client_assertion',
-  'signing_secret',
-  'password',
-  'pem', // token_encryption.encryption_key.pem
-  'encryption_key',
-]);
+/** JSON keys (anywhere in a body) whose values are secrets: the rule engine's list. */
+export { SECRET_KEYS };
 
 /** Headers that carry credentials. */
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key']);
@@ -34,15 +24,17 @@ export const KEPT_CLAIMS = ['iss', 'sub', 'aud', 'azp', 'scope', 'gty', 'iat', '
 /** Values shorter than this are not scrubbed from free text: they would mangle it, and hide nothing. */
 const MIN_SCRUB_LENGTH = 4;
 
+/** Characters JSON escapes in a string. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
 /** Collects the secret values a redaction replaced. */
 export type SecretSink = Set<string>;
 
 const note = (sink: SecretSink | undefined, value: string) => {
   if (!sink || value.length < MIN_SCRUB_LENGTH) return;
   sink.add(value);
-  // Messages show values JSON-quoted: a secret with quotes or backslashes appears escaped.
-  const escaped = JSON.stringify(value).slice(1, -1);
-  if (escaped !== value) sink.add(escaped);
+  // Messages show values JSON-quoted: a secret with quotes, backslashes or controls appears escaped.
+  if (NEEDS_ESCAPE.test(value)) sink.add(JSON.stringify(value).slice(1, -1));
 };
 
 /** A mask as long as `value`, so that length rules judge a recording as they judged the traffic. */

@@ -52,11 +52,12 @@ export function buildExchange(parts: ExchangeParts): Exchange {
   if (parts.id !== undefined) exchange.id = parts.id;
   if (parts.durationMs !== undefined) exchange.durationMs = parts.durationMs;
   const requestBody = asBody(parts.requestBody);
-  if (requestBody && requestBody.text.length > 0) exchange.request.body = requestBody;
+  // A body that was there but not captured stays, marked truncated: it is not "no body".
+  if (requestBody && (requestBody.text.length > 0 || requestBody.truncated)) exchange.request.body = requestBody;
   if (parts.status !== undefined) {
     exchange.response = { status: parts.status, headers: normalizeHeaders(parts.responseHeaders) };
     const responseBody = asBody(parts.responseBody);
-    if (responseBody && responseBody.text.length > 0) exchange.response.body = responseBody;
+    if (responseBody && (responseBody.text.length > 0 || responseBody.truncated)) exchange.response.body = responseBody;
   }
   if (parts.error !== undefined) exchange.error = parts.error;
   return exchange;

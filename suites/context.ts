@@ -24,11 +24,22 @@ export const api: SuiteApi = (shared.tmiSuiteApi ??= new SuiteApi(config, inject
 
 /** The test fails on an implementation finding about one of `ids`; other findings reach the report anyway. */
 export function expectNoFindings(judged: Judged, ...ids: string[]): void {
-  const about = judged.findings.filter((f) => f.subject === 'implementation' && ids.includes(f.requirement));
+  failOnFindings(judged, judged.findings.filter((f) => f.subject === 'implementation' && ids.includes(f.requirement)));
+}
+
+/**
+ * For rules about the token the target issued (JWT format, scope form and catalog): the engine
+ * files them under the client that sends the token, so findings of either subject count.
+ */
+export function expectIssuedTokenConforms(judged: Judged, ...ids: string[]): void {
+  failOnFindings(judged, judged.findings.filter((f) => ids.includes(f.requirement)));
+}
+
+function failOnFindings(judged: Judged, findings: Judged['findings']): void {
   // The findings' own messages ("ID: expected …; received …") make the failure, so the report
   // can tell which of the test's requirements it is evidence against.
   const where = `${judged.exchange.request.method} ${judged.exchange.request.url} → ${judged.status}`;
-  expect(about.length, `${where}\n${about.map((f) => f.message).join('\n')}`).toBe(0);
+  expect(findings.length, `${where}\n${findings.map((f) => f.message).join('\n')}`).toBe(0);
 }
 
 /** The exchange did put `id` to the test (e.g. a success response that the rule could judge). */

@@ -2,6 +2,7 @@
 // {auth_url}/oauth/token/ and cached until shortly before they expire, or a static token), and
 // the derived ones the suites make themselves (none, a malformed header, a bad signature).
 import { decodeJwt } from 'jose';
+import { scopesOf } from '../rules/token.ts';
 import type { Credential, Profile, SuiteConfig } from './config.ts';
 import type { Judged, OutgoingRequest } from './http.ts';
 
@@ -99,8 +100,7 @@ export function corruptSignature(token: string): string {
 /** The scopes a token grants, from its claims (empty when it is not a JWT). */
 export function scopesOfToken(token: string): string[] {
   try {
-    const scope = decodeJwt(token)['scope'];
-    return typeof scope === 'string' ? scope.split(' ').filter(Boolean) : Array.isArray(scope) ? scope.map(String) : [];
+    return scopesOf(decodeJwt(token)) ?? [];
   } catch {
     return [];
   }

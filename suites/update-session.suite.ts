@@ -2,11 +2,11 @@
 // Only sessions whose original metadata is known are changed; the run puts it back.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isSuccess } from '../rules/checks/check.ts';
 import { invalidSessionUpdates, invalidUpdateExamples, oddIds, validMetadataExamples, validSessionMetadata } from './arbitraries.ts';
 import { api, boundedPredicate, config, covers, expectExamined, expectNoFindings, needsProfile, needsSession, restorableSessions, unknownId } from './context.ts';
 import type { TestContext } from 'vitest';
 
-const isSuccess = (status: number) => status >= 200 && status < 300;
 
 /** The session the tests change, once the test may use one. */
 function sessionFor(context: TestContext): string {

@@ -65,14 +65,25 @@ function measure(args: string[]): Measured {
 }
 
 function baseline(path: string): Measured {
-  // The floor: stream the file and parse every line, nothing else.
+  // The floor: stream the file, split it into lines and parse every line, nothing else.
   const script = `
-    import { createReadStream } from 'node:fs'; import { createInterface } from 'node:readline';
-    const t = performance.now(); let n = 0;
-    for await (const line of createInterface({ input: createReadStream(${JSON.stringify(path)}, { highWaterMark: 1 << 20 }), crlfDelay: Infinity })) { if (line) { JSON.parse(line); n++; } }
+    import { createReadStream } from 'node:fs';
+    const t = performance.now(); let n = 0; let partial = [];
+    const parse = (line) => { if (line.trim() !== '') { JSON.parse(line); n++; } };
+    for await (const chunk of createReadStream(${JSON.stringify(path)}, { highWaterMark: 1 << 20 })) {
+      let start = 0;
+      for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+        if (partial.length > 0) { partial.push(chunk.subarray(0, nl)); parse(Buffer.concat(partial).toString('utf8')); partial = []; }
+        else parse(chunk.toString('utf8', start, nl));
+        start = nl + 1;
+      }
+      if (start < chunk.length) partial.push(chunk.subarray(start));
+    }
+    if (partial.length > 0) parse(Buffer.concat(partial).toString('utf8'));
     process.stderr.write('@measure ' + JSON.stringify({ code: 0, ms: performance.now() - t, maxRssMiB: process.resourceUsage().maxRSS / 1024 }) + '\\n');`;
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
-  const line = result.stderr.split('\n').find((l) => l.startsWith('@measure '))!;
+  const line = result.stderr.split('\n').find((l) => l.startsWith('@measure '));
+  if (!line) throw new Error(`baseline failed: ${result.stderr.slice(-400)}`);
   return JSON.parse(line.slice('@measure '.length)) as Measured;
 }
 

@@ -2,7 +2,8 @@
 // judges recorded traffic offline with the same rule engine as the suites and the proxy.
 import { access } from 'node:fs/promises';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
-import { readRecording, RecordingError, type ReadProgress } from '../recordings/read.ts';
+import { readRecordingBatches, RecordingError, type ReadProgress } from '../recordings/read.ts';
+import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { writeReports } from '../reports/write.ts';
@@ -30,6 +31,22 @@ export interface ValidateSummary {
   findingsByRequirement: Map<string, { level: string; subject: string; count: number }>;
 }
 
+function judgeInto(exchange: Exchange, tracker: RateLimitTracker, builder: ReportBuilder, summary: ValidateSummary): void {
+  summary.exchanges++;
+  const judgement = judgeExchange(exchange, tracker);
+  builder.addExchange(exchange, judgement);
+  if (!judgement.operation) {
+    summary.notCovered++;
+    return;
+  }
+  summary.judged++;
+  for (const f of judgement.findings) {
+    const entry = summary.findingsByRequirement.get(f.requirement);
+    if (entry) entry.count++;
+    else summary.findingsByRequirement.set(f.requirement, { level: f.level, subject: f.subject, count: 1 });
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
   const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true } });
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
@@ -50,20 +67,8 @@ export async function run(argv: string[]): Promise<number> {
     const tracker = new RateLimitTracker(); // rate-limit sequences are per recording
     const progress: ReadProgress = { truncatedTail: false };
     try {
-      for await (const exchange of readRecording(file, progress)) {
-        summary.exchanges++;
-        const judgement = judgeExchange(exchange, tracker);
-        builder.addExchange(exchange, judgement);
-        if (!judgement.operation) {
-          summary.notCovered++;
-          continue;
-        }
-        summary.judged++;
-        for (const f of judgement.findings) {
-          const entry = summary.findingsByRequirement.get(f.requirement) ?? { level: f.level, subject: f.subject, count: 0 };
-          entry.count++;
-          summary.findingsByRequirement.set(f.requirement, entry);
-        }
+      for await (const batch of readRecordingBatches(file, progress)) {
+        for (const exchange of batch) judgeInto(exchange, tracker, builder, summary);
       }
       summary.files++;
       if (progress.truncatedTail) process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);

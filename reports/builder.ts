@@ -7,7 +7,7 @@
 // Client findings are kept beside the verdict, never in it. Every suite test is listed too.
 import type { Judgement } from '../rules/index.ts';
 import { loadRequirements, type Requirement } from '../rules/requirements.ts';
-import { observationOf, rateLimitClient } from '../rules/rate-limit-tracker.ts';
+import { observationOf, rateLimitClient, type RateLimitObservation } from '../rules/rate-limit-tracker.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
 import { redactExchange, scrubSecrets, type SecretSink } from '../recordings/redact.ts';
 import { version } from '../cli/version.ts';
@@ -95,45 +95,64 @@ export class ReportBuilder {
     const byStatus = (this.traffic.byOperation[operation] ??= {});
     const status = exchange.response ? String(exchange.response.status) : 'error';
     byStatus[status] = (byStatus[status] ?? 0) + 1;
-    this.recordRateLimit(exchange);
+    this.recordRateLimit(exchange, judgement.rateLimit !== undefined ? judgement.rateLimit : observationOf(exchange));
+    const kept = new KeptExchange(exchange, operation);
+    if (judgement.findings.length === 0) {
+      // The common case, kept cheap: every examined requirement gets a pass.
+      for (const id of judgement.examined) {
+        const acc = this.byId.get(id);
+        if (acc) this.addPass(acc, kept, test);
+      }
+      return;
+    }
+    this.addJudgedFindings(kept, judgement, test);
+  }
 
-    let evidence: ExchangeEvidence | undefined;
-    const secrets: SecretSink = new Set();
-    const evidenceOf = () => (evidence ??= exchangeEvidence(exchange, operation, secrets));
-    // A finding's message may quote what it judged: masked like the evidence beside it. Done
-    // only for the findings a report keeps, so heavy failing traffic is not redacted in vain.
-    const reported = (f: Finding): Finding => (evidenceOf(), { ...findingOf(f), message: scrubSecrets(f.message, secrets) });
+  private addPass(acc: Accumulator, kept: KeptExchange, test: string | undefined): void {
+    acc.exchanges++;
+    if (acc.passes.length >= 2) return;
+    const item: Evidence = { source: this.source.name, kind: 'exchange', status: 'pass', exchange: kept.evidence() };
+    if (test !== undefined) item.test = test;
+    acc.passes.push(item);
+  }
+
+  private addJudgedFindings(kept: KeptExchange, judgement: Judgement, test: string | undefined): void {
     const implementationFindings = new Map<string, Finding[]>();
     const brokenByClient = new Set<string>();
     for (const f of judgement.findings) {
       if (f.subject === 'client') {
         brokenByClient.add(f.requirement);
-        this.addClientFinding(f, reported, evidenceOf);
+        this.addClientFinding(f, kept);
         const acc = this.byId.get(f.requirement);
         if (acc) acc.clientFindings++;
         continue;
       }
-      implementationFindings.set(f.requirement, [...(implementationFindings.get(f.requirement) ?? []), f]);
+      const list = implementationFindings.get(f.requirement);
+      if (list) list.push(f);
+      else implementationFindings.set(f.requirement, [f]);
     }
-    for (const id of new Set([...judgement.examined, ...implementationFindings.keys()])) {
-      const acc = this.byId.get(id);
-      // A rule the caller broke says nothing for or against the implementation.
-      if (!acc || (brokenByClient.has(id) && !implementationFindings.has(id))) continue;
-      acc.exchanges++;
-      const findings = implementationFindings.get(id);
-      const item: Evidence = { source: this.source.name, kind: 'exchange', status: findings ? statusOfFailure(acc.requirement) : 'pass' };
-      if (test !== undefined) item.test = test;
-      if (findings) {
-        acc.failingExchanges++;
-        if (acc.failures.length < EVIDENCE_PER_REQUIREMENT) {
-          item.findings = findings.map(reported);
-          item.message = item.findings.map((f) => f.message).join('\n');
-          acc.failures.push({ ...item, exchange: evidenceOf() });
-        }
-      } else if (acc.passes.length < 2) {
-        acc.passes.push({ ...item, exchange: evidenceOf() });
-      }
+    for (const id of judgement.examined) this.addJudgedRequirement(id, kept, implementationFindings, brokenByClient, test);
+    for (const id of implementationFindings.keys()) if (!judgement.examined.includes(id)) this.addJudgedRequirement(id, kept, implementationFindings, brokenByClient, test);
+  }
+
+  private addJudgedRequirement(id: string, kept: KeptExchange, implementationFindings: Map<string, Finding[]>, brokenByClient: Set<string>, test: string | undefined): void {
+    const acc = this.byId.get(id);
+    const findings = implementationFindings.get(id);
+    // A rule the caller broke says nothing for or against the implementation.
+    if (!acc || (brokenByClient.has(id) && !findings)) return;
+    if (!findings) {
+      this.addPass(acc, kept, test);
+      return;
     }
+    acc.exchanges++;
+    acc.failingExchanges++;
+    if (acc.failures.length >= EVIDENCE_PER_REQUIREMENT) return;
+    const item: Evidence = { source: this.source.name, kind: 'exchange', status: statusOfFailure(acc.requirement) };
+    if (test !== undefined) item.test = test;
+    item.findings = findings.map((f) => kept.reported(f));
+    item.message = item.findings.map((f) => f.message).join('\n');
+    item.exchange = kept.evidence();
+    acc.failures.push(item);
   }
 
   /** One suite test's outcome: listed as a test, and evidence for every requirement it names. */
@@ -195,11 +214,11 @@ export class ReportBuilder {
     return report;
   }
 
-  private addClientFinding(f: Finding, reported: (f: Finding) => Finding, evidenceOf: () => ExchangeEvidence): void {
+  private addClientFinding(f: Finding, kept: KeptExchange): void {
     const key = `${f.requirement} ${f.check}`;
     const existing = this.clientFindings.get(key);
     if (existing) existing.count++;
-    else this.clientFindings.set(key, { ...reported(f), count: 1, example: evidenceOf() });
+    else this.clientFindings.set(key, { ...kept.reported(f), count: 1, example: kept.evidence() });
   }
 
   private testResult(outcome: TestOutcome, message: string | undefined, counterexample: string | undefined): TestResult {
@@ -216,8 +235,7 @@ export class ReportBuilder {
     return result;
   }
 
-  private recordRateLimit(exchange: Exchange): void {
-    const observation = observationOf(exchange);
+  private recordRateLimit(exchange: Exchange, observation: RateLimitObservation | null | undefined): void {
     if (!observation) return;
     if (this.rateLimitSeen++ % this.rateLimitStride !== 0) return;
     const series = this.traffic.rateLimitSeries;
@@ -226,6 +244,32 @@ export class ReportBuilder {
       this.traffic.rateLimitSeries = series.filter((_, i) => i % 2 === 0);
       this.rateLimitStride *= 2;
     }
+  }
+}
+
+/**
+ * An exchange as a report keeps it: its redacted evidence is made only when some requirement
+ * keeps it (most exchanges are counted, not kept), and once.
+ */
+class KeptExchange {
+  private kept: ExchangeEvidence | undefined;
+  /** Secret values the redaction masked: a finding's message quoting one is masked the same way. */
+  private readonly secrets: SecretSink = new Set();
+
+  constructor(
+    private readonly exchange: Exchange,
+    private readonly operation: string,
+  ) {}
+
+  evidence(): ExchangeEvidence {
+    this.kept ??= exchangeEvidence(this.exchange, this.operation, this.secrets);
+    return this.kept;
+  }
+
+  /** A finding as a report shows it: its documented fields, its message masked like the evidence. */
+  reported(f: Finding): Finding {
+    this.evidence();
+    return { ...findingOf(f), message: scrubSecrets(f.message, this.secrets) };
   }
 }
 

@@ -1,24 +1,39 @@
 // Building exchanges from what a driver captured. Pure: no I/O.
+// Hot path (every exchange of validate and proxy): plain loops, no closures or spreads.
 import { readBearerToken } from './token.ts';
 import type { BearerToken, CapturedBody, Exchange, Headers } from './types.ts';
 
-/** Lower-cases header names and joins repeated headers, whatever shape they arrive in. */
-export function normalizeHeaders(
-  input: Headers | Record<string, string | string[] | number | undefined> | Array<{ name: string; value: string }> | undefined,
-): Headers {
+type HeaderInput = Headers | Record<string, string | string[] | number | undefined> | ReadonlyArray<{ name: unknown; value?: unknown }> | undefined;
+
+function addHeader(out: Headers, name: string, value: string): void {
+  const key = name.toLowerCase();
+  const previous = out[key];
+  out[key] = previous === undefined ? value : `${previous}, ${value}`;
+}
+
+/**
+ * Lower-cases header names and joins repeated headers, whatever shape they arrive in. HTTP/2
+ * pseudo-headers (":method", ":path"…) are not headers and are left out.
+ */
+export function normalizeHeaders(input: HeaderInput): Headers {
   const out: Headers = {};
-  const add = (name: string, value: string) => {
-    const key = name.toLowerCase();
-    out[key] = out[key] === undefined ? value : `${out[key]}, ${value}`;
-  };
+  if (input === undefined) return out;
   if (Array.isArray(input)) {
-    for (const { name, value } of input) add(name, value);
-  } else if (input) {
-    for (const [name, value] of Object.entries(input)) {
-      if (value === undefined) continue;
-      if (Array.isArray(value)) value.forEach((v) => add(name, String(v)));
-      else add(name, String(value));
+    for (let i = 0; i < input.length; i++) {
+      const header = input[i] as { name: unknown; value?: unknown } | null | undefined;
+      const name = header?.name;
+      if (typeof name !== 'string' || name.startsWith(':')) continue;
+      const value = header!.value;
+      addHeader(out, name, typeof value === 'string' ? value : String(value ?? ''));
     }
+    return out;
+  }
+  const record = input as Record<string, string | string[] | number | undefined>;
+  for (const name in record) {
+    const value = record[name];
+    if (value === undefined || name.startsWith(':')) continue;
+    if (Array.isArray(value)) for (const v of value) addHeader(out, name, String(v));
+    else addHeader(out, name, typeof value === 'string' ? value : String(value));
   }
   return out;
 }
@@ -29,35 +44,43 @@ export interface ExchangeParts {
   durationMs?: number;
   method: string;
   url: string;
-  requestHeaders?: Parameters<typeof normalizeHeaders>[0];
+  requestHeaders?: HeaderInput;
   requestBody?: string | CapturedBody;
   status?: number;
-  responseHeaders?: Parameters<typeof normalizeHeaders>[0];
+  responseHeaders?: HeaderInput;
   responseBody?: string | CapturedBody;
   error?: string;
   /** Facts about the token the driver knows (see BearerToken). */
   tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal'>;
 }
 
-const asBody = (body: string | CapturedBody | undefined): CapturedBody | undefined =>
-  body === undefined ? undefined : typeof body === 'string' ? { text: body } : body;
+/** The body as judged: a body that was there but not captured stays, marked truncated (it is not "no body"). */
+function keptBody(body: string | CapturedBody | undefined): CapturedBody | undefined {
+  if (body === undefined) return undefined;
+  const captured = typeof body === 'string' ? { text: body } : body;
+  return captured.text.length > 0 || captured.truncated ? captured : undefined;
+}
 
 export function buildExchange(parts: ExchangeParts): Exchange {
   const requestHeaders = normalizeHeaders(parts.requestHeaders);
+  const token = readBearerToken(requestHeaders);
+  if (parts.tokenFacts) {
+    if (parts.tokenFacts.signatureValid !== undefined) token.signatureValid = parts.tokenFacts.signatureValid;
+    if (parts.tokenFacts.clientGlobal !== undefined) token.clientGlobal = parts.tokenFacts.clientGlobal;
+  }
   const exchange: Exchange = {
     startedAt: parts.startedAt ?? new Date().toISOString(),
     request: { method: parts.method.toUpperCase(), url: parts.url, headers: requestHeaders },
-    token: { ...readBearerToken(requestHeaders), ...parts.tokenFacts },
+    token,
   };
   if (parts.id !== undefined) exchange.id = parts.id;
   if (parts.durationMs !== undefined) exchange.durationMs = parts.durationMs;
-  const requestBody = asBody(parts.requestBody);
-  // A body that was there but not captured stays, marked truncated: it is not "no body".
-  if (requestBody && (requestBody.text.length > 0 || requestBody.truncated)) exchange.request.body = requestBody;
+  const requestBody = keptBody(parts.requestBody);
+  if (requestBody) exchange.request.body = requestBody;
   if (parts.status !== undefined) {
     exchange.response = { status: parts.status, headers: normalizeHeaders(parts.responseHeaders) };
-    const responseBody = asBody(parts.responseBody);
-    if (responseBody && (responseBody.text.length > 0 || responseBody.truncated)) exchange.response.body = responseBody;
+    const responseBody = keptBody(parts.responseBody);
+    if (responseBody) exchange.response.body = responseBody;
   }
   if (parts.error !== undefined) exchange.error = parts.error;
   return exchange;

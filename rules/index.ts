@@ -4,7 +4,8 @@ import { CHECKS } from './checks/index.ts';
 import type { Check, CheckInput, ParsedBody } from './checks/check.ts';
 import { matchOperation } from './operations.ts';
 import { requirement } from './requirements.ts';
-import { observationOf, rateLimitClient, RateLimitTracker } from './rate-limit-tracker.ts';
+import { rateLimitClient, RateLimitTracker, type RateLimitObservation } from './rate-limit-tracker.ts';
+import { rateLimitObservationOf } from './checks/check.ts';
 import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } from './types.ts';
 
 export { matchOperation } from './operations.ts';
@@ -23,6 +24,8 @@ export interface Judgement {
    * or not. A report calls a requirement "pass" only when some exchange or test examined it.
    */
   examined: string[];
+  /** The response's X-RateLimit-* reading (null: none), for the report's rate-limit chart. */
+  rateLimit?: RateLimitObservation | null;
 }
 
 function parseBody(body: CapturedBody | undefined): ParsedBody | undefined {
@@ -34,20 +37,30 @@ function parseBody(body: CapturedBody | undefined): ParsedBody | undefined {
   }
 }
 
-/** A check names several requirements; each concerns only the operations the catalog lists for it. */
-const examinedBy = new Map<Check, Map<OperationId, string[]>>();
-function requirementsExamined(check: Check, operation: OperationId): string[] {
-  let byOperation = examinedBy.get(check);
-  if (!byOperation) examinedBy.set(check, (byOperation = new Map()));
-  let ids = byOperation.get(operation);
-  if (!ids) {
-    ids = check.requirements.filter((id) => {
-      const { operations } = requirement(id);
-      return operations.includes('all') || operations.includes(operation);
-    });
-    byOperation.set(operation, ids);
+/** A check as it runs for one operation, with the requirements its verdict puts to the test there. */
+interface PlannedCheck {
+  check: Check;
+  /** A check names several requirements; each concerns only the operations the catalog lists for it. */
+  examines: string[];
+}
+
+/** The checks that apply to each operation, worked out once: judging is the hot path. */
+const plans = new Map<OperationId, PlannedCheck[]>();
+function planFor(operation: OperationId): PlannedCheck[] {
+  let plan = plans.get(operation);
+  if (!plan) {
+    plan = [];
+    for (const check of CHECKS) {
+      if (!check.operations.includes(operation)) continue;
+      const examines = check.requirements.filter((id) => {
+        const { operations } = requirement(id);
+        return operations.includes('all') || operations.includes(operation);
+      });
+      plan.push({ check, examines });
+    }
+    plans.set(operation, plan);
   }
-  return ids;
+  return plan;
 }
 
 export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): Judgement {
@@ -61,17 +74,14 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): J
   if (tracker) input.tracker = tracker;
 
   const findings: Finding[] = [];
-  const examined = new Set<string>();
-  for (const check of CHECKS) {
-    if (!check.operations.includes(operation.operation)) continue;
+  const examined: string[] = [];
+  for (const { check, examines } of planFor(operation.operation)) {
     const result = check.run(input);
     if (!result) continue;
-    findings.push(...result);
-    for (const id of requirementsExamined(check, operation.operation)) examined.add(id);
+    for (let i = 0; i < result.length; i++) findings.push(result[i]!);
+    for (let i = 0; i < examines.length; i++) if (!examined.includes(examines[i]!)) examined.push(examines[i]!);
   }
-  if (tracker) {
-    const observation = observationOf(exchange);
-    if (observation) tracker.record(rateLimitClient(exchange), observation);
-  }
-  return { operation, findings, examined: [...examined] };
+  const rateLimit = rateLimitObservationOf(input) ?? null;
+  if (tracker && rateLimit) tracker.record(rateLimitClient(exchange), rateLimit);
+  return { operation, findings, examined, rateLimit };
 }

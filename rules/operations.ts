@@ -17,11 +17,15 @@ const ROUTES: Route[] = [
   { operation: 'getToken', method: 'POST', pattern: /^(.*?)\/oauth\/token()\/?$/ },
 ];
 
+const SCHEME_AND_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
 /** The path and query of an absolute or origin-form URL. */
 export function splitUrl(url: string): { path: string; search: string } {
   let rest = url;
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(url);
-  if (scheme) rest = url.slice(scheme[0].length);
+  if (url.charCodeAt(0) !== 47 /* "/": origin-form, no scheme */) {
+    const scheme = SCHEME_AND_AUTHORITY.exec(url);
+    if (scheme) rest = url.slice(scheme[0].length);
+  }
   const hash = rest.indexOf('#');
   if (hash !== -1) rest = rest.slice(0, hash);
   const q = rest.indexOf('?');
@@ -31,6 +35,7 @@ export function splitUrl(url: string): { path: string; search: string } {
 
 /** Decodes once, as a server does; a malformed escape leaves the segment as it is. */
 export function decodeSegment(raw: string): string {
+  if (!raw.includes('%')) return raw;
   try {
     return decodeURIComponent(raw);
   } catch {

@@ -18,8 +18,15 @@ export function rateLimitHeaders(headers: Headers): RateLimitHeaders {
 }
 
 /** A header value as a non-negative integer, or undefined when it is not one. */
+const NON_NEGATIVE_INTEGER = /^\s*\d{1,15}\s*$/;
+const isDigit = (code: number): boolean => code >= 48 && code <= 57;
+
 export function nonNegativeInteger(value: string | undefined): number | undefined {
-  if (value === undefined || !/^\s*\d{1,15}\s*$/.test(value)) return undefined;
+  if (value === undefined) return undefined;
+  // Plain digits (what every response carries) are read without a regular expression.
+  let plain = value.length > 0 && value.length <= 15;
+  for (let i = 0; plain && i < value.length; i++) plain = isDigit(value.charCodeAt(i));
+  if (!plain && !NON_NEGATIVE_INTEGER.test(value)) return undefined;
   return Number(value);
 }
 
@@ -65,7 +72,9 @@ export class RateLimitTracker {
   /** The latest observation of `client` that had finished by `before` (epoch ms). */
   lastFinishedBefore(client: string, before: number): RateLimitObservation | undefined {
     let best: RateLimitObservation | undefined;
-    for (const o of this.byClient.get(client) ?? []) if (o.end <= before && (!best || o.end > best.end)) best = o;
+    const list = this.byClient.get(client);
+    if (!list) return undefined;
+    for (const o of list) if (o.end <= before && (!best || o.end > best.end)) best = o;
     return best;
   }
 

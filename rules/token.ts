@@ -27,18 +27,54 @@ function decodeToken(token: string): Readonly<Pick<BearerToken, 'claims' | 'deco
   return entry;
 }
 
+/** What a well-formed Authorization header reads as, without the per-exchange facts. */
+type HeaderReading = Readonly<Pick<BearerToken, 'claims' | 'decodeError'>> | undefined;
+
+/**
+ * The last few Authorization headers seen, checked before the map: comparing a header with a
+ * recent one is cheaper than hashing a long token, and traffic mostly repeats its recent tokens.
+ */
+const RECENT_HEADERS = 4;
+const recentHeaders: string[] = [];
+const recentReadings: HeaderReading[] = [];
+
+function readHeader(raw: string): HeaderReading {
+  for (let i = 0; i < recentHeaders.length; i++) if (recentHeaders[i] === raw) return recentReadings[i];
+  const credential = BEARER.exec(raw)?.[1];
+  const reading = credential === undefined ? undefined : decodeToken(credential);
+  recentHeaders.unshift(raw);
+  recentReadings.unshift(reading);
+  if (recentHeaders.length > RECENT_HEADERS) {
+    recentHeaders.pop();
+    recentReadings.pop();
+  }
+  return reading;
+}
+
 export function readBearerToken(headers: Headers): BearerToken {
   const raw = headers['authorization'];
   if (raw === undefined) return { headerPresent: false, wellFormed: false };
-  const match = BEARER.exec(raw);
-  if (!match) return { headerPresent: true, wellFormed: false, decodeError: 'not of the form "Bearer <token>"' };
-  return { headerPresent: true, wellFormed: true, ...decodeToken(match[1]!) };
+  const reading = readHeader(raw);
+  if (reading === undefined) return { headerPresent: true, wellFormed: false, decodeError: 'not of the form "Bearer <token>"' };
+  const token: BearerToken = { headerPresent: true, wellFormed: true };
+  if (reading.claims) token.claims = reading.claims;
+  if (reading.decodeError !== undefined) token.decodeError = reading.decodeError;
+  return token;
 }
 
+/** Scopes per claims object: the claims of a decoded token are shared and frozen (see decodeToken). */
+const scopesByClaims = new WeakMap<object, readonly string[] | null>();
+
+const isNonEmpty = (s: string): boolean => s.length > 0;
+const isString = (s: unknown): s is string => typeof s === 'string';
+
 /** The token's scopes: the `scope` claim (space-separated string, or an array). */
-export function scopesOf(claims: Record<string, unknown> | undefined): string[] | undefined {
-  const scope = claims?.['scope'] ?? claims?.['scp'];
-  if (typeof scope === 'string') return scope.split(' ').filter((s) => s.length > 0);
-  if (Array.isArray(scope)) return scope.filter((s): s is string => typeof s === 'string');
-  return undefined;
+export function scopesOf(claims: Record<string, unknown> | undefined): readonly string[] | undefined {
+  if (!claims) return undefined;
+  const known = Object.isFrozen(claims) ? scopesByClaims.get(claims) : undefined;
+  if (known !== undefined) return known ?? undefined;
+  const scope = claims['scope'] ?? claims['scp'];
+  const scopes = typeof scope === 'string' ? scope.split(' ').filter(isNonEmpty) : Array.isArray(scope) ? scope.filter(isString) : undefined;
+  if (Object.isFrozen(claims)) scopesByClaims.set(claims, scopes ? Object.freeze(scopes) : null);
+  return scopes;
 }

@@ -98,7 +98,7 @@ export function corruptSignature(token: string): string {
 }
 
 /** The scopes a token grants, from its claims (empty when it is not a JWT). */
-export function scopesOfToken(token: string): string[] {
+export function scopesOfToken(token: string): readonly string[] {
   try {
     return scopesOf(decodeJwt(token)) ?? [];
   } catch {

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { judgeExchange } from '../rules/index.ts';
-import { readHar, readJsonl, readRecording, type HarEntry } from '../recordings/read.ts';
+import { readHar, readJsonl, readJsonlBatches, readRecording, type HarEntry } from '../recordings/read.ts';
 import type { Exchange } from '../rules/types.ts';
 import { claims, jwt, resourceServer, session } from './helpers/exchanges.ts';
 
@@ -120,6 +120,26 @@ describe('JSONL journal', () => {
     const read = await collect(readJsonl(path, progress));
     expect(read).toHaveLength(2);
     expect(progress.truncatedTail).toBe(true);
+  });
+
+  it('reads every line whatever the chunk boundaries: multi-byte characters, CRLF, blank lines, no final newline', async () => {
+    const value = fc.string({ unit: fc.constantFrom('a', 'é', '€', '😀', '"', '\\', '\n'), maxLength: 30 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(value, { minLength: 1, maxLength: 10 }), fc.integer({ min: 1, max: 97 }), fc.boolean(), fc.boolean(), async (values, chunkBytes, crlf, finalNewline) => {
+        const lines = values.map((v, i) => JSON.stringify({ startedDateTime: '2027-01-15T08:00:00.000Z', request: { method: 'PATCH', url: `http://127.0.0.1/api/v2/sessions/s${i}`, headers: [], postData: { text: JSON.stringify({ session_metadata: { v } }) } }, response: { status: 200, headers: [] } }));
+        const eol = crlf ? '\r\n' : '\n';
+        const path = join(dir, 'chunks.jsonl');
+        writeFileSync(path, `${eol}${lines.join(`${eol}${eol}`)}${finalNewline ? eol : ''}`);
+        const progress = { truncatedTail: false };
+        const read: Exchange[] = [];
+        for await (const batch of readJsonlBatches(path, progress, chunkBytes)) read.push(...batch);
+        expect(progress.truncatedTail).toBe(false);
+        expect(read.map((e) => JSON.parse(e.request.body!.text).session_metadata.v)).toEqual(values);
+        // Ids are line numbers, blank lines counted: a finding points at the right line.
+        expect(read.map((e) => e.id)).toEqual(values.map((_, i) => String(2 + 2 * i)));
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('rejects a malformed line that is not the last, naming it', async () => {

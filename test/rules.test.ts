@@ -417,3 +417,43 @@ describe('operation matching', () => {
     expect(BASE).toContain('/api/v2');
   });
 });
+
+describe('building exchanges', () => {
+  it('header names in any case are joined, pseudo-headers and nameless entries left out', () => {
+    const headers = [
+      { name: ':path', value: '/x' },
+      { name: 'X-A', value: '1' },
+      { name: 'x-a', value: '2' },
+      { name: 'X-N', value: 7 },
+      { value: 'no name' },
+    ] as unknown as Array<{ name: string; value: string }>;
+    expect(buildExchange({ method: 'get', url: '/x', requestHeaders: headers }).request.headers).toEqual({ 'x-a': '1, 2', 'x-n': '7' });
+    expect(buildExchange({ method: 'get', url: '/x', requestHeaders: { 'X-A': ['1', '2'], ':authority': 'h', 'x-u': undefined } }).request.headers).toEqual({ 'x-a': '1, 2' });
+  });
+
+  it('exchanges with the same token share no per-exchange facts, and read their scopes alike', () => {
+    const authorization = `Bearer ${jwt(claims('delete:token_exchange_profiles read:users'))}`;
+    const first = deleteExchange({ requestHeaders: { Authorization: authorization } });
+    first.token.clientGlobal = false; // a driver's fact about this exchange only
+    // The header as a different string object, as every parsed recording line gives it.
+    const second = buildExchange({ method: 'DELETE', url: first.request.url, requestHeaders: { authorization: ` ${authorization}`.slice(1) } });
+    expect(second.token).toMatchObject({ headerPresent: true, wellFormed: true, claims: first.token.claims });
+    expect(second.token.clientGlobal).toBeUndefined();
+    // Scopes outside the catalog are reported for every exchange that carries them, not only the first.
+    for (const exchange of [first, second]) expect(findingsOf(exchange).filter((f) => f.requirement === 'SCOPE-IN-CATALOG')).toEqual([]);
+    const odd = `Bearer ${jwt(claims('delete:token_exchange_profiles read:nothing_here'))}`;
+    for (let i = 0; i < 3; i++) expectFinding(deleteExchange({ requestHeaders: { Authorization: odd } }), 'tokenScopesAreWellFormed', 'SCOPE-IN-CATALOG');
+  });
+});
+
+describe('reading X-RateLimit-* values', () => {
+  it('accepts non-negative integers of up to 15 digits (surrounding spaces allowed) and nothing else', async () => {
+    const { nonNegativeInteger } = await import('../rules/rate-limit-tracker.ts');
+    for (const [text, value] of [['0', 0], ['42', 42], [' 7 ', 7], ['000123', 123], ['999999999999999', 999999999999999]] as const) expect(nonNegativeInteger(text), text).toBe(value);
+    for (const text of ['', ' ', '-1', '1.5', '1e3', '0x10', '1 2', '١٢', '9999999999999999', 'NaN']) expect(nonNegativeInteger(text), text).toBeUndefined();
+    fc.assert(fc.property(fc.string(), (text) => {
+      const expected = /^\s*\d{1,15}\s*$/.test(text) ? Number(text) : undefined;
+      expect(nonNegativeInteger(text)).toBe(expected);
+    }), runs);
+  });
+});

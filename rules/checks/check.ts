@@ -1,6 +1,6 @@
 // What a check is, and the one way findings are made.
 import { requirement } from '../requirements.ts';
-import type { RateLimitTracker } from '../rate-limit-tracker.ts';
+import { observationOf, type RateLimitObservation, type RateLimitTracker } from '../rate-limit-tracker.ts';
 import type { Exchange, Finding, MatchedOperation, OperationId, Subject } from '../types.ts';
 
 /** A JSON body parsed once per exchange: `ok` false when the text is not JSON. */
@@ -15,6 +15,14 @@ export interface CheckInput {
   responseJson?: ParsedBody;
   /** Earlier exchanges of this run or session (rate-limit sequence checks only). */
   tracker?: RateLimitTracker;
+  /** The response's X-RateLimit-* reading, worked out once per exchange (see rateLimitObservationOf); null: none. */
+  rateLimitObservation?: RateLimitObservation | null;
+}
+
+/** The exchange's X-RateLimit-* observation, read once and shared by the checks and the tracker. */
+export function rateLimitObservationOf(input: CheckInput): RateLimitObservation | undefined {
+  if (input.rateLimitObservation === undefined) input.rateLimitObservation = observationOf(input.exchange) ?? null;
+  return input.rateLimitObservation ?? undefined;
 }
 
 export interface Check {

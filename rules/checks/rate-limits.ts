@@ -1,18 +1,19 @@
 // 429 and the X-RateLimit-* headers.
-import { nonNegativeInteger, observationOf, rateLimitClient, rateLimitHeaders } from '../rate-limit-tracker.ts';
-import { defineCheck, finding, show, type CheckInput, type CheckResult } from './check.ts';
+import { nonNegativeInteger, rateLimitClient, rateLimitHeaders } from '../rate-limit-tracker.ts';
+import { defineCheck, finding, rateLimitObservationOf, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding } from '../types.ts';
 
 const HEADER_NAMES = { limit: 'X-RateLimit-Limit', remaining: 'X-RateLimit-Remaining', reset: 'X-RateLimit-Reset' } as const;
+type HeaderKey = keyof typeof HEADER_NAMES;
+const HEADER_KEYS = Object.keys(HEADER_NAMES) as HeaderKey[];
 
 export function rateLimitHeadersOn429({ exchange }: CheckInput): CheckResult {
   const response = exchange.response;
   if (response?.status !== 429) return undefined;
   const present = rateLimitHeaders(response.headers);
   // An empty header carries nothing: it counts as missing.
-  const missing = (Object.keys(HEADER_NAMES) as Array<keyof typeof HEADER_NAMES>)
-    .filter((k) => (present[k] ?? '').trim() === '')
-    .map((k) => HEADER_NAMES[k]);
+  const missing: string[] = [];
+  for (const key of HEADER_KEYS) if ((present[key] ?? '').trim() === '') missing.push(HEADER_NAMES[key]);
   if (missing.length === 0) return [];
   return [finding(rateLimitHeadersOn429.name, 'RL-429-HEADERS', 'implementation', 'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', `a 429 without ${missing.join(', ')}`)];
 }
@@ -20,37 +21,42 @@ export function rateLimitHeadersOn429({ exchange }: CheckInput): CheckResult {
 /** A Reset further than this from the response time is not a plausible epoch-seconds instant. */
 const RESET_HORIZON_SECONDS = 24 * 3600;
 
-export function rateLimitHeadersWellFormed({ exchange }: CheckInput): CheckResult {
-  const response = exchange.response;
+function headerValueFinding(expected: string, received: string): Finding {
+  return finding(rateLimitHeadersWellFormed.name, 'RL-HEADER-VALUES', 'implementation', expected, received);
+}
+
+export function rateLimitHeadersWellFormed(input: CheckInput): CheckResult {
+  const response = input.exchange.response;
   if (!response) return undefined;
   const h = rateLimitHeaders(response.headers);
   if (h.limit === undefined && h.remaining === undefined && h.reset === undefined) return undefined;
   const findings: Finding[] = [];
-  const report = (expected: string, received: string) => findings.push(finding(rateLimitHeadersWellFormed.name, 'RL-HEADER-VALUES', 'implementation', expected, received));
-  const values: Partial<Record<keyof typeof HEADER_NAMES, number>> = {};
-  for (const key of Object.keys(HEADER_NAMES) as Array<keyof typeof HEADER_NAMES>) {
-    if (h[key] === undefined) continue;
-    const n = nonNegativeInteger(h[key]);
-    if (n === undefined) report(`${HEADER_NAMES[key]} as a non-negative integer`, show(h[key]));
-    else values[key] = n;
+  const limit = nonNegativeInteger(h.limit);
+  const remaining = nonNegativeInteger(h.remaining);
+  const reset = nonNegativeInteger(h.reset);
+  for (const key of HEADER_KEYS) {
+    const raw = h[key];
+    if (raw !== undefined && nonNegativeInteger(raw) === undefined) findings.push(headerValueFinding(`${HEADER_NAMES[key]} as a non-negative integer`, show(raw)));
   }
-  if (values.limit !== undefined && values.remaining !== undefined && values.remaining > values.limit) {
-    report(`X-RateLimit-Remaining not above X-RateLimit-Limit (${values.limit})`, String(values.remaining));
+  if (limit !== undefined && remaining !== undefined && remaining > limit) {
+    findings.push(headerValueFinding(`X-RateLimit-Remaining not above X-RateLimit-Limit (${limit})`, String(remaining)));
   }
-  if (values.reset !== undefined) {
-    const now = Date.parse(exchange.startedAt) / 1000;
-    if (!Number.isNaN(now) && Math.abs(values.reset - now) > RESET_HORIZON_SECONDS) {
-      report('X-RateLimit-Reset as UNIX epoch seconds near the response time', `${values.reset} (${Math.round(values.reset - now)} s from the request)`);
+  if (reset !== undefined) {
+    const startMs = rateLimitObservationOf(input)?.start ?? Date.parse(input.exchange.startedAt);
+    const now = startMs / 1000;
+    if (!Number.isNaN(now) && Math.abs(reset - now) > RESET_HORIZON_SECONDS) {
+      findings.push(headerValueFinding('X-RateLimit-Reset as UNIX epoch seconds near the response time', `${reset} (${Math.round(reset - now)} s from the request)`));
     }
   }
-  if (response.status === 429 && values.remaining !== undefined && values.remaining !== 0) {
-    report('X-RateLimit-Remaining 0 on a 429', String(values.remaining));
+  if (response.status === 429 && remaining !== undefined && remaining !== 0) {
+    findings.push(headerValueFinding('X-RateLimit-Remaining 0 on a 429', String(remaining)));
   }
   return findings;
 }
 
-export function rateLimitSequenceIsConsistent({ exchange, tracker }: CheckInput): CheckResult {
-  const current = tracker && observationOf(exchange);
+export function rateLimitSequenceIsConsistent(input: CheckInput): CheckResult {
+  const { exchange, tracker } = input;
+  const current = tracker && rateLimitObservationOf(input);
   if (!tracker || !current) return undefined;
   const previous = tracker.lastFinishedBefore(rateLimitClient(exchange), current.start);
   // Only a finished-before exchange in the same window (same Limit and Reset) is comparable:

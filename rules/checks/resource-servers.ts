@@ -27,8 +27,8 @@ export function resourceServerMatchesLookup(input: CheckInput): CheckResult {
   // With a fields selection either may be left out; judge only when both are there.
   if (typeof returnedId !== 'string' || typeof identifier !== 'string') return undefined;
   // Clients encode an audience once or twice; any of these readings names the same server.
-  const names = new Set([rawId, id, decodeSegment(id)]);
-  if (names.has(returnedId) || names.has(identifier)) return [];
+  const names = [rawId, id, decodeSegment(id)];
+  if (names.includes(returnedId) || names.includes(identifier)) return [];
   return [
     finding(resourceServerMatchesLookup.name, 'RS-LOOKUP-BY-ID-OR-AUDIENCE', 'implementation', `the resource server whose id or identifier is ${show(id)}`, `id ${show(returnedId)}, identifier ${show(identifier)}`),
   ];
@@ -46,7 +46,8 @@ export function fieldsSelectionHonoured(input: CheckInput): CheckResult {
   const fields = input.operation.query['fields'];
   const include = input.operation.query['include_fields'];
   if (!rs || fields === undefined || (include !== undefined && include !== 'true' && include !== 'false')) return undefined;
-  const named = new Set(fields.split(',').map((f) => f.trim()).filter((f) => f !== ''));
+  const named = new Set<string>();
+  for (const field of fields.split(',')) if (field.trim() !== '') named.add(field.trim());
   if (named.size === 0) return undefined;
   const keys = Object.keys(rs);
   if (include === 'false') {

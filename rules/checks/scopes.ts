@@ -15,17 +15,40 @@ const SCOPE_FORM = /^[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$/;
 // OpenID Connect scopes ride along in user tokens; they are not permissions of this interface.
 const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'address', 'phone', 'offline_access']);
 
+interface ScopeForms {
+  malformed: string[];
+  unknown: string[];
+}
+
+/** Per scope list: tokens are shared by thousands of exchanges (see scopesOf), so their scopes are sorted once. */
+const formsByScopes = new WeakMap<readonly string[], ScopeForms>();
+
+function scopeForms(scopes: readonly string[]): ScopeForms {
+  let forms = formsByScopes.get(scopes);
+  if (!forms) {
+    forms = { malformed: [], unknown: [] };
+    for (const s of scopes) {
+      if (!SCOPE_FORM.test(s)) {
+        if (!OIDC_SCOPES.has(s)) forms.malformed.push(s);
+      } else if (!isCatalogScope(s)) forms.unknown.push(s);
+    }
+    if (Object.isFrozen(scopes)) formsByScopes.set(scopes, forms);
+  }
+  return forms;
+}
+
+const shortScope = (s: string): string => show(s, 40);
+
 export function tokenScopesAreWellFormed({ exchange }: CheckInput): CheckResult {
   const scopes = scopesOf(exchange.token.claims);
   if (!scopes) return undefined;
-  const malformed = scopes.filter((s) => !OIDC_SCOPES.has(s) && !SCOPE_FORM.test(s));
-  const unknown = scopes.filter((s) => SCOPE_FORM.test(s) && !isCatalogScope(s));
+  const { malformed, unknown } = scopeForms(scopes);
   const findings: Finding[] = [];
   if (malformed.length > 0) {
-    findings.push(finding(tokenScopesAreWellFormed.name, 'SCOPE-FORMAT', 'client', 'scopes of the form <action>:<resource>', malformed.slice(0, 5).map((s) => show(s, 40)).join(', ')));
+    findings.push(finding(tokenScopesAreWellFormed.name, 'SCOPE-FORMAT', 'client', 'scopes of the form <action>:<resource>', malformed.slice(0, 5).map(shortScope).join(', ')));
   }
   if (unknown.length > 0) {
-    findings.push(finding(tokenScopesAreWellFormed.name, 'SCOPE-IN-CATALOG', 'client', "scopes from the document's scope catalog", unknown.slice(0, 5).map((s) => show(s, 40)).join(', ')));
+    findings.push(finding(tokenScopesAreWellFormed.name, 'SCOPE-IN-CATALOG', 'client', "scopes from the document's scope catalog", unknown.slice(0, 5).map(shortScope).join(', ')));
   }
   return findings;
 }

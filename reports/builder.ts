@@ -254,7 +254,7 @@ export class ReportBuilder {
 class KeptExchange {
   private kept: ExchangeEvidence | undefined;
   /** Secret values the redaction masked: a finding's message quoting one is masked the same way. */
-  private readonly secrets: SecretSink = new Set();
+  private secrets: SecretSink | undefined;
 
   constructor(
     private readonly exchange: Exchange,
@@ -262,14 +262,17 @@ class KeptExchange {
   ) {}
 
   evidence(): ExchangeEvidence {
-    this.kept ??= exchangeEvidence(this.exchange, this.operation, this.secrets);
+    if (!this.kept) {
+      this.secrets = new Set();
+      this.kept = exchangeEvidence(this.exchange, this.operation, this.secrets);
+    }
     return this.kept;
   }
 
   /** A finding as a report shows it: its documented fields, its message masked like the evidence. */
   reported(f: Finding): Finding {
     this.evidence();
-    return { ...findingOf(f), message: scrubSecrets(f.message, this.secrets) };
+    return { ...findingOf(f), message: scrubSecrets(f.message, this.secrets!) };
   }
 }
 

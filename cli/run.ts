@@ -10,7 +10,7 @@ import { loadRequirements } from '../rules/requirements.ts';
 import { SuiteApi } from '../suites/api.ts';
 import { configFromEnv, configFromFlags, mergeConfig, PROFILES, readConfigFile, resolveConfig, type RawConfig, type SuiteConfig } from '../suites/config.ts';
 import { closeAgents, TargetUnreachable } from '../suites/http.ts';
-import { runSuites } from '../suites/runner.ts';
+import { preloadSuiteRunner, runSuites } from '../suites/runner.ts';
 import { CredentialsRefused } from '../suites/tokens.ts';
 import { parseArgs, stringFlag } from './args.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from './errors.ts';
@@ -118,6 +118,7 @@ export async function run(argv: string[]): Promise<number> {
   const embedded = raw.base_url === undefined;
   if (embedded && (raw.credentials || raw.fixtures)) throw new UsageError('run: credentials or fixtures are configured but no base_url: say which implementation they are for');
   if (!embedded && (args.flags['fault'] !== undefined || args.flags['rate-limit'] !== undefined)) throw new UsageError('run: --fault and --rate-limit apply to the embedded reference only (no --base-url)');
+  preloadSuiteRunner();
   const reference = embedded ? await startReference(referenceOptions(args)) : undefined;
   const print = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -128,6 +129,7 @@ export async function run(argv: string[]): Promise<number> {
     const mainApi = new SuiteApi(config, {}, {
       exchange: (exchange, judgement) => builder.addExchange(exchange, judgement, 'run: preflight and restore'),
       unplanned429: () => {},
+      risked429: () => {},
     });
 
     await preflight(mainApi, config);
@@ -190,7 +192,7 @@ async function restoreSessions(api: SuiteApi, config: SuiteConfig, print: (line:
 function printSummary(report: Report, totals: Awaited<ReturnType<typeof runSuites>>['totals'] | undefined, api: SuiteApi, written: string[], ms: number, print: (line: string) => void): void {
   const { summary } = report;
   if (totals) {
-    print(`tests: ${totals.tests.pass} passed · ${totals.tests.fail} failed · ${totals.tests.skip} skipped; ${totals.exchanges} exchanges judged; unplanned 429s: ${totals.unplanned429}`);
+    print(`tests: ${totals.tests.pass} passed · ${totals.tests.fail} failed · ${totals.tests.skip} skipped; ${totals.exchanges} exchanges judged; unplanned 429s: ${totals.unplanned429}; 429s the pacer risked to learn window lengths: ${totals.risked429}`);
   }
   print(`requirements: ${summary.pass} pass · ${summary.fail} fail · ${summary.warn} warn · ${summary.skip} skip`);
   for (const r of report.requirements.filter((x) => x.status === 'fail' || x.status === 'warn')) {

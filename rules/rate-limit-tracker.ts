@@ -1,7 +1,7 @@
 // Per-client memory of X-RateLimit-* observations, for the sequence check. One tracker per
 // run, proxy session or validated recording. Bounded: a few observations per client, and a
 // capped number of clients (oldest forgotten first).
-import type { Exchange, Headers } from './types.ts';
+import type { BearerToken, Exchange, Headers } from './types.ts';
 
 export interface RateLimitHeaders {
   limit?: string;
@@ -43,7 +43,11 @@ export interface RateLimitObservation {
 
 /** Whose quota an exchange spends: the token's authorized party, else its subject. */
 export function rateLimitClient(exchange: Exchange): string {
-  const claims = exchange.token.claims;
+  return rateLimitClientOfToken(exchange.token);
+}
+
+export function rateLimitClientOfToken(token: BearerToken): string {
+  const claims = token.claims;
   const azp = claims?.['azp'] ?? claims?.['client_id'] ?? claims?.['sub'];
   return typeof azp === 'string' ? azp : '(no token)';
 }

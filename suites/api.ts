@@ -2,8 +2,10 @@
 // is judged by the rule engine and recorded as evidence of the running test; the run stays
 // inside the target's rate limit and rides out 429s it did not ask for.
 import { RateLimitTracker } from '../rules/index.ts';
+import { rateLimitClientOfToken } from '../rules/rate-limit-tracker.ts';
+import { readBearerToken } from '../rules/token.ts';
 import type { Profile, SuiteConfig } from './config.ts';
-import { recordExchange, recordUnplanned429 } from './evidence.ts';
+import { recordExchange, recordRisked429, recordUnplanned429 } from './evidence.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
 import { sendAndJudge, type Judged, type OutgoingRequest } from './http.ts';
@@ -37,9 +39,16 @@ export interface CallOptions {
 export interface Recorder {
   exchange(exchange: Exchange, judgement: Judgement, deliberate: boolean): void;
   unplanned429(): void;
+  risked429(): void;
 }
 
-const testEvidence: Recorder = { exchange: recordExchange, unplanned429: recordUnplanned429 };
+/**
+ * Whose quota a request spends, paced as the target counts it and as the report names it: the
+ * token's client. A corrupted signature spends its client's quota; a malformed header, none's.
+ */
+const quotaOf = (headers: Record<string, string>) => rateLimitClientOfToken(readBearerToken(headers));
+
+const testEvidence: Recorder = { exchange: recordExchange, unplanned429: recordUnplanned429, risked429: recordRisked429 };
 
 /** Retries of one request after 429s it did not plan. */
 const MAX_RETRIES_AFTER_429 = 5;
@@ -49,6 +58,8 @@ export class SuiteApi {
   readonly pacer = new RateLimitPacer();
   readonly tokens: TokenProvider;
   unplanned429 = 0;
+  /** 429s on requests the pacer sent early to learn a window's length (bounded per client). */
+  risked429 = 0;
 
   constructor(
     readonly config: SuiteConfig,
@@ -93,22 +104,31 @@ export class SuiteApi {
     const outgoing: OutgoingRequest = { method, url: `${this.config.baseUrl}${prefix}${options.rawId ?? encodeURIComponent(id)}${options.query ?? ''}`, headers };
     if (body !== undefined) outgoing.body = body;
     if (facts) outgoing.tokenFacts = facts;
-    return this.send(outgoing, caller, options);
+    return this.send(outgoing, quotaOf(headers), options);
   }
 
-  /** Sends with pacing; a 429 not planned is recorded, waited out and retried. */
+  /** Sends with pacing; a 429 not planned is recorded (apart when the pacer risked it), waited out and retried. */
   async send(outgoing: OutgoingRequest, client: string, options: Pick<CallOptions, 'deliberate' | 'planned429'>): Promise<Judged> {
     for (let attempt = 0; ; attempt++) {
       if (!options.planned429) await this.pacer.beforeRequest(client);
       const sentAt = Date.now();
       const judged = await sendAndJudge(outgoing, this.tracker, this.config.requestTimeoutMs);
       this.recorder.exchange(judged.exchange, judged, options.deliberate ?? false);
-      const wait = this.pacer.afterResponse(client, judged.status, judged.headers, sentAt);
+      // When the answer had arrived, before judging: the pacer bounds a window's opening by it.
+      const { startedAt, durationMs } = judged.exchange;
+      const receivedAt = durationMs === undefined ? Date.now() : Date.parse(startedAt) + durationMs;
+      const paced = this.pacer.afterResponse(client, judged.status, judged.headers, sentAt, receivedAt);
       if (judged.status !== 429 || options.planned429 || attempt >= MAX_RETRIES_AFTER_429) return judged;
-      this.unplanned429++;
-      this.recorder.unplanned429();
-      this.pacer.waitedMs += wait;
-      await sleep(wait);
+      if (paced.risked) {
+        // The pacer's own early try, to learn the window's length: counted apart.
+        this.risked429++;
+        this.recorder.risked429();
+      } else {
+        this.unplanned429++;
+        this.recorder.unplanned429();
+      }
+      this.pacer.waitedMs += paced.retryInMs;
+      await sleep(paced.retryInMs);
     }
   }
 }

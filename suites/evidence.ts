@@ -15,6 +15,8 @@ export interface TestEvidence {
   exchanges: RecordedExchange[];
   /** 429s the test did not ask for: observed, waited out, retried. */
   unplanned429: number;
+  /** 429s on requests the pacer sent early on purpose, to learn a window's length. */
+  risked429: number;
 }
 
 declare module 'vitest' {
@@ -27,12 +29,14 @@ let current: RunnerTestCase | undefined;
 /** Exchanges made outside a test (in hooks) go with the next test. */
 let pending: RecordedExchange[] = [];
 let pendingUnplanned = 0;
+let pendingRisked = 0;
 
 export function beginTest(task: RunnerTestCase): void {
   current = task;
-  task.meta.tmi = { exchanges: pending, unplanned429: pendingUnplanned };
+  task.meta.tmi = { exchanges: pending, unplanned429: pendingUnplanned, risked429: pendingRisked };
   pending = [];
   pendingUnplanned = 0;
+  pendingRisked = 0;
 }
 
 export function endTest(): void {
@@ -53,4 +57,9 @@ export function recordExchange(exchange: Exchange, judgement: Judgement, deliber
 export function recordUnplanned429(): void {
   if (current?.meta.tmi) current.meta.tmi.unplanned429++;
   else pendingUnplanned++;
+}
+
+export function recordRisked429(): void {
+  if (current?.meta.tmi) current.meta.tmi.risked429++;
+  else pendingRisked++;
 }

@@ -22,11 +22,12 @@ export function blamed(covered: string[], message: string): string[] {
 export interface RunTotals {
   tests: { pass: number; fail: number; skip: number };
   unplanned429: number;
+  risked429: number;
   exchanges: number;
 }
 
 export class SuiteReporter implements Reporter {
-  readonly totals: RunTotals = { tests: { pass: 0, fail: 0, skip: 0 }, unplanned429: 0, exchanges: 0 };
+  readonly totals: RunTotals = { tests: { pass: 0, fail: 0, skip: 0 }, unplanned429: 0, risked429: 0, exchanges: 0 };
   private readonly startedAt = new Map<string, number>();
 
   constructor(
@@ -47,6 +48,7 @@ export class SuiteReporter implements Reporter {
     for (const { exchange, judgement } of evidence?.exchanges ?? []) this.builder.addExchange(exchange, judgement, name);
     this.totals.exchanges += evidence?.exchanges.length ?? 0;
     this.totals.unplanned429 += evidence?.unplanned429 ?? 0;
+    this.totals.risked429 += evidence?.risked429 ?? 0;
 
     const outcome: TestOutcome = { name, file: basename(testCase.module.moduleId), requirements: requirementsOfTestName(testCase.name), status: 'pass', durationMs: testCase.diagnostic()?.duration ?? 0 };
     if (result.state === 'skipped') {

@@ -2,7 +2,6 @@
 // (rate limits last: the probe spends a quota), the configuration handed over in memory.
 import { join } from 'node:path';
 import type { TestSpecification } from 'vitest/node';
-import { createVitest } from 'vitest/node';
 import type { ReportBuilder } from '../reports/builder.ts';
 import { packageRoot } from '../rules/paths.ts';
 import type { Profile, SuiteConfig } from './config.ts';
@@ -43,10 +42,18 @@ export interface SuiteRunResult {
   errors: string[];
 }
 
+/** vitest's node API, the kit's heaviest import: loaded while the target is being prepared. */
+let vitestNode: Promise<typeof import('vitest/node')> | undefined;
+export function preloadSuiteRunner(): void {
+  vitestNode ??= import('vitest/node');
+}
+
 export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResult> {
   const selection = options.requirements.length > 0 ? `not selected (--requirement ${options.requirements.join(' ')})` : undefined;
   const reporter = new SuiteReporter(options.builder, options.print, selection);
   const signalListeners = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
+  preloadSuiteRunner();
+  const { createVitest } = await vitestNode!;
   const vitest = await createVitest(
     'test',
     {

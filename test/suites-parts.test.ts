@@ -1,5 +1,6 @@
-// The building blocks of the suites, each proven both ways: configuration errors, pacing,
-// derived tokens, requirement names and blame, and the arbitraries derived from the schemas.
+// The building blocks of the suites, each proven both ways: configuration errors, derived
+// tokens, requirement names and blame, and the arbitraries derived from the schemas (pacing:
+// test/pacing.test.ts).
 import fc from 'fast-check';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
@@ -7,9 +8,7 @@ import { judgeExchange } from '../rules/index.ts';
 import { schemaValidator } from '../rules/schemas.ts';
 import { arbitraryFromSchema, invalidSessionUpdates, invalidUpdateExamples, oddIds, sessionMetadataSchema, validMetadataExamples, validSessionMetadata } from '../suites/arbitraries.ts';
 import { configFromEnv, mergeConfig, resolveConfig } from '../suites/config.ts';
-import { RateLimitPacer } from '../suites/pacing.ts';
 import { boundedPredicate, MAX_SHRINK_STEPS } from '../suites/budget.ts';
-import { FixedWindowRateLimiter } from '../fixtures/reference/rate-limit.ts';
 import { blamed } from '../suites/reporter.ts';
 import { covers, requirementsOfTestName, testNamePatternFor } from '../suites/requirement-names.ts';
 import { corruptSignature, scopesOfToken } from '../suites/tokens.ts';
@@ -36,54 +35,6 @@ describe('configuration', () => {
   it('bad environment values name the variable', () => {
     expect(() => configFromEnv({ TMI_ALLOW_DESTRUCTIVE: 'perhaps' })).toThrow(/TMI_ALLOW_DESTRUCTIVE: expected true or false/);
     expect(() => configFromEnv({ TMI_BASE_URL: 'ftp://x' })).toThrow(/environment \(TMI_\*\): key "base_url"/);
-  });
-});
-
-describe('pacing', () => {
-  it('waits for the window once Remaining is 0, and not before', () => {
-    let now = 1_000_000;
-    const pacer = new RateLimitPacer(() => now);
-    const headers = (remaining: number) => ({ 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': '1002' });
-    pacer.afterResponse('c', 200, headers(1));
-    expect(pacer.delayFor('c')).toBe(0);
-    pacer.afterResponse('c', 200, headers(0));
-    expect(pacer.delayFor('c')).toBe(2025);
-    expect(pacer.delayFor('other')).toBe(0);
-    now = 1_002_100;
-    expect(pacer.delayFor('c')).toBe(0);
-  });
-
-  it('a 429 says how long to wait: until Reset, or a second without one', () => {
-    const pacer = new RateLimitPacer(() => 5_000);
-    expect(pacer.afterResponse('c', 429, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '3', 'x-ratelimit-reset': '7' })).toBe(2025);
-    expect(new RateLimitPacer(() => 5_000).afterResponse('c', 429, {})).toBe(1025);
-    expect(pacer.afterResponse('d', 200, {})).toBe(0);
-  });
-});
-
-describe('pacing against the reference limiter (simulated clock)', () => {
-  it.each([
-    [40, 1],
-    [400, 10],
-    [7, 3],
-  ])('%i per %i s: never refused, and close to the minimum once the window length is learned', (limit, seconds) => {
-    const start = 1_700_000_000_123;
-    let now = start;
-    const limiter = new FixedWindowRateLimiter({ limit, windowSeconds: seconds }, () => now);
-    const pacer = new RateLimitPacer(() => now);
-    const requests = limit * 12;
-    let refused = 0;
-    for (let i = 0; i < requests; i++) {
-      now += pacer.delayFor('c');
-      const sentAt = now;
-      now += 3; // a round trip
-      const decision = limiter.take('c');
-      if (!decision.allowed) refused++;
-      pacer.afterResponse('c', decision.allowed ? 200 : 429, { 'x-ratelimit-limit': String(decision.limit), 'x-ratelimit-remaining': String(decision.remaining), 'x-ratelimit-reset': String(decision.reset) }, sentAt);
-    }
-    expect(refused).toBe(0);
-    // Whole-second Reset costs at most a second per window, and less once the length is learned.
-    expect(now - start).toBeLessThanOrEqual(11 * (seconds * 1000 + 1000) + requests * 3);
   });
 });
 

@@ -27,6 +27,8 @@ interface Measured {
   requestsMs: number;
   code: number | null;
   unplanned429: number;
+  /** 429s on requests the pacer sent early to learn a window's length. */
+  risked429: number;
   /** Requests that spent a client's quota, per client (from the report's X-RateLimit-* series). */
   perClient: Record<string, number>;
   exchanges: number;
@@ -41,7 +43,8 @@ function runOnce(name: string, args: string[]): Measured {
   const perClient: Record<string, number> = {};
   for (const point of report.traffic?.rateLimitSeries ?? []) perClient[point.client] = (perClient[point.client] ?? 0) + 1;
   const unplanned = Number(/unplanned 429s: (\d+)/.exec(result.stdout)?.[1] ?? NaN);
-  return { ms, requestsMs: requestsSpan(report), code: result.status, unplanned429: unplanned, perClient, exchanges: report.traffic?.exchanges ?? 0 };
+  const risked = Number(/429s the pacer risked to learn window lengths: (\d+)/.exec(result.stdout)?.[1] ?? NaN);
+  return { ms, requestsMs: requestsSpan(report), code: result.status, unplanned429: unplanned, risked429: risked, perClient, exchanges: report.traffic?.exchanges ?? 0 };
 }
 
 /**
@@ -74,7 +77,7 @@ const seconds = (ms: number, width: number) => (Number.isFinite(ms) ? (ms / 1000
 const ratio = (ms: number, minimum: number | undefined, width: number) => (minimum === undefined ? '-' : `${(ms / 1000 / minimum).toFixed(2)}×`).padStart(width);
 for (const scenario of scenarios) {
   const measured = Array.from({ length: RUNS }, (_, i) => runOnce(`${scenario.name.replace(/\W+/g, '-')}-${i}`, scenario.args));
-  const m = { ...measured[0]!, ms: median(measured.map((x) => x.ms)), requestsMs: median(measured.map((x) => x.requestsMs)), unplanned429: Math.max(...measured.map((x) => x.unplanned429)) };
+  const m = { ...measured[0]!, ms: median(measured.map((x) => x.ms)), requestsMs: median(measured.map((x) => x.requestsMs)), unplanned429: Math.max(...measured.map((x) => x.unplanned429)), risked429: Math.max(...measured.map((x) => x.risked429)) };
   const w = scenario.window;
   const [busiestClient, busiest] = Object.entries(m.perClient).reduce((a, b) => (b[1] > a[1] ? b : a), ['-', 0]);
   // requests ÷ rate of the busiest client: the issue's theoretical minimum.
@@ -91,6 +94,6 @@ for (const r of results.filter((x) => x.minimum !== undefined)) {
   const wall = r.m.ms / 1000 / r.minimum!;
   const requests = r.m.requestsMs / 1000 / r.minimum!;
   console.log(
-    `goal ≤ 1.3× the minimum at ${r.name}: ${wall <= 1.3 ? 'met' : 'NOT met'} (${wall.toFixed(2)}× wall; ${requests.toFixed(2)}× first to last request, ${((r.m.ms - r.m.requestsMs) / 1000).toFixed(1)} s outside it; busiest client ${r.busiest}); unplanned 429s ${r.m.unplanned429}, exit ${r.m.code}`,
+    `goal ≤ 1.3× the minimum at ${r.name}: ${wall <= 1.3 ? 'met' : 'NOT met'} (${wall.toFixed(2)}× wall; ${requests.toFixed(2)}× first to last request, ${((r.m.ms - r.m.requestsMs) / 1000).toFixed(1)} s outside it; busiest client ${r.busiest}); unplanned 429s ${r.m.unplanned429}, risked 429s ${r.m.risked429}, exit ${r.m.code}`,
   );
 }

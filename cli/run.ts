@@ -10,7 +10,8 @@ import { loadRequirements } from '../rules/requirements.ts';
 import { SuiteApi } from '../suites/api.ts';
 import { configFromEnv, configFromFlags, mergeConfig, PROFILES, readConfigFile, resolveConfig, type RawConfig, type SuiteConfig } from '../suites/config.ts';
 import { closeAgents, TargetUnreachable } from '../suites/http.ts';
-import { preloadSuiteRunner, runSuites } from '../suites/runner.ts';
+import { runSuites } from '../suites/runner.ts';
+import { loadVitestNode } from '../suites/vitest-node.ts';
 import { CredentialsRefused } from '../suites/tokens.ts';
 import { parseArgs, stringFlag } from './args.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from './errors.ts';
@@ -118,7 +119,7 @@ export async function run(argv: string[]): Promise<number> {
   const embedded = raw.base_url === undefined;
   if (embedded && (raw.credentials || raw.fixtures)) throw new UsageError('run: credentials or fixtures are configured but no base_url: say which implementation they are for');
   if (!embedded && (args.flags['fault'] !== undefined || args.flags['rate-limit'] !== undefined)) throw new UsageError('run: --fault and --rate-limit apply to the embedded reference only (no --base-url)');
-  preloadSuiteRunner();
+  void loadVitestNode();
   const reference = embedded ? await startReference(referenceOptions(args)) : undefined;
   const print = (line: string) => process.stdout.write(`${line}\n`);
 

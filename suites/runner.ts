@@ -6,6 +6,7 @@ import type { ReportBuilder } from '../reports/builder.ts';
 import { packageRoot } from '../rules/paths.ts';
 import type { Profile, SuiteConfig } from './config.ts';
 import { testNamePatternFor } from './requirement-names.ts';
+import { loadVitestNode } from './vitest-node.ts';
 import { SuiteReporter, type RunTotals } from './reporter.ts';
 import type { CachedToken } from './tokens.ts';
 
@@ -42,18 +43,11 @@ export interface SuiteRunResult {
   errors: string[];
 }
 
-/** vitest's node API, the kit's heaviest import: loaded while the target is being prepared. */
-let vitestNode: Promise<typeof import('vitest/node')> | undefined;
-export function preloadSuiteRunner(): void {
-  vitestNode ??= import('vitest/node');
-}
-
 export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResult> {
   const selection = options.requirements.length > 0 ? `not selected (--requirement ${options.requirements.join(' ')})` : undefined;
   const reporter = new SuiteReporter(options.builder, options.print, selection);
   const signalListeners = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
-  preloadSuiteRunner();
-  const { createVitest } = await vitestNode!;
+  const { createVitest } = await loadVitestNode();
   const vitest = await createVitest(
     'test',
     {

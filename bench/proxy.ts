@@ -11,8 +11,18 @@
 // Every server runs in its own process; autocannon runs in this one.
 //
 //   npm run bench:proxy [-- --duration SECONDS] [--rounds N] [--no-prism] [--no-stub]
+//   npm run bench:proxy -- --cpu [--rate N] [--rounds N] [--duration SECONDS] [--stub]
+//   npm run bench:proxy -- --profile DIR [--duration SECONDS] [--stub] [--bare] [--interval µs]
+// --cpu runs (b) and (c) in turns at a fixed rate (default 1000 requests/s), and prints the
+// CPU each proxy process spent per response (medians): at a fixed rate the two do the same
+// work, where at full speed the CPU per response also depends on how fast each one went.
+// --profile runs (c) alone once (or (b) with --bare; reference upstream, or the stub with
+// --stub) under `node --cpu-prof`, and prints where each of its threads spent its time during
+// the measured run, in µs per exchange. The profiler samples wall-clock time: while a thread
+// waits for a core, the time goes to what it was running (a postMessage that wakes the other
+// thread looks dearer than it is); the /proc CPU figures are the ones to compare.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -51,6 +61,10 @@ const option = (name: string, fallback: number) => {
   return i === -1 ? fallback : Number(argv[i + 1]);
 };
 
+/** Every child started, killed when this process exits. */
+const started: ChildProcess[] = [];
+process.on('exit', () => started.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
+
 // ------------------------------------------------------------------ child roles of this script
 if (flag('--serve-stub')) {
   const { startStubTarget } = await import('../test/helpers/proxy.ts');
@@ -66,6 +80,12 @@ if (flag('--serve-stub')) {
   });
   const server = createServer((req, res) => proxy.web(req, res));
   server.listen(0, '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
+  // Exits normally on SIGTERM, so that `node --cpu-prof` writes its profile (--profile --bare).
+  process.once('SIGTERM', () => process.exit(0));
+} else if (flag('--cpu')) {
+  await compareCpu();
+} else if (flag('--profile')) {
+  await profile(argv[argv.indexOf('--profile') + 1]!);
 } else {
   await main();
 }
@@ -85,36 +105,53 @@ interface Result {
   errors?: number;
   /** Responses received, warm-up included. */
   completed?: number;
+  /** Responses received in the measured run, and when it ran (monotonic clock, µs, as CPU profiles count time). */
+  measured?: { responses: number; fromUs: number; toUs: number };
+  /** CPU the proxy process spent per response in the measured run, by thread (when its pid was given). */
+  cpu?: ProcessCpu;
   note?: string;
+}
+
+/** µs of CPU per response: the main thread, the busiest other thread (our recorder), all the rest. */
+interface ProcessCpu {
+  main: number;
+  busiestOther: number;
+  rest: number;
+}
+
+async function launch(command: string, args: string[], ready: RegExp = /listening on (http:\/\/\S+)/): Promise<Running> {
+  const child = spawn(command, args, { cwd: packageRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
+  started.push(child);
+  return { child, origin: await waitForLine(child, ready) };
+}
+
+async function stop(running: Running): Promise<void> {
+  if (running.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => running.child.once('exit', resolve));
+  running.child.kill('SIGTERM');
+  await exited;
+}
+
+/** The reference, rate limit off (its default would answer the bench with 429s), and the request mix with a token of its. */
+async function startReferenceUpstream(): Promise<{ reference: Running; requests: AutocannonRequest[] }> {
+  const configPath = join(OUT, 'proxy-bench-reference.yaml');
+  const reference = await launch(process.execPath, [BIN, 'serve', '--listen', '127.0.0.1:0', '--rate-limit', 'off', '--config-out', configPath]);
+  const config = parseYaml(readFileSync(configPath, 'utf8')) as { audience: string; auth_url: string; credentials: { full: { client_id: string; client_secret: string } }; fixtures: { resource_servers: string[]; sessions: Array<{ id: string } | string>; token_exchange_profiles: string[] } };
+  const token = await fetchToken(config);
+  const sessionId = (s: { id: string } | string) => (typeof s === 'string' ? s : s.id);
+  return { reference, requests: mix(token, config.fixtures.resource_servers, config.fixtures.sessions.map(sessionId), config.fixtures.token_exchange_profiles) };
+}
+
+/** Arguments of `tmi-conform proxy` as the bench runs it. */
+function oursArgs(target: string, journal: string): string[] {
+  return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--journal', journal, '--report-dir', join(OUT, 'proxy-bench-reports'), '--status-interval', '0'];
 }
 
 async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
   const duration = option('--duration', 8);
   const rounds = option('--rounds', 3);
-  const started: ChildProcess[] = [];
-  const stopAll = () => started.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
-  process.on('exit', stopAll);
-
-  const launch = async (command: string, args: string[], ready: RegExp = /listening on (http:\/\/\S+)/): Promise<Running> => {
-    const child = spawn(command, args, { cwd: packageRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
-    started.push(child);
-    return { child, origin: await waitForLine(child, ready) };
-  };
-  const stop = async (running: Running) => {
-    if (running.child.exitCode !== null) return;
-    const exited = new Promise((resolve) => running.child.once('exit', resolve));
-    running.child.kill('SIGTERM');
-    await exited;
-  };
-
-  // The reference, rate limit off (its default would answer the bench with 429s).
-  const configPath = join(OUT, 'proxy-bench-reference.yaml');
-  const reference = await launch(process.execPath, [BIN, 'serve', '--listen', '127.0.0.1:0', '--rate-limit', 'off', '--config-out', configPath]);
-  const config = parseYaml(readFileSync(configPath, 'utf8')) as { audience: string; auth_url: string; credentials: { full: { client_id: string; client_secret: string } }; fixtures: { resource_servers: string[]; sessions: Array<{ id: string } | string>; token_exchange_profiles: string[] } };
-  const token = await fetchToken(config);
-  const sessionId = (s: { id: string } | string) => (typeof s === 'string' ? s : s.id);
-  const requests = mix(token, config.fixtures.resource_servers, config.fixtures.sessions.map(sessionId), config.fixtures.token_exchange_profiles);
+  const { reference, requests } = await startReferenceUpstream();
 
   const prism = flag('--no-prism') ? { ok: false as const, why: 'skipped (--no-prism)' } : ensurePrism();
   console.log(`autocannon: ${CONNECTIONS} connections, ${duration} s per run after a 2 s warm-up, ${rounds} rounds (medians shown); mix: GET resource server, PATCH session, DELETE token exchange profile`);
@@ -140,12 +177,12 @@ async function main(): Promise<void> {
       add(await measure('(a) upstream directly', upstream.origin, requests, duration));
 
       const bare = await launch(process.execPath, ['--import', 'tsx', SELF, '--serve-bare', upstream.origin]);
-      add(await measure('(b) bare http-proxy', bare.origin, requests, duration));
+      add(await measure('(b) bare http-proxy', bare.origin, requests, duration, bare.child.pid));
       await stop(bare);
 
       const journal = join(OUT, 'proxy-bench.jsonl');
-      const ours = await launch(process.execPath, [BIN, 'proxy', '--target', upstream.origin, '--listen', '127.0.0.1:0', '--journal', journal, '--report-dir', join(OUT, 'proxy-bench-reports'), '--status-interval', '0']);
-      const oursResult = await measure('(c) tmi-conform proxy', ours.origin, requests, duration);
+      const ours = await launch(process.execPath, oursArgs(upstream.origin, journal));
+      const oursResult = await measure('(c) tmi-conform proxy', ours.origin, requests, duration, ours.child.pid);
       const rss = peakRssMiB(ours.child.pid!);
       await stop(ours);
       const recorded = readFileSync(journal, 'utf8').split('\n').filter((l) => l !== '').length;
@@ -169,8 +206,10 @@ async function main(): Promise<void> {
     const rows = ['(a) upstream directly', '(b) bare http-proxy', '(c) tmi-conform proxy', '(d) Prism proxy'].map((name) => {
       const runs = samples.get(name) ?? [];
       const row: Result = runs.length === 0 ? { name } : { name, rps: median(runs.map((r) => r.rps!)), p50: median(runs.map((r) => r.p50!)), p99: median(runs.map((r) => r.p99!)), errors: runs.reduce((n, r) => n + (r.errors ?? 0), 0) };
-      const note = notes.get(name);
-      if (note !== undefined) row.note = note;
+      const cpus = runs.flatMap((r) => (r.cpu ? [r.cpu] : []));
+      const cpu = cpus.length === 0 ? undefined : { main: median(cpus.map((c) => c.main)), busiestOther: median(cpus.map((c) => c.busiestOther)), rest: median(cpus.map((c) => c.rest)) };
+      const note = [cpu ? describeCpu(cpu) : '', notes.get(name) ?? ''].filter((n) => n !== '').join('; ');
+      if (note !== '') row.note = note;
       return row;
     });
     tables.push({ title: upstream.title, rows });
@@ -210,12 +249,59 @@ async function fetchToken(config: { audience: string; auth_url: string; credenti
   return body.access_token;
 }
 
-async function measure(name: string, url: string, requests: AutocannonRequest[], duration: number): Promise<Result> {
-  const warm = await autocannon({ url, connections: CONNECTIONS, duration: 2, requests });
-  const r = await autocannon({ url, connections: CONNECTIONS, duration, requests });
+/** `pid`: the proxy's process, whose CPU per response is measured too. `overallRate`: requests per second (default: as fast as they go). */
+async function measure(name: string, url: string, requests: AutocannonRequest[], duration: number, pid?: number, overallRate?: number): Promise<Result> {
+  const rate = overallRate === undefined ? {} : { overallRate };
+  const warm = await autocannon({ url, connections: CONNECTIONS, duration: 2, requests, ...rate });
+  const cpuBefore = pid === undefined ? undefined : threadCpuUs(pid);
+  const fromUs = monotonicUs();
+  const r = await autocannon({ url, connections: CONNECTIONS, duration, requests, ...rate });
+  const toUs = monotonicUs();
+  const cpu = pid === undefined ? undefined : cpuPerResponse(pid, cpuBefore!, threadCpuUs(pid), r.requests.total);
   const errors = r.errors + r.timeouts + r.non2xx;
-  console.log(`  ${name.padEnd(24)} ${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms${errors ? `, ${errors} errors/non-2xx` : ''}`);
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors, completed: warm.requests.total + r.requests.total };
+  console.log(`  ${name.padEnd(24)} ${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms${errors ? `, ${errors} errors/non-2xx` : ''}${cpu ? `; ${describeCpu(cpu)}` : ''}`);
+  const result: Result = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors, completed: warm.requests.total + r.requests.total, measured: { responses: r.requests.total, fromUs, toUs } };
+  if (cpu) result.cpu = cpu;
+  return result;
+}
+
+function clockTicksPerSecond(): number {
+  return Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+}
+
+/** CPU time (user + system, µs) of each thread of a process, from /proc; empty when unreadable. */
+function threadCpuUs(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  const ticks = clockTicksPerSecond();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // Fields after the parenthesised command name: state is the 3rd field, utime the 14th, stime the 15th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      threads.set(Number(tid), ((Number(fields[11]) + Number(fields[12])) * 1e6) / ticks);
+    }
+  } catch {
+    // the process is gone, or this is not Linux
+  }
+  return threads;
+}
+
+function cpuPerResponse(pid: number, before: Map<number, number>, after: Map<number, number>, responses: number): ProcessCpu | undefined {
+  if (after.size === 0 || responses === 0) return undefined;
+  const spent = [...after].map(([tid, us]) => [tid, us - (before.get(tid) ?? 0)] as const);
+  const main = spent.find(([tid]) => tid === pid)?.[1] ?? 0;
+  const others = spent.filter(([tid]) => tid !== pid).map(([, us]) => us).sort((a, b) => b - a);
+  const rest = others.slice(1).reduce((sum, us) => sum + us, 0);
+  return { main: main / responses, busiestOther: (others[0] ?? 0) / responses, rest: rest / responses };
+}
+
+function describeCpu(cpu: ProcessCpu): string {
+  const total = cpu.main + cpu.busiestOther + cpu.rest;
+  return `CPU ${Math.round(total)} µs/response (main thread ${Math.round(cpu.main)}, busiest other ${Math.round(cpu.busiestOther)}, rest ${Math.round(cpu.rest)})`;
+}
+
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 /** Installs Prism into bench/out/prism once; says why when it cannot. */
@@ -294,5 +380,189 @@ function print(title: string, rows: Result[]): void {
     const notes = [r.errors ? `${r.errors} errors/non-2xx` : '', r.note ?? ''].filter((s) => s !== '').join('; ');
     console.log('  ' + line([r.name, ...cells]) + (notes ? `  ${notes}` : ''));
   }
-  console.log('  (medians of the rounds; 32 connections as fast as they go; latencies in whole milliseconds, as autocannon measures them)');
+  console.log('  (medians of the rounds; 32 connections as fast as they go; latencies in whole milliseconds, as autocannon measures them;');
+  console.log('   CPU: the proxy process\'s user + system time per response in the measured run, from /proc)');
+}
+
+// ------------------------------------------------------------------ --cpu: CPU per response at a fixed rate
+async function compareCpu(): Promise<void> {
+  mkdirSync(OUT, { recursive: true });
+  const duration = option('--duration', 8);
+  const rounds = option('--rounds', 3);
+  const rate = option('--rate', 1000);
+  const { reference, requests } = await startReferenceUpstream();
+  const upstream = flag('--stub') ? await launch(process.execPath, ['--import', 'tsx', SELF, '--serve-stub']) : reference;
+  console.log(`${rate} requests/s for ${duration} s after a 2 s warm-up, ${rounds} rounds; upstream: ${upstream === reference ? 'the reference' : 'the stub'}`);
+  const cpus = new Map<string, ProcessCpu[]>();
+  const variants: Array<[string, () => Promise<Running>]> = [
+    ['(b) bare http-proxy', () => launch(process.execPath, ['--import', 'tsx', SELF, '--serve-bare', upstream.origin])],
+    ['(c) tmi-conform proxy', () => launch(process.execPath, oursArgs(upstream.origin, join(OUT, 'proxy-bench.jsonl')))],
+  ];
+  for (let round = 1; round <= rounds; round++) {
+    for (const [name, start] of variants) {
+      const running = await start();
+      const { cpu } = await measure(name, running.origin, requests, duration, running.child.pid, rate);
+      await stop(running);
+      if (cpu) cpus.set(name, [...(cpus.get(name) ?? []), cpu]);
+    }
+  }
+  if (upstream !== reference) await stop(upstream);
+  await stop(reference);
+  console.log('\nmedians:');
+  for (const [name, runs] of cpus) console.log(`  ${name.padEnd(24)} ${describeCpu({ main: median(runs.map((c) => c.main)), busiestOther: median(runs.map((c) => c.busiestOther)), rest: median(runs.map((c) => c.rest)) })}`);
+}
+
+// ------------------------------------------------------------------ --profile: where the CPU goes
+interface CpuProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: CpuProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Runs (c) once under `node --cpu-prof` and prints each thread's CPU per exchange. */
+async function profile(dir: string): Promise<void> {
+  mkdirSync(OUT, { recursive: true });
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const duration = option('--duration', 8);
+  const { reference, requests } = await startReferenceUpstream();
+  const upstream = flag('--stub') ? await launch(process.execPath, ['--import', 'tsx', SELF, '--serve-stub']) : reference;
+  const journal = join(OUT, 'proxy-bench.jsonl');
+  const profiling = ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', String(option('--interval', 500))];
+  // --bare: the same for (b), the baseline our main thread is compared with.
+  const ours = flag('--bare') ? await launch(process.execPath, [...profiling, '--import', 'tsx', SELF, '--serve-bare', upstream.origin]) : await launch(process.execPath, [...profiling, ...oursArgs(upstream.origin, journal)]);
+  const { measured } = await measure(flag('--bare') ? '(b) bare http-proxy' : '(c) tmi-conform proxy', ours.origin, requests, duration, ours.child.pid);
+  await stop(ours);
+  if (upstream !== reference) await stop(upstream);
+  await stop(reference);
+  const window = measured!;
+  console.log(`CPU counted over the measured run only (${window.responses} responses in ${((window.toUs - window.fromUs) / 1e6).toFixed(1)} s): start-up, warm-up and stop left out; profiles in ${dir}`);
+  // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread; the
+  // others are the recorder and the module loaders' threads (idle once everything is loaded).
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
+    const title = `thread ${file.split('.')[4]}${file.split('.')[4] === '0' ? ' (main: forwarding)' : ''}: ${file}`;
+    printProfile(title, JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, window);
+  }
+}
+
+function frameKey(node: CpuProfileNode): string {
+  const { functionName, url, lineNumber } = node.callFrame;
+  const file = url === '' ? '' : ` ${url.replace(/^file:\/\//, '').replace(`${packageRoot}/`, '').replace(/^.*node_modules\//, '~/')}:${lineNumber + 1}`;
+  return `${functionName || '(anonymous)'}${file}`;
+}
+
+/** Which part of the code a frame belongs to, for the per-area totals. */
+function areaOf(node: CpuProfileNode): string {
+  const { functionName, url } = node.callFrame;
+  if (url === '') return functionName.startsWith('(') ? functionName : '(native)';
+  if (url.startsWith('node:')) return 'node internals';
+  const nodeModule = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (nodeModule) return nodeModule[1]!;
+  const own = /\/(proxy|rules|recordings|reports|cli)\//.exec(url);
+  return own ? `${own[1]}/` : 'other';
+}
+
+function printProfile(title: string, profile: CpuProfile, window: { responses: number; fromUs: number; toUs: number }): void {
+  const exchanges = window.responses;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfOf = new Map<number, number>();
+  // timeDeltas[i + 1] is the time spent in samples[i]; only samples inside the window count.
+  let at = profile.startTime;
+  for (let i = 0; i < profile.samples.length - 1; i++) {
+    at += profile.timeDeltas[i]!;
+    if (at < window.fromUs || at > window.toUs) continue;
+    selfOf.set(profile.samples[i]!, (selfOf.get(profile.samples[i]!) ?? 0) + profile.timeDeltas[i + 1]!);
+  }
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  const areas = new Map<string, number>();
+  const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
+  let busy = 0;
+  let idle = 0;
+  // Depth first with the keys on the stack counted once each, so recursion is not counted twice.
+  const onStack = new Map<string, number>();
+  const visit = (node: CpuProfileNode): number => {
+    const key = frameKey(node);
+    onStack.set(key, (onStack.get(key) ?? 0) + 1);
+    let total = selfOf.get(node.id) ?? 0;
+    if (total > 0) {
+      add(self, key, total);
+      if (node.callFrame.functionName === '(idle)') idle += total;
+      else {
+        busy += total;
+        add(areas, areaOf(node), total);
+      }
+    }
+    for (const child of node.children ?? []) total += visit(byId.get(child)!);
+    if (onStack.get(key) === 1) add(inclusive, key, total);
+    onStack.set(key, onStack.get(key)! - 1);
+    return total;
+  };
+  visit(profile.nodes[0]!);
+  const perExchange = (us: number) => (us / exchanges).toFixed(1).padStart(8);
+  if (busy + idle > 0) console.log(`\n${title}`);
+  if (busy + idle === 0) {
+    console.log(`\n${title}: no samples in the measured run`);
+    return;
+  }
+  console.log(`  busy ${perExchange(busy)} µs/exchange (idle ${(idle / 1e6).toFixed(1)} s of ${((busy + idle) / 1e6).toFixed(1)} s)`);
+  console.log('  by stage (µs/exchange):');
+  for (const [stage, us] of [...stageTimes(profile, selfOf)].sort((a, b) => b[1] - a[1])) console.log(`  ${perExchange(us)}  ${stage}`);
+  console.log('  self time by area (µs/exchange):');
+  for (const [area, us] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`  ${perExchange(us)}  ${area}`);
+  console.log('  self time, top functions (µs/exchange):');
+  for (const [key, us] of [...self].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${perExchange(us)}  ${key}`);
+  console.log('  inclusive time, top functions of the kit (µs/exchange):');
+  const ours = [...inclusive].filter(([k]) => / (proxy|rules|recordings|reports)\//.test(k));
+  for (const [key, us] of ours.sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`  ${perExchange(us)}  ${key}`);
+}
+
+/** The stage a frame of the kit stands for, when it stands for one (matched on "function file"). */
+function stageOf(key: string): string | undefined {
+  const stages: Array<[string, RegExp]> = [
+    ['recorder: unpack the batch', /^(flowsFromBatch|flowFromMessage) proxy\/worker-protocol/],
+    ['recorder: build the exchange', /^exchangeOf proxy\/judge/],
+    ['recorder: judge (rule engine)', /^judgeExchange rules\//],
+    ['recorder: redact, HAR entry', /^recordExchange recordings\/write/],
+    ['recorder: JSON of the journal line', /^done proxy\/journal/],
+    ['recorder: journal write', /^flush proxy\/journal/],
+    ['recorder: report builder', /^done proxy\/report/],
+    ['recorder: status counts', /^done proxy\/status/],
+    ['main: hand-off to the recorder', /^(record|send|take|add|scheduleSend|flowToMessage) proxy\/(recorder|worker-protocol)/],
+    ['main: recorder messages received', /^onMessage proxy\/recorder/],
+    ['main: flow bookkeeping', /^(onRequest|onProxyRequest|onProxyResponse|onResponseClosed|onResponseClose|onRequestData|onRequestEnd|onResponseData|onResponseEnd|forwardedHeaders) proxy\/server/],
+  ];
+  for (const [stage, pattern] of stages) if (pattern.test(key)) return stage;
+  return undefined;
+}
+
+/**
+ * Busy time by stage: each sample goes to the innermost frame of its stack that stands for a
+ * stage (forwarding proper, GC and the rest are named as such).
+ */
+function stageTimes(profile: CpuProfile, selfOf: Map<number, number>): Map<string, number> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+  const times = new Map<string, number>();
+  for (const [id, us] of selfOf) {
+    const leaf = byId.get(id)!;
+    if (leaf.callFrame.functionName === '(idle)') continue;
+    let stage: string | undefined;
+    for (let at: number | undefined = id; at !== undefined && stage === undefined; at = parentOf.get(at)) {
+      const key = frameKey(byId.get(at)!);
+      // onRequest holds http-proxy's whole forwarding: below forward() it is forwarding proper.
+      if (/^forward proxy\/server|~\/http-proxy\//.test(key)) break;
+      stage = stageOf(key);
+    }
+    stage ??= leaf.callFrame.functionName === '(garbage collector)' ? 'garbage collector' : leaf.callFrame.functionName === '(program)' ? 'native, unattributed' : 'Node internals (main thread: the forwarding itself; recorder: messages)';
+    times.set(stage, (times.get(stage) ?? 0) + us);
+  }
+  return times;
 }

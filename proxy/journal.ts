@@ -35,10 +35,9 @@ export class Journal implements Addon {
     if (this.pending.length === 0 || this.fd === undefined) return;
     const lines = this.pending;
     this.pending = [];
-    const data = Buffer.from(lines.join('\n') + '\n');
+    const text = lines.join('\n') + '\n';
     try {
-      let offset = 0;
-      while (offset < data.length) offset += writeSync(this.fd, data, offset);
+      writeWhole(this.fd, text);
       this.written += lines.length;
     } catch (error) {
       if (this.lost === 0) this.warn(`cannot write the journal ${this.path}: ${(error as Error).message}; exchanges are still forwarded but not recorded`);
@@ -56,4 +55,13 @@ export class Journal implements Addon {
       this.fd = undefined;
     }
   }
+}
+
+/** Writes `text` whole: at once (no copy into a Buffer first), the rest again should the system write only part. */
+function writeWhole(fd: number, text: string): void {
+  const written = writeSync(fd, text);
+  const length = Buffer.byteLength(text);
+  if (written === length) return;
+  const data = Buffer.from(text);
+  for (let offset = written; offset < length; ) offset += writeSync(fd, data, offset);
 }

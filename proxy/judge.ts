@@ -1,6 +1,7 @@
 // Judging: each finished flow becomes an Exchange (the rule engine's vocabulary) and goes
 // through judgeExchange, with one rate-limit tracker for the whole proxy session.
 import { buildExchange, judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import type { ExchangeParts } from '../rules/exchange.ts';
 import type { Exchange } from '../rules/types.ts';
 import type { Addon, Flow } from './flow.ts';
 
@@ -31,25 +32,26 @@ const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 export function exchangeOf(flow: Flow, origin: string): Exchange {
   const { request, response, marks } = flow;
-  const requestBody = request.body.captured(headerValue(request.headers['content-encoding']));
-  const exchange = buildExchange({
+  const parts: ExchangeParts = {
     id: String(flow.id),
     startedAt: new Date(flow.startedAt).toISOString(),
     method: request.method,
     url: origin + request.path,
     requestHeaders: request.headers as Record<string, string | string[] | number | undefined>,
-    ...(requestBody ? { requestBody } : {}),
-    ...(response ? responseParts(response) : {}),
-    ...(flow.error !== undefined ? { error: flow.error } : {}),
-  });
+  };
+  const requestBody = request.body.captured(headerValue(request.headers['content-encoding']));
+  if (requestBody) parts.requestBody = requestBody;
+  if (response) {
+    parts.status = response.status;
+    parts.responseHeaders = response.headers as Record<string, string | string[] | number | undefined>;
+    const responseBody = response.body.captured(headerValue(response.headers['content-encoding']));
+    if (responseBody) parts.responseBody = responseBody;
+  }
+  if (flow.error !== undefined) parts.error = flow.error;
+  const exchange = buildExchange(parts);
   // Durations only for exchanges that got a response: the rate-limit history places them in time.
   if (response && marks.end !== undefined) exchange.durationMs = round(marks.end - marks.start);
   return exchange;
-}
-
-function responseParts(response: NonNullable<Flow['response']>) {
-  const body = response.body.captured(headerValue(response.headers['content-encoding']));
-  return { status: response.status, responseHeaders: response.headers, ...(body ? { responseBody: body } : {}) };
 }
 
 function headerValue(value: string | string[] | number | undefined): string | undefined {

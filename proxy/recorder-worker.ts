@@ -10,9 +10,10 @@ import { Pipeline } from './pipeline.ts';
 import { RecordAddon } from './record.ts';
 import { ReportAddon } from './report.ts';
 import { StatusAddon } from './status.ts';
-import { flowFromMessage, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';
+import { flowsFromBatch, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';
 
-const PROGRESS_MS = 5;
+/** The counts for the status line travel with a progress message at most this often. */
+const COUNTS_EVERY_MS = 200;
 
 const port = parentPort!;
 const settings = workerData as RecorderSettings;
@@ -32,20 +33,32 @@ if (journal) {
   const report = new ReportAddon(settings.reportTarget);
   const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients)), new RecordAddon(), open, report, status], warn);
 
-  // Progress goes back at most once per PROGRESS_MS: every message wakes the forwarding thread.
-  let progressTimer: NodeJS.Timeout | undefined;
-  const postProgress = () => {
-    progressTimer = undefined;
+  // Progress goes back after every batch: the forwarding thread sends the next one then.
+  // The counts go along now and then; a timer sends the latest once traffic pauses.
+  let countsSentAt = 0;
+  let countsTimer: NodeJS.Timeout | undefined;
+  const postCounts = () => {
+    countsTimer = undefined;
+    countsSentAt = performance.now();
     post({ type: 'progress', processed: pipeline.processed, counts: status.counts });
+  };
+  const postProgress = () => {
+    if (performance.now() - countsSentAt >= COUNTS_EVERY_MS) {
+      if (countsTimer) clearTimeout(countsTimer);
+      postCounts();
+      return;
+    }
+    post({ type: 'progress', processed: pipeline.processed });
+    countsTimer ??= setTimeout(postCounts, COUNTS_EVERY_MS);
   };
   port.on('message', (message: ToRecorder) => {
     if (message.type === 'flows') {
-      pipeline.run(message.flows.map((flow) => flowFromMessage(flow, settings.maxBodyBytes)));
-      progressTimer ??= setTimeout(postProgress, PROGRESS_MS);
+      pipeline.run(flowsFromBatch(message.batch, settings.maxBodyBytes));
+      postProgress();
       return;
     }
-    if (progressTimer) clearTimeout(progressTimer);
-    postProgress();
+    if (countsTimer) clearTimeout(countsTimer);
+    postCounts();
     stop(open, status, report).then(
       (summary) => post({ type: 'stopped', summary }),
       (error: Error) => post({ type: 'stop-failed', message: error.message }),

@@ -1,18 +1,25 @@
 // The forwarding thread's side of the recorder: finished flows are queued, sent to the recorder
-// thread together (one message per millisecond at most), and judged and written there. The queue is
+// thread together, and judged and written there. Each message costs both threads a fixed price
+// (tens of microseconds, more than a small flow costs to copy), so flows travel in batches: one
+// batch is out at a time, and batches leave at most every SEND_INTERVAL_MS. A flow reaches the
+// recorder within a few milliseconds (or as soon as the recorder is done with the batch
+// before, when it is behind: then batches grow instead of messages multiplying). The queue is
 // bounded in bytes: should the recorder fall that far behind (a burst of huge bodies), the
 // bodies of further flows are let go (recorded as "not captured") instead of growing memory or
 // slowing the traffic down.
 import { Worker } from 'node:worker_threads';
 import type { Flow } from './flow.ts';
 import type { StatusCounts } from './status.ts';
-import { flowBodyBytes, flowToMessage, type FlowMessage, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';
+import { flowBodyBytes, FlowBatchWriter, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';
 
 /** Body bytes the queue to the recorder may hold before further bodies are let go. */
 export const MAX_QUEUED_BODY_BYTES = 64 * 1024 * 1024;
 
-/** How long finished flows wait to be sent together to the recorder thread. */
-const SEND_DELAY_MS = 1;
+/** Batches sent to the recorder thread and not yet recorded, at most. */
+const BATCHES_OUT = 1;
+
+/** Batches leave at most this often. */
+export const SEND_INTERVAL_MS = 4;
 
 export class RecorderStartError extends Error {
   override name = 'RecorderStartError';
@@ -27,8 +34,14 @@ export class Recorder {
   counts: StatusCounts = structuredClone(EMPTY_COUNTS);
   /** Flows whose bodies were let go because the recorder was too far behind. */
   shed = 0;
-  private pending: FlowMessage[] = [];
+  /** Messages (batches of flows) sent to the recorder thread. */
+  batches = 0;
+  /** Flows finished and not sent yet. */
+  private readonly pending = new FlowBatchWriter();
+  /** A send is scheduled. */
   private scheduled = false;
+  /** performance.now() of the last send. */
+  private sentAt = -Infinity;
   private posted = 0;
   /** Body bytes queued here or in messages the recorder has not finished. */
   private queuedBytes = 0;
@@ -45,7 +58,6 @@ export class Recorder {
   ) {}
 
   static async start(settings: RecorderSettings, log: (line: string) => void): Promise<Recorder> {
-    // Judging makes many short-lived objects: a roomier young generation means fewer collections.
     const worker = new Worker(new URL('./recorder-worker.mjs', import.meta.url), { workerData: settings });
     const recorder = new Recorder(worker, log);
     await new Promise<void>((resolve, reject) => {
@@ -65,7 +77,7 @@ export class Recorder {
     return recorder;
   }
 
-  /** Queues a finished flow; it is sent to the recorder thread within SEND_DELAY_MS. */
+  /** Queues a finished flow; it goes to the recorder thread once the batch before it is recorded. */
   record(flow: Flow): void {
     if (this.failed !== undefined) return;
     let bytes = flowBodyBytes(flow);
@@ -75,31 +87,41 @@ export class Recorder {
       bytes = 0;
       this.shed++;
     }
-    this.pending.push(flowToMessage(flow, dropReason));
+    this.pending.add(flow, dropReason);
     this.pendingBytes += bytes;
     this.queuedBytes += bytes;
-    if (!this.scheduled) {
-      // Flows finishing within a millisecond travel together: fewer, bigger messages.
-      this.scheduled = true;
-      setTimeout(() => this.send(), SEND_DELAY_MS);
-    }
+    this.scheduleSend();
   }
+
+  private scheduleSend(): void {
+    if (this.scheduled || this.inQueue.length >= BATCHES_OUT) return;
+    this.scheduled = true;
+    const wait = this.sentAt + SEND_INTERVAL_MS - performance.now();
+    // Even without a wait, the send waits for the end of this turn of the event loop: flows finishing in the same turn travel together.
+    if (wait <= 0) setImmediate(this.sendScheduled);
+    else setTimeout(this.sendScheduled, wait);
+  }
+
+  private readonly sendScheduled = (): void => {
+    this.scheduled = false;
+    if (this.inQueue.length < BATCHES_OUT) this.send();
+  };
 
   /** Sends what is queued now. */
   send(): void {
-    this.scheduled = false;
-    if (this.pending.length === 0 || this.failed !== undefined) return;
-    const flows = this.pending;
-    this.pending = [];
-    this.posted += flows.length;
+    if (this.pending.count === 0 || this.failed !== undefined) return;
+    const { batch, transfer } = this.pending.take();
+    this.sentAt = performance.now();
+    this.posted += batch.count;
+    this.batches++;
     this.inQueue.push([this.posted, this.pendingBytes]);
     this.pendingBytes = 0;
-    this.worker.postMessage({ type: 'flows', flows } satisfies ToRecorder);
+    this.worker.postMessage({ type: 'flows', batch } satisfies ToRecorder, transfer);
   }
 
   /** Flows queued or sent but not yet recorded. */
   get backlog(): number {
-    return this.posted + this.pending.length - this.processed;
+    return this.posted + this.pending.count - this.processed;
   }
 
   /** Sends the rest, lets the recorder finish (journal, HAR, reports) and ends its thread. */
@@ -123,8 +145,9 @@ export class Recorder {
     switch (message.type) {
       case 'progress':
         this.processed = message.processed;
-        this.counts = message.counts;
+        if (message.counts) this.counts = message.counts;
         while (this.inQueue.length > 0 && this.inQueue[0]![0] <= message.processed) this.queuedBytes -= this.inQueue.shift()![1];
+        if (this.pending.count > 0) this.scheduleSend();
         return;
       case 'warn':
         this.log(message.message);

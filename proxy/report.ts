@@ -13,6 +13,7 @@ export class ReportAddon implements Addon {
 
   done(flow: Flow): void {
     if (!flow.exchange || !flow.judgement || !flow.safeFindings) return;
-    this.builder.addExchange(flow.exchange, { ...flow.judgement, findings: flow.safeFindings });
+    // Without findings there is nothing to scrub: the judgement goes as it is.
+    this.builder.addExchange(flow.exchange, flow.judgement.findings.length === 0 ? flow.judgement : { ...flow.judgement, findings: flow.safeFindings });
   }
 }

@@ -45,24 +45,60 @@ export function mask(value: string): string {
 
 export function redactHeaders(headers: Headers, sink?: SecretSink): Headers {
   const out: Headers = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (!SECRET_HEADERS.has(name)) {
-      out[name] = value;
-      continue;
-    }
-    const scheme = /^(bearer|basic)\s+(.*)$/i.exec(value);
-    if (name === 'authorization' && scheme) {
-      out[name] = `${scheme[1]!.toLowerCase() === 'bearer' ? 'Bearer' : 'Basic'} ${REDACTED}`;
-      const credential = scheme[2]!.trim();
-      note(sink, credential);
-      if (scheme[1]!.toLowerCase() === 'basic') for (const part of basicParts(credential)) note(sink, part);
-    } else {
-      out[name] = REDACTED;
-      note(sink, value);
-      for (const cookie of value.split(/[;,]\s*/)) note(sink, cookie.slice(cookie.indexOf('=') + 1));
-    }
+  for (const name in headers) {
+    const value = headers[name]!;
+    out[name] = SECRET_HEADERS.has(name) ? redactSecretHeader(name, value, sink) : value;
   }
   return out;
+}
+
+/** A secret header's value redacted, and the secrets it held (what the sink is given). */
+interface RedactedHeader {
+  name: string;
+  value: string;
+  text: string;
+  secrets: string[];
+}
+
+/**
+ * The last few secret headers redacted. Traffic repeats the same credential for thousands of
+ * requests: comparing with a recent one is cheaper than reading a long token again.
+ */
+const RECENT_SECRET_HEADERS = 4;
+const recentSecretHeaders: RedactedHeader[] = [];
+
+function redactSecretHeader(name: string, value: string, sink: SecretSink | undefined): string {
+  let redacted: RedactedHeader | undefined;
+  for (const recent of recentSecretHeaders) {
+    if (recent.value === value && recent.name === name) {
+      redacted = recent;
+      break;
+    }
+  }
+  if (!redacted) {
+    redacted = readSecretHeader(name, value);
+    recentSecretHeaders.unshift(redacted);
+    if (recentSecretHeaders.length > RECENT_SECRET_HEADERS) recentSecretHeaders.pop();
+  }
+  if (sink) for (const secret of redacted.secrets) sink.add(secret);
+  return redacted.text;
+}
+
+function readSecretHeader(name: string, value: string): RedactedHeader {
+  const secrets: SecretSink = new Set();
+  let text: string;
+  const scheme = /^(bearer|basic)\s+(.*)$/i.exec(value);
+  if (name === 'authorization' && scheme) {
+    text = `${scheme[1]!.toLowerCase() === 'bearer' ? 'Bearer' : 'Basic'} ${REDACTED}`;
+    const credential = scheme[2]!.trim();
+    note(secrets, credential);
+    if (scheme[1]!.toLowerCase() === 'basic') for (const part of basicParts(credential)) note(secrets, part);
+  } else {
+    text = REDACTED;
+    note(secrets, value);
+    for (const cookie of value.split(/[;,]\s*/)) note(secrets, cookie.slice(cookie.indexOf('=') + 1));
+  }
+  return { name, value, text, secrets: [...secrets] };
 }
 
 /** user:password of HTTP Basic, decoded, and each part (both may be secrets). */
@@ -116,8 +152,12 @@ const JSON_STRING_SECRET = new RegExp(`("(?:${KEY_NAMES})"\\s*:\\s*")((?:[^"\\\\
 const JSON_NUMBER_SECRET = new RegExp(`("(?:${KEY_NAMES})"\\s*:\\s*)(-?\\d[\\d.eE+-]*)`, 'g');
 /** A secret member whose value is an object or an array. */
 const SECRET_STRUCTURE = new RegExp(`"(?:${KEY_NAMES})"\\s*:\\s*[[{]`);
-/** Quick test: can this body hold a secret at all? Most bodies cannot, and are kept as they are. */
-const MAY_HOLD_SECRET = new RegExp(`${KEY_NAMES}|eyJ|-----BEGIN`);
+/**
+ * Quick test: can this text hold a secret at all, as the rules below find them (a secret key as
+ * a JSON member or a form parameter, a token, a PEM block)? Most bodies cannot, and are kept as
+ * they are. A secret key's name alone is not enough ("type":"password", "access_token_authz").
+ */
+const MAY_HOLD_SECRET = new RegExp(`"(?:${KEY_NAMES})"\\s*:|(?:^|&)(?:${KEY_NAMES})=|eyJ|-----BEGIN`);
 
 /**
  * Redacts a JSON or form-encoded body; any other text is scanned for JWT-looking strings and
@@ -175,10 +215,18 @@ function formDecode(value: string): string {
   }
 }
 
+/** Kept claims per claims object: the rule engine shares one frozen claims object per token. */
+const keptByClaims = new WeakMap<object, Record<string, unknown>>();
+
 export function keptClaims(claims: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!claims) return undefined;
+  const frozen = Object.isFrozen(claims);
+  const known = frozen ? keptByClaims.get(claims) : undefined;
+  if (known) return known;
   const out: Record<string, unknown> = {};
   for (const key of KEPT_CLAIMS) if (claims[key] !== undefined) out[key] = claims[key];
+  // Shared in turn, so frozen too: nobody changes what another exchange holds.
+  if (frozen) keptByClaims.set(claims, Object.freeze(out));
   return out;
 }
 

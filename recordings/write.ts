@@ -35,13 +35,24 @@ interface HarNameValue {
   value: string;
 }
 
-const asList = (headers: Record<string, string>): HarNameValue[] => Object.entries(headers).map(([name, value]) => ({ name, value }));
+function asList(headers: Record<string, string>): HarNameValue[] {
+  const list: HarNameValue[] = [];
+  for (const name in headers) list.push({ name, value: headers[name]! });
+  return list;
+}
 
 function queryString(url: string): HarNameValue[] {
   const q = url.indexOf('?');
   if (q === -1) return [];
   const hash = url.indexOf('#', q);
-  return [...new URLSearchParams(url.slice(q + 1, hash === -1 ? undefined : hash))].map(([name, value]) => ({ name, value }));
+  const list: HarNameValue[] = [];
+  for (const [name, value] of new URLSearchParams(url.slice(q + 1, hash === -1 ? undefined : hash))) list.push({ name, value });
+  return list;
+}
+
+/** A finding as an entry shows it: its documented fields only. */
+function entryFinding(f: Finding): Conformance['findings'][number] {
+  return { requirement: f.requirement, level: f.level, subject: f.subject, message: f.message };
 }
 
 /** Findings with their messages scrubbed of the exchange's secrets (rules may quote a body). */
@@ -65,9 +76,11 @@ export function harEntry(exchange: Exchange, judgement?: Judgement, details: Ent
 }
 
 export function recordExchange(exchange: Exchange, judgement?: Judgement, details: EntryDetails = {}): RecordedExchange {
-  const secrets: SecretSink = new Set();
+  // The secrets masked are collected only to scrub finding messages: most exchanges have none.
+  const hasFindings = judgement !== undefined && judgement.findings.length > 0;
+  const secrets: SecretSink | undefined = hasFindings ? new Set() : undefined;
   const safe = redactExchange(exchange, secrets);
-  const findings = judgement && judgement.findings.length > 0 ? safeFindings(judgement.findings, secrets) : [];
+  const findings = hasFindings ? safeFindings(judgement.findings, secrets!) : [];
   const httpVersion = details.httpVersion ?? 'HTTP/1.1';
   const requestBody = safe.request.body;
   const request: Record<string, unknown> = {
@@ -127,7 +140,7 @@ export function recordExchange(exchange: Exchange, judgement?: Judgement, detail
   if (judgement) {
     const conformance: Conformance = {
       operation: judgement.operation?.operation ?? null,
-      findings: findings.map(({ requirement, level, subject, message }) => ({ requirement, level, subject, message })),
+      findings: findings.length === 0 ? [] : findings.map(entryFinding),
       token: tokenFacts(safe.token),
     };
     entry['_conformance'] = conformance;

@@ -44,6 +44,34 @@ describe('redaction for recordings', () => {
     expect([...secrets]).toEqual(expect.arrayContaining([TOKEN, 'abcdef123', 'pa55word']));
   });
 
+  it('collects the secrets of a credential seen before as well as the first time (each exchange scrubs its own findings)', () => {
+    const other = jwt(claims('read:resource_servers', 'client-other'));
+    for (const token of [TOKEN, other, TOKEN]) {
+      const secrets: SecretSink = new Set();
+      expect(redactHeaders({ authorization: `Bearer ${token}` }, secrets)).toEqual({ authorization: 'Bearer [REDACTED]' });
+      expect([...secrets]).toEqual([token]);
+    }
+    // The same value under another secret header is redacted as that header is.
+    expect(redactHeaders({ cookie: `Bearer ${TOKEN}` })).toEqual({ cookie: '[REDACTED]' });
+  });
+
+  it('leaves a body alone when a secret key name shows up only as a value or inside another name', () => {
+    const text = '{"authentication":{"methods":[{"name":"pwd","type":"password"}]},"token_dialect":"access_token_authz"}';
+    expect(redactBody(text)).toBe(text);
+    expect(redactBody('{"password" : 42, "type":"password"}')).toBe('{"password" : 0, "type":"password"}');
+    expect(redactBody('password=hunter22&type=password')).toBe(`password=${mask('hunter22')}&type=password`);
+  });
+
+  it('keeps the same claims for every exchange sharing a decoded token, and copies of claims it does not own', () => {
+    const shared = readBearerToken({ authorization: `Bearer ${TOKEN}` });
+    expect(tokenFacts(shared).claims).toBe(tokenFacts(readBearerToken({ authorization: `Bearer ${TOKEN}` })).claims);
+    expect(Object.isFrozen(tokenFacts(shared).claims)).toBe(true);
+    const own: Record<string, unknown> = { ...claims(), secret_claim: 'x' };
+    const facts = tokenFacts({ headerPresent: true, wellFormed: true, claims: own });
+    own['sub'] = 'changed';
+    expect(facts.claims).toEqual(claims());
+  });
+
   it('scrubs finding messages of the collected secrets, also when a message shows a value cut short', () => {
     const secrets: SecretSink = new Set(['a-long-signing-secret-value']);
     expect(scrubSecrets('received "a-long-signing-secret-value"', secrets)).toBe(`received "${mask('a-long-signing-secret-value')}"`);

@@ -7,6 +7,7 @@
 // encryption key's type). Every value masked can also be collected, so that text derived from
 // the exchange (finding messages) can be scrubbed of it too.
 import type { BearerToken, Exchange, Headers } from '../rules/types.ts';
+import { RecentValues, perFrozenObject } from '../rules/memo.ts';
 import { SECRET_KEYS } from '../rules/secrets.ts';
 
 export const REDACTED = '[REDACTED]';
@@ -54,32 +55,15 @@ export function redactHeaders(headers: Headers, sink?: SecretSink): Headers {
 
 /** A secret header's value redacted, and the secrets it held (what the sink is given). */
 interface RedactedHeader {
-  name: string;
-  value: string;
   text: string;
   secrets: string[];
 }
 
-/**
- * The last few secret headers redacted. Traffic repeats the same credential for thousands of
- * requests: comparing with a recent one is cheaper than reading a long token again.
- */
-const RECENT_SECRET_HEADERS = 4;
-const recentSecretHeaders: RedactedHeader[] = [];
+/** Per secret header, its last few values redacted (RecentValues): traffic repeats one credential for thousands of requests. */
+const recentSecretHeaders = new Map([...SECRET_HEADERS].map((name) => [name, new RecentValues(4, (value) => readSecretHeader(name, value))]));
 
 function redactSecretHeader(name: string, value: string, sink: SecretSink | undefined): string {
-  let redacted: RedactedHeader | undefined;
-  for (const recent of recentSecretHeaders) {
-    if (recent.value === value && recent.name === name) {
-      redacted = recent;
-      break;
-    }
-  }
-  if (!redacted) {
-    redacted = readSecretHeader(name, value);
-    recentSecretHeaders.unshift(redacted);
-    if (recentSecretHeaders.length > RECENT_SECRET_HEADERS) recentSecretHeaders.pop();
-  }
+  const redacted = recentSecretHeaders.get(name)!.get(value);
   if (sink) for (const secret of redacted.secrets) sink.add(secret);
   return redacted.text;
 }
@@ -98,7 +82,7 @@ function readSecretHeader(name: string, value: string): RedactedHeader {
     note(secrets, value);
     for (const cookie of value.split(/[;,]\s*/)) note(secrets, cookie.slice(cookie.indexOf('=') + 1));
   }
-  return { name, value, text, secrets: [...secrets] };
+  return { text, secrets: [...secrets] };
 }
 
 /** user:password of HTTP Basic, decoded, and each part (both may be secrets). */
@@ -215,19 +199,19 @@ function formDecode(value: string): string {
   }
 }
 
-/** Kept claims per claims object: the rule engine shares one frozen claims object per token. */
-const keptByClaims = new WeakMap<object, Record<string, unknown>>();
-
-export function keptClaims(claims: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  if (!claims) return undefined;
-  const frozen = Object.isFrozen(claims);
-  const known = frozen ? keptByClaims.get(claims) : undefined;
-  if (known) return known;
+/**
+ * The claims a recording may keep. The rule engine shares one frozen claims object per token,
+ * so this is worked out once per token and shared in turn, frozen: nobody changes what another
+ * exchange holds.
+ */
+const keptClaimsOf = perFrozenObject((claims: Record<string, unknown>): Record<string, unknown> => {
   const out: Record<string, unknown> = {};
   for (const key of KEPT_CLAIMS) if (claims[key] !== undefined) out[key] = claims[key];
-  // Shared in turn, so frozen too: nobody changes what another exchange holds.
-  if (frozen) keptByClaims.set(claims, Object.freeze(out));
-  return out;
+  return Object.isFrozen(claims) ? Object.freeze(out) : out;
+});
+
+export function keptClaims(claims: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  return claims ? keptClaimsOf(claims) : undefined;
 }
 
 /**

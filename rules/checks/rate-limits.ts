@@ -31,13 +31,11 @@ export function rateLimitHeadersWellFormed(input: CheckInput): CheckResult {
   const h = rateLimitHeaders(response.headers);
   if (h.limit === undefined && h.remaining === undefined && h.reset === undefined) return undefined;
   const findings: Finding[] = [];
-  const limit = nonNegativeInteger(h.limit);
-  const remaining = nonNegativeInteger(h.remaining);
-  const reset = nonNegativeInteger(h.reset);
+  const values = { limit: nonNegativeInteger(h.limit), remaining: nonNegativeInteger(h.remaining), reset: nonNegativeInteger(h.reset) };
   for (const key of HEADER_KEYS) {
-    const raw = h[key];
-    if (raw !== undefined && nonNegativeInteger(raw) === undefined) findings.push(headerValueFinding(`${HEADER_NAMES[key]} as a non-negative integer`, show(raw)));
+    if (h[key] !== undefined && values[key] === undefined) findings.push(headerValueFinding(`${HEADER_NAMES[key]} as a non-negative integer`, show(h[key])));
   }
+  const { limit, remaining, reset } = values;
   if (limit !== undefined && remaining !== undefined && remaining > limit) {
     findings.push(headerValueFinding(`X-RateLimit-Remaining not above X-RateLimit-Limit (${limit})`, String(remaining)));
   }

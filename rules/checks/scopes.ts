@@ -1,5 +1,6 @@
 // Scope rules: the form of the token's scopes, and that each operation's scope is enforced.
 import { isCatalogScope } from '../scopes.ts';
+import { perFrozenObject } from '../memo.ts';
 import { scopesOf } from '../token.ts';
 import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding, OperationId } from '../types.ts';
@@ -20,22 +21,16 @@ interface ScopeForms {
   unknown: string[];
 }
 
-/** Per scope list: tokens are shared by thousands of exchanges (see scopesOf), so their scopes are sorted once. */
-const formsByScopes = new WeakMap<readonly string[], ScopeForms>();
-
-function scopeForms(scopes: readonly string[]): ScopeForms {
-  let forms = formsByScopes.get(scopes);
-  if (!forms) {
-    forms = { malformed: [], unknown: [] };
-    for (const s of scopes) {
-      if (!SCOPE_FORM.test(s)) {
-        if (!OIDC_SCOPES.has(s)) forms.malformed.push(s);
-      } else if (!isCatalogScope(s)) forms.unknown.push(s);
-    }
-    if (Object.isFrozen(scopes)) formsByScopes.set(scopes, forms);
+/** A token's scopes sorted once: its frozen scope list is shared by every exchange it authorises (see scopesOf). */
+const scopeForms = perFrozenObject((scopes: readonly string[]): ScopeForms => {
+  const forms: ScopeForms = { malformed: [], unknown: [] };
+  for (const s of scopes) {
+    if (!SCOPE_FORM.test(s)) {
+      if (!OIDC_SCOPES.has(s)) forms.malformed.push(s);
+    } else if (!isCatalogScope(s)) forms.unknown.push(s);
   }
   return forms;
-}
+});
 
 const shortScope = (s: string): string => show(s, 40);
 

@@ -13,9 +13,14 @@
 //   npm run bench:proxy [-- --duration SECONDS] [--rounds N] [--no-prism] [--no-stub]
 //   npm run bench:proxy -- --cpu [--rate N] [--rounds N] [--duration SECONDS] [--stub]
 //   npm run bench:proxy -- --profile DIR [--duration SECONDS] [--stub] [--bare] [--interval µs]
+//   npm run bench:proxy -- --warm-up-curve [--rate N] [--windows N]
+// Every run is preceded by a warm-up at the same load (--warm-up SECONDS, default 10).
 // --cpu runs (b) and (c) in turns at a fixed rate (default 1000 requests/s), and prints the
 // CPU each proxy process spent per response (medians): at a fixed rate the two do the same
 // work, where at full speed the CPU per response also depends on how fast each one went.
+// --warm-up-curve starts (b) and (c) afresh and prints the CPU each spent per response in
+// consecutive 3 s windows at a fixed rate (default 1500/s): how long the JIT takes to settle,
+// which is what the warm-up must cover.
 // --profile runs (c) alone once (or (b) with --bare; reference upstream, or the stub with
 // --stub) under `node --cpu-prof`, and prints where each of its threads spent its time during
 // the measured run, in µs per exchange. The profiler samples wall-clock time: while a thread
@@ -60,6 +65,9 @@ const option = (name: string, fallback: number) => {
   const i = argv.indexOf(name);
   return i === -1 ? fallback : Number(argv[i + 1]);
 };
+// Long enough for the JIT to have compiled each variant's hot paths: measured with --warm-up-curve,
+// CPU per response settles after about 6 s for (b) and 9–12 s for (c) at 1,500 requests/s.
+const WARM_UP_SECONDS = option('--warm-up', 10);
 
 /** Every child started, killed when this process exits. */
 const started: ChildProcess[] = [];
@@ -84,6 +92,8 @@ if (flag('--serve-stub')) {
   process.once('SIGTERM', () => process.exit(0));
 } else if (flag('--cpu')) {
   await compareCpu();
+} else if (flag('--warm-up-curve')) {
+  await warmUpCurve();
 } else if (flag('--profile')) {
   await profile(argv[argv.indexOf('--profile') + 1]!);
 } else {
@@ -154,7 +164,7 @@ async function main(): Promise<void> {
   const { reference, requests } = await startReferenceUpstream();
 
   const prism = flag('--no-prism') ? { ok: false as const, why: 'skipped (--no-prism)' } : ensurePrism();
-  console.log(`autocannon: ${CONNECTIONS} connections, ${duration} s per run after a 2 s warm-up, ${rounds} rounds (medians shown); mix: GET resource server, PATCH session, DELETE token exchange profile`);
+  console.log(`autocannon: ${CONNECTIONS} connections, ${duration} s per run after a ${WARM_UP_SECONDS} s warm-up, ${rounds} rounds (medians shown); mix: GET resource server, PATCH session, DELETE token exchange profile`);
   console.log(`prism: ${prism.ok ? `installed in ${PRISM_DIR}` : prism.why}`);
 
   const tables: Array<{ title: string; rows: Result[] }> = [];
@@ -249,10 +259,13 @@ async function fetchToken(config: { audience: string; auth_url: string; credenti
   return body.access_token;
 }
 
-/** `pid`: the proxy's process, whose CPU per response is measured too. `overallRate`: requests per second (default: as fast as they go). */
-async function measure(name: string, url: string, requests: AutocannonRequest[], duration: number, pid?: number, overallRate?: number): Promise<Result> {
+/**
+ * `pid`: the proxy's process, whose CPU per response is measured too. `overallRate`: requests
+ * per second (default: as fast as they go). `warmUp`: seconds of the same load first.
+ */
+async function measure(name: string, url: string, requests: AutocannonRequest[], duration: number, pid?: number, overallRate?: number, warmUp = WARM_UP_SECONDS): Promise<Result> {
   const rate = overallRate === undefined ? {} : { overallRate };
-  const warm = await autocannon({ url, connections: CONNECTIONS, duration: 2, requests, ...rate });
+  const warm = warmUp > 0 ? await autocannon({ url, connections: CONNECTIONS, duration: warmUp, requests, ...rate }) : { requests: { total: 0 } };
   const cpuBefore = pid === undefined ? undefined : threadCpuUs(pid);
   const fromUs = monotonicUs();
   const r = await autocannon({ url, connections: CONNECTIONS, duration, requests, ...rate });
@@ -392,7 +405,7 @@ async function compareCpu(): Promise<void> {
   const rate = option('--rate', 1000);
   const { reference, requests } = await startReferenceUpstream();
   const upstream = flag('--stub') ? await launch(process.execPath, ['--import', 'tsx', SELF, '--serve-stub']) : reference;
-  console.log(`${rate} requests/s for ${duration} s after a 2 s warm-up, ${rounds} rounds; upstream: ${upstream === reference ? 'the reference' : 'the stub'}`);
+  console.log(`${rate} requests/s for ${duration} s after a ${WARM_UP_SECONDS} s warm-up, ${rounds} rounds; upstream: ${upstream === reference ? 'the reference' : 'the stub'}`);
   const cpus = new Map<string, ProcessCpu[]>();
   const variants: Array<[string, () => Promise<Running>]> = [
     ['(b) bare http-proxy', () => launch(process.execPath, ['--import', 'tsx', SELF, '--serve-bare', upstream.origin])],
@@ -410,6 +423,25 @@ async function compareCpu(): Promise<void> {
   await stop(reference);
   console.log('\nmedians:');
   for (const [name, runs] of cpus) console.log(`  ${name.padEnd(24)} ${describeCpu({ main: median(runs.map((c) => c.main)), busiestOther: median(runs.map((c) => c.busiestOther)), rest: median(runs.map((c) => c.rest)) })}`);
+}
+
+// ------------------------------------------------------------------ --warm-up-curve: how long the JIT takes
+async function warmUpCurve(): Promise<void> {
+  mkdirSync(OUT, { recursive: true });
+  const rate = option('--rate', 1500);
+  const windows = option('--windows', 6);
+  const { reference, requests } = await startReferenceUpstream();
+  console.log(`${rate} requests/s in ${windows} consecutive windows of 3 s, each proxy started afresh; upstream: the reference`);
+  const variants: Array<[string, () => Promise<Running>]> = [
+    ['(b) bare http-proxy', () => launch(process.execPath, ['--import', 'tsx', SELF, '--serve-bare', reference.origin])],
+    ['(c) tmi-conform proxy', () => launch(process.execPath, oursArgs(reference.origin, join(OUT, 'proxy-bench.jsonl')))],
+  ];
+  for (const [name, start] of variants) {
+    const running = await start();
+    for (let window = 1; window <= windows; window++) await measure(`${name} ${(window - 1) * 3}–${window * 3} s`, running.origin, requests, 3, running.child.pid, rate, 0);
+    await stop(running);
+  }
+  await stop(reference);
 }
 
 // ------------------------------------------------------------------ --profile: where the CPU goes

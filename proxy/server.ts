@@ -249,7 +249,7 @@ export class ProxyServer {
     (proxyRes as InTransit<IncomingMessage>)[TRANSIT] = transit;
     proxyRes.on('data', onResponseData);
     proxyRes.on('end', onResponseEnd);
-    proxyRes.on('aborted', onResponseBroken);
+    // A response cut short is destroyed with an "aborted" error, which reaches 'error' listeners ('aborted' is not needed too).
     proxyRes.on('error', onResponseBroken);
   }
 

@@ -98,19 +98,20 @@ export class FlowBatchWriter {
 
   /** The batch packed so far, with what to transfer; the writer starts afresh. */
   take(): { batch: FlowBatch; transfer: ArrayBuffer[] } {
-    const bodies = new Uint8Array(this.bodyBytes);
+    // Not zero-filled (every byte is written below), and not from Buffer's shared pool, so that it can be transferred.
+    const bodies = Buffer.allocUnsafeSlow(this.bodyBytes);
     let offset = 0;
     for (const body of this.bodies) {
       bodies.set(body, offset);
       offset += body.length;
     }
-    const batch: FlowBatch = { count: this.count, strings: this.strings, numbers: this.numbers, bodies: bodies.buffer };
+    const batch: FlowBatch = { count: this.count, strings: this.strings, numbers: this.numbers, bodies: bodies.buffer as ArrayBuffer };
     this.strings = [];
     this.numbers = [];
     this.bodies = [];
     this.bodyBytes = 0;
     this.count = 0;
-    return { batch, transfer: [bodies.buffer] };
+    return { batch, transfer: [batch.bodies] };
   }
 
   private string(value: string): void {

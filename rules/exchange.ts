@@ -68,20 +68,18 @@ export function buildExchange(parts: ExchangeParts): Exchange {
     if (parts.tokenFacts.signatureValid !== undefined) token.signatureValid = parts.tokenFacts.signatureValid;
     if (parts.tokenFacts.clientGlobal !== undefined) token.clientGlobal = parts.tokenFacts.clientGlobal;
   }
+  // Every field is set, present or not: one object shape for every exchange keeps the checks'
+  // property reads monomorphic. (Absent fields stay undefined, which JSON and the rules read as absent.)
+  let response: Exchange['response'];
+  if (parts.status !== undefined) response = { status: parts.status, headers: normalizeHeaders(parts.responseHeaders), body: keptBody(parts.responseBody) };
   const exchange: Exchange = {
+    id: parts.id,
     startedAt: parts.startedAt ?? new Date().toISOString(),
-    request: { method: parts.method.toUpperCase(), url: parts.url, headers: requestHeaders },
+    durationMs: parts.durationMs,
+    request: { method: parts.method.toUpperCase(), url: parts.url, headers: requestHeaders, body: keptBody(parts.requestBody) },
+    response,
+    error: parts.error,
     token,
   };
-  if (parts.id !== undefined) exchange.id = parts.id;
-  if (parts.durationMs !== undefined) exchange.durationMs = parts.durationMs;
-  const requestBody = keptBody(parts.requestBody);
-  if (requestBody) exchange.request.body = requestBody;
-  if (parts.status !== undefined) {
-    exchange.response = { status: parts.status, headers: normalizeHeaders(parts.responseHeaders) };
-    const responseBody = keptBody(parts.responseBody);
-    if (responseBody) exchange.response.body = responseBody;
-  }
-  if (parts.error !== undefined) exchange.error = parts.error;
   return exchange;
 }

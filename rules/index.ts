@@ -66,12 +66,16 @@ function planFor(operation: OperationId): PlannedCheck[] {
 export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): Judgement {
   const operation = matchOperation(exchange.request.method, exchange.request.url);
   if (!operation) return { findings: [], examined: [] };
-  const input: CheckInput = { exchange, operation };
-  const requestJson = parseBody(exchange.request.body);
-  if (requestJson) input.requestJson = requestJson;
-  const responseJson = exchange.response?.status === 204 ? undefined : parseBody(exchange.response?.body);
-  if (responseJson) input.responseJson = responseJson;
-  if (tracker) input.tracker = tracker;
+  // Every field is set, present or not: one object shape for every exchange keeps the checks'
+  // property reads monomorphic (shapes that vary by exchange deoptimised them all at once).
+  const input: CheckInput = {
+    exchange,
+    operation,
+    requestJson: parseBody(exchange.request.body),
+    responseJson: exchange.response?.status === 204 ? undefined : parseBody(exchange.response?.body),
+    tracker,
+    rateLimitObservation: undefined,
+  };
 
   const findings: Finding[] = [];
   const examined: string[] = [];

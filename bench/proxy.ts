@@ -56,6 +56,8 @@ const SELF = fileURLToPath(import.meta.url);
 const BIN = join(packageRoot, 'bin', 'tmi-conform.js');
 const OUT = join(packageRoot, 'bench', 'out');
 const PRISM_DIR = join(OUT, 'prism');
+/** Where (c) writes its journal. */
+const JOURNAL = join(OUT, 'proxy-bench.jsonl');
 const PRISM_BIN = join(PRISM_DIR, 'node_modules', '.bin', 'prism');
 const CONNECTIONS = 32;
 
@@ -152,9 +154,22 @@ async function startReferenceUpstream(): Promise<{ reference: Running; requests:
   return { reference, requests: mix(token, config.fixtures.resource_servers, config.fixtures.sessions.map(sessionId), config.fixtures.token_exchange_profiles) };
 }
 
-/** Arguments of `tmi-conform proxy` as the bench runs it. */
-function oursArgs(target: string, journal: string): string[] {
-  return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--journal', journal, '--report-dir', join(OUT, 'proxy-bench-reports'), '--status-interval', '0'];
+/** Node arguments of (c), `tmi-conform proxy` as the bench runs it. */
+function oursArgs(target: string): string[] {
+  return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--journal', JOURNAL, '--report-dir', join(OUT, 'proxy-bench-reports'), '--status-interval', '0'];
+}
+
+/** Node arguments of (b), the bare http-proxy (a child role of this script). */
+function bareArgs(target: string): string[] {
+  return ['--import', 'tsx', SELF, '--serve-bare', target];
+}
+
+/** (b) and (c) in front of `target`, each started when called: the pair the fixed-rate modes compare. */
+function bareAndOurs(target: string): Array<[string, () => Promise<Running>]> {
+  return [
+    ['(b) bare http-proxy', () => launch(process.execPath, bareArgs(target))],
+    ['(c) tmi-conform proxy', () => launch(process.execPath, oursArgs(target))],
+  ];
 }
 
 async function main(): Promise<void> {
@@ -186,16 +201,15 @@ async function main(): Promise<void> {
       console.log(` round ${round} of ${rounds}`);
       add(await measure('(a) upstream directly', upstream.origin, requests, duration));
 
-      const bare = await launch(process.execPath, ['--import', 'tsx', SELF, '--serve-bare', upstream.origin]);
+      const bare = await launch(process.execPath, bareArgs(upstream.origin));
       add(await measure('(b) bare http-proxy', bare.origin, requests, duration, bare.child.pid));
       await stop(bare);
 
-      const journal = join(OUT, 'proxy-bench.jsonl');
-      const ours = await launch(process.execPath, oursArgs(upstream.origin, journal));
+      const ours = await launch(process.execPath, oursArgs(upstream.origin));
       const oursResult = await measure('(c) tmi-conform proxy', ours.origin, requests, duration, ours.child.pid);
       const rss = peakRssMiB(ours.child.pid!);
       await stop(ours);
-      const recorded = readFileSync(journal, 'utf8').split('\n').filter((l) => l !== '').length;
+      const recorded = readFileSync(JOURNAL, 'utf8').split('\n').filter((l) => l !== '').length;
       notes.set('(c) tmi-conform proxy', `last round: ${oursResult.completed} responses, ${recorded} journal entries; peak RSS ${rss} MiB`);
       add(oursResult);
 
@@ -407,10 +421,7 @@ async function compareCpu(): Promise<void> {
   const upstream = flag('--stub') ? await launch(process.execPath, ['--import', 'tsx', SELF, '--serve-stub']) : reference;
   console.log(`${rate} requests/s for ${duration} s after a ${WARM_UP_SECONDS} s warm-up, ${rounds} rounds; upstream: ${upstream === reference ? 'the reference' : 'the stub'}`);
   const cpus = new Map<string, ProcessCpu[]>();
-  const variants: Array<[string, () => Promise<Running>]> = [
-    ['(b) bare http-proxy', () => launch(process.execPath, ['--import', 'tsx', SELF, '--serve-bare', upstream.origin])],
-    ['(c) tmi-conform proxy', () => launch(process.execPath, oursArgs(upstream.origin, join(OUT, 'proxy-bench.jsonl')))],
-  ];
+  const variants = bareAndOurs(upstream.origin);
   for (let round = 1; round <= rounds; round++) {
     for (const [name, start] of variants) {
       const running = await start();
@@ -432,11 +443,7 @@ async function warmUpCurve(): Promise<void> {
   const windows = option('--windows', 6);
   const { reference, requests } = await startReferenceUpstream();
   console.log(`${rate} requests/s in ${windows} consecutive windows of 3 s, each proxy started afresh; upstream: the reference`);
-  const variants: Array<[string, () => Promise<Running>]> = [
-    ['(b) bare http-proxy', () => launch(process.execPath, ['--import', 'tsx', SELF, '--serve-bare', reference.origin])],
-    ['(c) tmi-conform proxy', () => launch(process.execPath, oursArgs(reference.origin, join(OUT, 'proxy-bench.jsonl')))],
-  ];
-  for (const [name, start] of variants) {
+  for (const [name, start] of bareAndOurs(reference.origin)) {
     const running = await start();
     for (let window = 1; window <= windows; window++) await measure(`${name} ${(window - 1) * 3}–${window * 3} s`, running.origin, requests, 3, running.child.pid, rate, 0);
     await stop(running);
@@ -465,10 +472,9 @@ async function profile(dir: string): Promise<void> {
   const duration = option('--duration', 8);
   const { reference, requests } = await startReferenceUpstream();
   const upstream = flag('--stub') ? await launch(process.execPath, ['--import', 'tsx', SELF, '--serve-stub']) : reference;
-  const journal = join(OUT, 'proxy-bench.jsonl');
   const profiling = ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', String(option('--interval', 500))];
   // --bare: the same for (b), the baseline our main thread is compared with.
-  const ours = flag('--bare') ? await launch(process.execPath, [...profiling, '--import', 'tsx', SELF, '--serve-bare', upstream.origin]) : await launch(process.execPath, [...profiling, ...oursArgs(upstream.origin, journal)]);
+  const ours = flag('--bare') ? await launch(process.execPath, [...profiling, ...bareArgs(upstream.origin)]) : await launch(process.execPath, [...profiling, ...oursArgs(upstream.origin)]);
   const { measured } = await measure(flag('--bare') ? '(b) bare http-proxy' : '(c) tmi-conform proxy', ours.origin, requests, duration, ours.child.pid);
   await stop(ours);
   if (upstream !== reference) await stop(upstream);

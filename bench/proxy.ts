@@ -5,6 +5,8 @@
 //   (c) tmi-conform proxy (judging, journal, report)
 //   (d) Stoplight Prism's validating proxy on schemas/openapi.yaml, installed into bench/out/
 //       at bench time (never into package.json); skipped with the reason when it cannot run
+//   (e) tmi-conform's forwarding alone (proxy/server.ts, bodies captured, flows dropped): what
+//       (c) costs without judging and recording, so that (c) against (e) shows what those cost
 // first with the reference implementation as upstream (rate limit off), then with a stub
 // upstream that answers without verifying tokens: the reference verifies an RS256 signature on
 // every request and can set the pace itself, which hides what the proxies cost.
@@ -92,6 +94,13 @@ if (flag('--serve-stub')) {
   server.listen(0, '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
   // Exits normally on SIGTERM, so that `node --cpu-prof` writes its profile (--profile --bare).
   process.once('SIGTERM', () => process.exit(0));
+} else if (flag('--serve-forwarding')) {
+  const target = argv[argv.indexOf('--serve-forwarding') + 1]!;
+  const { ProxyServer } = await import('../proxy/server.ts');
+  const { parseTarget } = await import('../proxy/target.ts');
+  const forwarding = new ProxyServer({ target: parseTarget(target), maxBodyBytes: 1024 * 1024, upstreamTimeoutMs: 30_000, onFlowDone: () => {} });
+  forwarding.server.listen(0, '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${(forwarding.server.address() as AddressInfo).port}\n`));
+  process.once('SIGTERM', () => process.exit(0));
 } else if (flag('--cpu')) {
   await compareCpu();
 } else if (flag('--warm-up-curve')) {
@@ -164,6 +173,11 @@ function bareArgs(target: string): string[] {
   return ['--import', 'tsx', SELF, '--serve-bare', target];
 }
 
+/** Node arguments of (e), tmi-conform's forwarding alone (a child role of this script). */
+function forwardingArgs(target: string): string[] {
+  return ['--import', 'tsx', SELF, '--serve-forwarding', target];
+}
+
 /** (b) and (c) in front of `target`, each started when called: the pair the fixed-rate modes compare. */
 function bareAndOurs(target: string): Array<[string, () => Promise<Running>]> {
   return [
@@ -213,6 +227,10 @@ async function main(): Promise<void> {
       notes.set('(c) tmi-conform proxy', `last round: ${oursResult.completed} responses, ${recorded} journal entries; peak RSS ${rss} MiB`);
       add(oursResult);
 
+      const forwarding = await launch(process.execPath, forwardingArgs(upstream.origin));
+      add(await measure('(e) forwarding alone', forwarding.origin, requests, duration, forwarding.child.pid));
+      await stop(forwarding);
+
       if (prism.ok) {
         try {
           const port = await freePort();
@@ -227,7 +245,7 @@ async function main(): Promise<void> {
         notes.set('(d) Prism proxy', prism.why);
       }
     }
-    const rows = ['(a) upstream directly', '(b) bare http-proxy', '(c) tmi-conform proxy', '(d) Prism proxy'].map((name) => {
+    const rows = ['(a) upstream directly', '(b) bare http-proxy', '(c) tmi-conform proxy', '(d) Prism proxy', '(e) forwarding alone'].map((name) => {
       const runs = samples.get(name) ?? [];
       const row: Result = runs.length === 0 ? { name } : { name, rps: median(runs.map((r) => r.rps!)), p50: median(runs.map((r) => r.p50!)), p99: median(runs.map((r) => r.p99!)), errors: runs.reduce((n, r) => n + (r.errors ?? 0), 0) };
       const cpus = runs.flatMap((r) => (r.cpu ? [r.cpu] : []));

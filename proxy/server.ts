@@ -1,6 +1,9 @@
 // The HTTP side of the proxy: accepts origin-form requests, forwards them to the one target
 // through http-proxy over a keep-alive pool, and watches both bodies stream past (capture.ts)
-// without ever holding them back. Each exchange becomes a Flow, handed on once its response
+// without ever holding them back. The response is relayed here rather than by http-proxy
+// (selfHandleResponse): its head is written in one call and each chunk goes to the client from
+// the listener that captures it, where http-proxy's default copies the head header by header
+// and pipes the body, which costs the forwarding thread more per response (bench/proxy.ts). Each exchange becomes a Flow, handed on once its response
 // has been sent or has failed. It never forwards anywhere but the target: absolute-form
 // requests and CONNECT are refused, and the Host header is always the target's.
 import { Agent as HttpAgent, createServer, STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -49,6 +52,12 @@ interface Transit {
   req: IncomingMessage;
   res: ServerResponse;
   proxyReq?: ClientRequest;
+  /** The target's response being relayed. */
+  proxyRes?: IncomingMessage;
+  /** Its head for the client, written with the first chunk (or the end): until then a failure can still be answered with a 502 or 504. */
+  pendingHead?: IncomingHttpHeaders;
+  /** The target's response is paused until the client reads what it was sent: the client sets the pace, no upstream timeout applies. */
+  heldForClient: boolean;
   timedOut: boolean;
   retried: boolean;
   /** The request has no body, so it may be sent again on a fresh connection. */
@@ -84,6 +93,7 @@ export class ProxyServer {
       agent: this.agent,
       xfwd: false,
       changeOrigin: false,
+      selfHandleResponse: true,
     });
     this.proxy.on('proxyReq', (proxyReq, req) => this.onProxyRequest(proxyReq, req));
     this.proxy.on('proxyRes', (proxyRes, req) => this.onProxyResponse(proxyRes, req));
@@ -187,6 +197,10 @@ export class ProxyServer {
       flow,
       req,
       res,
+      proxyReq: undefined,
+      proxyRes: undefined,
+      pendingHead: undefined,
+      heldForClient: false,
       timedOut: false,
       retried: false,
       bodyless: req.headers['transfer-encoding'] === undefined && (contentLength === undefined || contentLength === '0'),
@@ -242,9 +256,14 @@ export class ProxyServer {
       headers: { ...proxyRes.headers }, // as the target sent them, before the hop-by-hop ones change below
       body: new BodyCapture(this.options.maxBodyBytes),
     };
-    // Connection and Keep-Alive are about the target's connection; the client's follows its own wish.
-    delete proxyRes.headers['keep-alive'];
-    proxyRes.headers['connection'] = transit.clientCloses || this.stopping ? 'close' : 'keep-alive';
+    // The head for the client. Connection and Keep-Alive are about the target's connection; the
+    // client's follows its own wish. An HTTP/1.0 client cannot read a chunked body: Node frames it by closing.
+    const head = proxyRes.headers;
+    delete head['keep-alive'];
+    if (transit.req.httpVersion === '1.0') delete head['transfer-encoding'];
+    head['connection'] = transit.clientCloses || this.stopping ? 'close' : 'keep-alive';
+    transit.pendingHead = head;
+    transit.proxyRes = proxyRes;
     transit.lastActivity = flow.marks.responseStart;
     (proxyRes as InTransit<IncomingMessage>)[TRANSIT] = transit;
     proxyRes.on('data', onResponseData);
@@ -263,6 +282,8 @@ export class ProxyServer {
     for (const transit of this.inFlight.snapshot()) {
       // A client still uploading sets the pace itself (Node's request timeout bounds it).
       if (!transit.flow.request.body.complete && !transit.flow.response) continue;
+      // Nor a client reading slowly.
+      if (transit.heldForClient) continue;
       if (transit.proxyReq && !transit.timedOut && transit.lastActivity < limit) this.onUpstreamTimeout(transit, transit.proxyReq);
     }
   }
@@ -275,10 +296,39 @@ export class ProxyServer {
     proxyReq.destroy(error);
   }
 
+  /** Writes the target's status line and head to the client; false when Node refuses them (the target's fault: it gets a 502). */
+  writeResponseHead(transit: Transit): boolean {
+    const head = transit.pendingHead!;
+    transit.pendingHead = undefined;
+    const { res, proxyRes } = transit;
+    const status = proxyRes!.statusCode ?? 0;
+    const message = proxyRes!.statusMessage;
+    try {
+      if (message) res.writeHead(status, message, head);
+      else res.writeHead(status, head);
+      return true;
+    } catch (error) {
+      const invalid: NodeJS.ErrnoException = new Error(`the target's response head cannot be relayed (${(error as Error).message})`);
+      invalid.code = 'UPSTREAM_INVALID_HEAD';
+      this.onForwardError(transit, invalid);
+      transit.proxyReq?.destroy();
+      return false;
+    }
+  }
+
   /** The target's response stopped before its end: the client's is cut short too. */
   onUpstreamBroke(transit: Transit): void {
     const { flow, res } = transit;
-    if (flow.response?.body.complete) return;
+    // No response: the proxy answered the client itself (a 502 or 504) and is done with the target's.
+    if (!flow.response || flow.response.body.complete) return;
+    if (transit.pendingHead) {
+      // Only the head had come, and none of it reached the client, who can still be told why.
+      transit.pendingHead = undefined;
+      const error: NodeJS.ErrnoException = new Error('the target stopped after its response head');
+      error.code = transit.timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_BROKE_AFTER_HEAD';
+      this.onForwardError(transit, error);
+      return;
+    }
     flow.error ??= transit.timedOut
       ? `upstream sent nothing for ${this.options.upstreamTimeoutMs} ms in the middle of the response`
       : 'upstream closed the connection in the middle of the response';
@@ -353,14 +403,34 @@ function onRequestEnd(this: InTransit<IncomingMessage>): void {
 
 function onResponseData(this: InTransit<IncomingMessage>, chunk: Buffer): void {
   const transit = this[TRANSIT]!;
+  const response = transit.flow.response;
   // No response: it was discarded after a failure (the proxy answered itself); its bytes do not matter.
-  transit.flow.response?.body.add(chunk);
+  if (!response) return;
+  response.body.add(chunk);
   transit.lastActivity = performance.now();
+  if (transit.pendingHead && !transit.server.writeResponseHead(transit)) return;
+  // The client reads slower than the target sends: hold the target until the client has caught up.
+  if (!transit.res.write(chunk) && !transit.res.destroyed && !transit.heldForClient) {
+    transit.heldForClient = true;
+    this.pause();
+    transit.res.once('drain', onClientDrained);
+  }
+}
+
+function onClientDrained(this: InTransit<ServerResponse>): void {
+  const transit = this[TRANSIT]!;
+  transit.heldForClient = false;
+  transit.lastActivity = performance.now();
+  transit.proxyRes?.resume();
 }
 
 function onResponseEnd(this: InTransit<IncomingMessage>): void {
-  const response = this[TRANSIT]!.flow.response;
-  if (response) response.body.complete = true;
+  const transit = this[TRANSIT]!;
+  const response = transit.flow.response;
+  if (!response) return;
+  response.body.complete = true;
+  if (transit.pendingHead && !transit.server.writeResponseHead(transit)) return;
+  transit.res.end();
 }
 
 function onResponseBroken(this: InTransit<IncomingMessage>): void {
@@ -459,6 +529,10 @@ function describeUpstreamFailure(error: NodeJS.ErrnoException, timedOut: boolean
       return { status: 502, code: 'upstream_unknown_host', message: `upstream host could not be resolved (${error.code})` };
     case 'ETIMEDOUT':
       return { status: 504, code: 'upstream_timeout', message: 'upstream connection timed out (ETIMEDOUT)' };
+    case 'UPSTREAM_BROKE_AFTER_HEAD':
+      return { status: 502, code: 'upstream_reset', message: 'upstream closed the connection after the response head, before its body' };
+    case 'UPSTREAM_INVALID_HEAD':
+      return { status: 502, code: 'upstream_invalid_response', message: error.message };
     default:
       return { status: 502, code: 'upstream_error', message: `upstream failed: ${error.code ?? error.message}` };
   }

@@ -15,6 +15,8 @@ const TOKEN = jwt(claims());
 /** A conforming resource server whose id is the one asked for. */
 const resourceServerText = (id: string) => JSON.stringify(resourceServer({ id }));
 const HUGE_BYTES = 24 * 1024 * 1024;
+/** Far more than the sockets and stream buffers between target and client can hold. */
+const HELD_BACK_BYTES = 64 * 1024 * 1024;
 const CAP = 64 * 1024;
 /** 64 MiB of spaces, compressed to ~64 KiB: decoding must stop at the capture limit. */
 const GZIP_BOMB = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
@@ -54,10 +56,12 @@ function scriptedTarget(): Server {
         return json(GZIP_BOMB, { 'content-encoding': 'gzip' });
       case 'not-json':
         return json('{"id": "rs_1", "name": ');
-      case 'huge': {
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(HUGE_BYTES), ...RATE_HEADERS });
+      case 'huge':
+      case 'held-back': {
+        const total = id === 'huge' ? HUGE_BYTES : HELD_BACK_BYTES;
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(total), ...RATE_HEADERS });
         const chunk = Buffer.alloc(64 * 1024, 0x61);
-        let left = HUGE_BYTES;
+        let left = total;
         const pump = () => {
           while (left > 0) {
             const piece = chunk.subarray(0, Math.min(chunk.length, left));
@@ -65,9 +69,14 @@ function scriptedTarget(): Server {
             if (!res.write(piece)) return void res.once('drain', pump);
           }
           res.end();
+          if (id === 'held-back') heldBackSent = true;
         };
         return pump();
       }
+      case 'bad-status':
+        // A status line the client side parses, but that no server may send (codes run from 100 to 999).
+        req.socket.end('HTTP/1.1 099 Odd\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
+        return;
       case 'stall':
         return; // never answers
       case 'stall-mid-body':
@@ -76,6 +85,15 @@ function scriptedTarget(): Server {
         return; // and never finishes
       case 'reset':
         return req.socket.destroy();
+      case 'head-then-stall':
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000', ...RATE_HEADERS });
+        res.flushHeaders();
+        return; // and no body
+      case 'head-then-reset':
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000', ...RATE_HEADERS });
+        res.flushHeaders();
+        setTimeout(() => req.socket.destroy(), 20);
+        return;
       case 'reset-mid-body':
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000', ...RATE_HEADERS });
         res.write('{"id":', () => setImmediate(() => req.socket.destroy()));
@@ -100,6 +118,9 @@ function scriptedTarget(): Server {
   server.on('close', () => sockets.forEach((s) => s.destroy()));
   return server;
 }
+
+/** The target has written the whole held-back response. */
+let heldBackSent = false;
 
 /** Resolves with whether the slow-stream response finished (false: it was closed unfinished). */
 let slowStreamClosed: { promise: Promise<boolean>; resolve: (finished: boolean) => void };
@@ -229,6 +250,56 @@ describe('the proxy in front of a misbehaving target', () => {
     const answer = await get('garbage');
     expect(answer.status).toBe(502);
     expect((await entryFor('garbage'))._error).toMatch(/^upstream failed: HPE_/);
+  });
+
+  it('a client that reads slowly holds the target back (the proxy buffers nothing), and its slowness is not taken for a silent target', async () => {
+    heldBackSent = false;
+    exchanges++;
+    const received = await new Promise<{ bytes: number; error?: string; sentWhilePaused: boolean }>((resolve) => {
+      const req = request(`${under.proxy.origin}/api/v2/resource-servers/held-back`, { headers: { authorization: `Bearer ${TOKEN}` }, agent: false }, (res) => {
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        res.pause();
+        // Longer than the proxy's upstream timeout (300 ms): the target is silent because the client is.
+        setTimeout(() => {
+          const sentWhilePaused = heldBackSent;
+          res.on('end', () => resolve({ bytes, sentWhilePaused }));
+          res.on('error', (error) => resolve({ bytes, error: error.message, sentWhilePaused }));
+          res.resume();
+        }, 900);
+      });
+      req.on('error', (error) => resolve({ bytes: 0, error: error.message, sentWhilePaused: heldBackSent }));
+      req.end();
+    });
+    expect(received.sentWhilePaused).toBe(false);
+    expect(received).toEqual({ bytes: HELD_BACK_BYTES, sentWhilePaused: false });
+    const entry = await entryFor('held-back');
+    expect(entry._error).toBeUndefined();
+    expect(entry.response!.bodySize).toBe(HELD_BACK_BYTES);
+  });
+
+  it('a target whose status line cannot be relayed (status 099): 502 with a JSON body, recorded', async () => {
+    const answer = await get('bad-status');
+    expect(answer.status).toBe(502);
+    expect(JSON.parse(answer.body.toString())).toMatchObject({ statusCode: 502, errorCode: 'upstream_invalid_response' });
+    const entry = await entryFor('bad-status');
+    expect(entry._error).toBe("the target's response head cannot be relayed (Invalid status code: 99)");
+    expect(entry.comment).toContain('the proxy answered 502');
+  });
+
+  it('a target that sends its head and then stalls or resets: 504 or 502 with a JSON body (nothing had reached the client yet), recorded', async () => {
+    for (const [id, status, code, error] of [
+      ['head-then-stall', 504, 'upstream_timeout', /^upstream did not answer within 300 ms$/],
+      ['head-then-reset', 502, 'upstream_reset', /^upstream closed the connection (after the response head, before its body|without answering \(ECONNRESET\))$/],
+    ] as const) {
+      const answer = await get(id);
+      expect(answer.status, id).toBe(status);
+      expect(JSON.parse(answer.body.toString())).toMatchObject({ statusCode: status, errorCode: code });
+      const entry = await entryFor(id);
+      expect(entry._error).toMatch(error);
+      expect(entry.response!.status).toBe(0);
+      expect(entry.comment).toContain(`the proxy answered ${status}`);
+    }
   });
 
   it('a target that stalls or resets in the middle of the body: the client connection is cut, the exchange recorded', async () => {

@@ -1,9 +1,10 @@
 // The HTTP side of the proxy: accepts origin-form requests, forwards them to the one target
 // through http-proxy over a keep-alive pool, and watches both bodies stream past (capture.ts)
 // without ever holding them back. The response is relayed here rather than by http-proxy
-// (selfHandleResponse): its head is written in one call and each chunk goes to the client from
-// the listener that captures it, where http-proxy's default copies the head header by header
-// and pipes the body, which costs the forwarding thread more per response (bench/proxy.ts). Each exchange becomes a Flow, handed on once its response
+// (selfHandleResponse), so that the proxy decides what happens at each step: a head Node
+// refuses to send becomes a 502 (under http-proxy it threw where nothing could catch it), a
+// target failing before the first body byte still gets the client a 502 or 504, and while a
+// slow client holds the target back, the upstream timeout does not run. Each exchange becomes a Flow, handed on once its response
 // has been sent or has failed. It never forwards anywhere but the target: absolute-form
 // requests and CONNECT are refused, and the Host header is always the target's.
 import { Agent as HttpAgent, createServer, STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -30,7 +30,7 @@
 // thread looks dearer than it is); the /proc CPU figures are the ones to compare.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -90,17 +90,12 @@ if (flag('--serve-stub')) {
   proxy.on('error', (_error, _req, res) => {
     if ('writeHead' in res && !res.headersSent) res.writeHead(502).end();
   });
-  const server = createServer((req, res) => proxy.web(req, res));
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
-  // Exits normally on SIGTERM, so that `node --cpu-prof` writes its profile (--profile --bare).
-  process.once('SIGTERM', () => process.exit(0));
+  serveChild(createServer((req, res) => proxy.web(req, res)));
 } else if (flag('--serve-forwarding')) {
   const target = argv[argv.indexOf('--serve-forwarding') + 1]!;
   const { ProxyServer } = await import('../proxy/server.ts');
   const { parseTarget } = await import('../proxy/target.ts');
-  const forwarding = new ProxyServer({ target: parseTarget(target), maxBodyBytes: 1024 * 1024, upstreamTimeoutMs: 30_000, onFlowDone: () => {} });
-  forwarding.server.listen(0, '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${(forwarding.server.address() as AddressInfo).port}\n`));
-  process.once('SIGTERM', () => process.exit(0));
+  serveChild(new ProxyServer({ target: parseTarget(target), maxBodyBytes: 1024 * 1024, upstreamTimeoutMs: 30_000, onFlowDone: () => {} }).server);
 } else if (flag('--cpu')) {
   await compareCpu();
 } else if (flag('--warm-up-curve')) {
@@ -109,6 +104,12 @@ if (flag('--serve-stub')) {
   await profile(argv[argv.indexOf('--profile') + 1]!);
 } else {
   await main();
+}
+
+/** A child role's server: listens on a free port, says where, and exits normally on SIGTERM (so that `node --cpu-prof` writes its profile). */
+function serveChild(server: Server): void {
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
+  process.once('SIGTERM', () => process.exit(0));
 }
 
 // ------------------------------------------------------------------ the benchmark

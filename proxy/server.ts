@@ -4,8 +4,8 @@
 // (selfHandleResponse), so that the proxy decides what happens at each step: a head Node
 // refuses to send becomes a 502 (under http-proxy it threw where nothing could catch it), a
 // target failing before the first body byte still gets the client a 502 or 504, and while a
-// slow client holds the target back, the upstream timeout does not run. Each exchange becomes a Flow, handed on once its response
-// has been sent or has failed. It never forwards anywhere but the target: absolute-form
+// slow client holds the target back, the upstream timeout does not run. Each exchange becomes
+// a Flow, handed on once its response has been sent or has failed. It never forwards anywhere but the target: absolute-form
 // requests and CONNECT are refused, and the Host header is always the target's.
 import { Agent as HttpAgent, createServer, STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
@@ -55,8 +55,8 @@ interface Transit {
   proxyReq?: ClientRequest;
   /** The target's response being relayed. */
   proxyRes?: IncomingMessage;
-  /** Its head for the client, written with the first chunk (or the end): until then a failure can still be answered with a 502 or 504. */
-  pendingHead?: IncomingHttpHeaders;
+  /** Its head (proxyRes.headers, readied for the client) is written with the first chunk or the end: until then a failure can still be answered with a 502 or 504. */
+  headPending: boolean;
   /** The target's response is paused until the client reads what it was sent: the client sets the pace, no upstream timeout applies. */
   heldForClient: boolean;
   timedOut: boolean;
@@ -200,7 +200,7 @@ export class ProxyServer {
       res,
       proxyReq: undefined,
       proxyRes: undefined,
-      pendingHead: undefined,
+      headPending: false,
       heldForClient: false,
       timedOut: false,
       retried: false,
@@ -263,7 +263,7 @@ export class ProxyServer {
     delete head['keep-alive'];
     if (transit.req.httpVersion === '1.0') delete head['transfer-encoding'];
     head['connection'] = transit.clientCloses || this.stopping ? 'close' : 'keep-alive';
-    transit.pendingHead = head;
+    transit.headPending = true;
     transit.proxyRes = proxyRes;
     transit.lastActivity = flow.marks.responseStart;
     (proxyRes as InTransit<IncomingMessage>)[TRANSIT] = transit;
@@ -292,26 +292,20 @@ export class ProxyServer {
   private onUpstreamTimeout(transit: Transit, proxyReq: ClientRequest): void {
     if (transit.flow.response?.body.complete || proxyReq.destroyed) return;
     transit.timedOut = true;
-    const error: NodeJS.ErrnoException = new Error(`the target sent nothing for ${this.options.upstreamTimeoutMs} ms`);
-    error.code = 'UPSTREAM_TIMEOUT';
-    proxyReq.destroy(error);
+    proxyReq.destroy(upstreamError(`the target sent nothing for ${this.options.upstreamTimeoutMs} ms`, 'UPSTREAM_TIMEOUT'));
   }
 
   /** Writes the target's status line and head to the client; false when Node refuses them (the target's fault: it gets a 502). */
   writeResponseHead(transit: Transit): boolean {
-    const head = transit.pendingHead!;
-    transit.pendingHead = undefined;
-    const { res, proxyRes } = transit;
-    const status = proxyRes!.statusCode ?? 0;
-    const message = proxyRes!.statusMessage;
+    transit.headPending = false;
+    const { res } = transit;
+    const { statusCode = 0, statusMessage, headers } = transit.proxyRes!;
     try {
-      if (message) res.writeHead(status, message, head);
-      else res.writeHead(status, head);
+      if (statusMessage) res.writeHead(statusCode, statusMessage, headers);
+      else res.writeHead(statusCode, headers);
       return true;
     } catch (error) {
-      const invalid: NodeJS.ErrnoException = new Error(`the target's response head cannot be relayed (${(error as Error).message})`);
-      invalid.code = 'UPSTREAM_INVALID_HEAD';
-      this.onForwardError(transit, invalid);
+      this.onForwardError(transit, upstreamError(`the target's response head cannot be relayed (${(error as Error).message})`, 'UPSTREAM_INVALID_HEAD'));
       transit.proxyReq?.destroy();
       return false;
     }
@@ -322,12 +316,10 @@ export class ProxyServer {
     const { flow, res } = transit;
     // No response: the proxy answered the client itself (a 502 or 504) and is done with the target's.
     if (!flow.response || flow.response.body.complete) return;
-    if (transit.pendingHead) {
+    if (transit.headPending) {
       // Only the head had come, and none of it reached the client, who can still be told why.
-      transit.pendingHead = undefined;
-      const error: NodeJS.ErrnoException = new Error('the target stopped after its response head');
-      error.code = transit.timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_BROKE_AFTER_HEAD';
-      this.onForwardError(transit, error);
+      transit.headPending = false;
+      this.onForwardError(transit, upstreamError('the target stopped after its response head', transit.timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_BROKE_AFTER_HEAD'));
       return;
     }
     flow.error ??= transit.timedOut
@@ -409,7 +401,7 @@ function onResponseData(this: InTransit<IncomingMessage>, chunk: Buffer): void {
   if (!response) return;
   response.body.add(chunk);
   transit.lastActivity = performance.now();
-  if (transit.pendingHead && !transit.server.writeResponseHead(transit)) return;
+  if (transit.headPending && !transit.server.writeResponseHead(transit)) return;
   // The client reads slower than the target sends: hold the target until the client has caught up.
   if (!transit.res.write(chunk) && !transit.res.destroyed && !transit.heldForClient) {
     transit.heldForClient = true;
@@ -430,7 +422,7 @@ function onResponseEnd(this: InTransit<IncomingMessage>): void {
   const response = transit.flow.response;
   if (!response) return;
   response.body.complete = true;
-  if (transit.pendingHead && !transit.server.writeResponseHead(transit)) return;
+  if (transit.headPending && !transit.server.writeResponseHead(transit)) return;
   transit.res.end();
 }
 
@@ -515,6 +507,11 @@ interface UpstreamFailure {
   status: 502 | 504;
   code: string;
   message: string;
+}
+
+/** A failure of the target's that the proxy detects itself, coded for describeUpstreamFailure. */
+function upstreamError(message: string, code: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code });
 }
 
 function describeUpstreamFailure(error: NodeJS.ErrnoException, timedOut: boolean, timeoutMs: number): UpstreamFailure {

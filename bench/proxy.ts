@@ -10,18 +10,27 @@
 // first with the reference implementation as upstream (rate limit off), then with a stub
 // upstream that answers without verifying tokens: the reference verifies an RS256 signature on
 // every request and can set the pace itself, which hides what the proxies cost.
-// Every server runs in its own process; autocannon runs in this one.
+// Every server runs in its own process; autocannon and the steady sender run in this one.
 //
-//   npm run bench:proxy [-- --duration SECONDS] [--rounds N] [--no-prism] [--no-stub]
+//   npm run bench:proxy [-- --duration SECONDS] [--rounds N] [--latency-rate N] [--no-prism] [--no-stub]
 //   npm run bench:proxy -- --cpu [--rate N] [--rounds N] [--duration SECONDS] [--stub]
 //   npm run bench:proxy -- --profile DIR [--duration SECONDS] [--stub] [--bare] [--interval µs]
 //   npm run bench:proxy -- --warm-up-curve [--rate N] [--windows N]
 // Every run is preceded by a warm-up at the same load (--warm-up SECONDS, default 10).
-// --cpu runs (b) and (c) in turns at a fixed rate (default 1000 requests/s), and prints the
+// Each variant is measured twice on the same process: as fast as 32 connections go (throughput),
+// then at a steady rate well below what any of them sustains (--latency-rate, default 1,000
+// requests/s): the latency each adds. At full speed the 32 connections queue, so there latency
+// is mostly connections ÷ throughput and says little that throughput does not. The steady rate
+// is sent by undici over 32 keep-alive connections, one request every 1/rate s: autocannon's
+// own rate option lets each connection send its quota for the second at once when the second
+// starts, and the latency it then measures is that burst's queue.
+// Ratios and differences against (b) are taken within each round, then the median kept: the
+// machine's speed drifts from minute to minute, and runs side by side drift alike.
+// --cpu runs (b) and (c) in turns at a steady rate (default 1000 requests/s), and prints the
 // CPU each proxy process spent per response (medians): at a fixed rate the two do the same
 // work, where at full speed the CPU per response also depends on how fast each one went.
 // --warm-up-curve starts (b) and (c) afresh and prints the CPU each spent per response in
-// consecutive 3 s windows at a fixed rate (default 1500/s): how long the JIT takes to settle,
+// consecutive 3 s windows at a steady rate (default 1500/s): how long the JIT takes to settle,
 // which is what the warm-up must cover.
 // --profile runs (c) alone once (or (b) with --bare; reference upstream, or the stub with
 // --stub) under `node --cpu-prof`, and prints where each of its threads spent its time during
@@ -35,6 +44,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { packageRoot } from '../rules/paths.ts';
 
@@ -47,12 +57,13 @@ interface AutocannonRequest {
 }
 interface AutocannonResult {
   requests: { average: number; total: number };
-  latency: { p50: number; p99: number };
   errors: number;
   timeouts: number;
   non2xx: number;
 }
-const autocannon = createRequire(import.meta.url)('autocannon') as (options: { url: string; connections: number; duration: number; requests: AutocannonRequest[]; overallRate?: number }) => Promise<AutocannonResult>;
+/** A run: awaited for its result; emits 'response' with each response's latency in ms (to the ns, where its own histogram keeps whole ms). */
+type AutocannonRun = Promise<AutocannonResult> & { on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void };
+const autocannon = createRequire(import.meta.url)('autocannon') as (options: { url: string; connections: number; duration: number; requests: AutocannonRequest[] }) => AutocannonRun;
 
 const SELF = fileURLToPath(import.meta.url);
 const BIN = join(packageRoot, 'bin', 'tmi-conform.js');
@@ -62,6 +73,11 @@ const PRISM_DIR = join(OUT, 'prism');
 const JOURNAL = join(OUT, 'proxy-bench.jsonl');
 const PRISM_BIN = join(PRISM_DIR, 'node_modules', '.bin', 'prism');
 const CONNECTIONS = 32;
+/** The baseline every other variant is compared with, round by round. */
+const BARE = '(b) bare http-proxy';
+const VARIANTS = ['(a) upstream directly', BARE, '(c) tmi-conform proxy', '(d) Prism proxy', '(e) forwarding alone'];
+/** Seconds at the fixed rate before its measured run: the process is warm from the run at full speed, this only lets the pace settle. */
+const SETTLE_SECONDS = 2;
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
@@ -122,9 +138,13 @@ interface Result {
   name: string;
   /** Undefined when the run could not take place (the note says why). */
   rps?: number;
+  /** Latency percentiles in ms, to the µs. */
   p50?: number;
   p99?: number;
+  p999?: number;
   errors?: number;
+  /** % of the machine's CPU time the hypervisor gave to others during the measured run. */
+  stolen?: number;
   /** Responses received, warm-up included. */
   completed?: number;
   /** Responses received in the measured run, and when it ran (monotonic clock, µs, as CPU profiles count time). */
@@ -191,13 +211,15 @@ async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
   const duration = option('--duration', 8);
   const rounds = option('--rounds', 3);
+  const latencyRate = option('--latency-rate', 1000);
   const { reference, requests } = await startReferenceUpstream();
 
   const prism = flag('--no-prism') ? { ok: false as const, why: 'skipped (--no-prism)' } : ensurePrism();
   console.log(`autocannon: ${CONNECTIONS} connections, ${duration} s per run after a ${WARM_UP_SECONDS} s warm-up, ${rounds} rounds (medians shown); mix: GET resource server, PATCH session, DELETE token exchange profile`);
+  console.log(`then each process again at ${latencyRate} requests/s for ${duration} s (after ${SETTLE_SECONDS} s at that rate)`);
   console.log(`prism: ${prism.ok ? `installed in ${PRISM_DIR}` : prism.why}`);
 
-  const tables: Array<{ title: string; rows: Result[] }> = [];
+  const tables: Array<{ title: string; rows: Row[] }> = [];
   const upstreams: Array<{ title: string; origin: string }> = [{ title: 'upstream: the reference implementation (rate limit off)', origin: reference.origin }];
   let stub: Running | undefined;
   if (!flag('--no-stub')) {
@@ -209,27 +231,38 @@ async function main(): Promise<void> {
   // on a shared machine a burst of someone else's work then skews one sample, not a variant.
   for (const upstream of upstreams) {
     console.log(upstream.title);
-    const samples = new Map<string, Result[]>();
+    const fullSpeed: Array<Map<string, Result>> = [];
+    const atRate: Array<Map<string, Result>> = [];
     const notes = new Map<string, string>();
-    const add = (result: Result) => samples.set(result.name, [...(samples.get(result.name) ?? []), result]);
     for (let round = 1; round <= rounds; round++) {
       console.log(` round ${round} of ${rounds}`);
-      add(await measure('(a) upstream directly', upstream.origin, requests, duration));
+      const fast = new Map<string, Result>();
+      const paced = new Map<string, Result>();
+      fullSpeed.push(fast);
+      atRate.push(paced);
+      /** Both measurements of one variant, on the same process (`pid`: its CPU is counted too). */
+      const both = async (name: string, origin: string, pid?: number) => {
+        const result = await measure(name, origin, requests, duration, pid);
+        fast.set(name, result);
+        paced.set(name, await measurePaced(`${name} at ${latencyRate}/s`, origin, requests, duration, latencyRate, pid));
+        return result;
+      };
+
+      await both('(a) upstream directly', upstream.origin);
 
       const bare = await launch(process.execPath, bareArgs(upstream.origin));
-      add(await measure('(b) bare http-proxy', bare.origin, requests, duration, bare.child.pid));
+      await both(BARE, bare.origin, bare.child.pid);
       await stop(bare);
 
       const ours = await launch(process.execPath, oursArgs(upstream.origin));
-      const oursResult = await measure('(c) tmi-conform proxy', ours.origin, requests, duration, ours.child.pid);
+      const oursResult = await both('(c) tmi-conform proxy', ours.origin, ours.child.pid);
       const rss = peakRssMiB(ours.child.pid!);
       await stop(ours);
       const recorded = readFileSync(JOURNAL, 'utf8').split('\n').filter((l) => l !== '').length;
-      notes.set('(c) tmi-conform proxy', `last round: ${oursResult.completed} responses, ${recorded} journal entries; peak RSS ${rss} MiB`);
-      add(oursResult);
+      notes.set('(c) tmi-conform proxy', `last round: ${oursResult.completed} responses at full speed, ${recorded} journal entries in all; peak RSS ${rss} MiB`);
 
       const forwarding = await launch(process.execPath, forwardingArgs(upstream.origin));
-      add(await measure('(e) forwarding alone', forwarding.origin, requests, duration, forwarding.child.pid));
+      await both('(e) forwarding alone', forwarding.origin, forwarding.child.pid);
       await stop(forwarding);
 
       if (prism.ok) {
@@ -237,7 +270,8 @@ async function main(): Promise<void> {
           const port = await freePort();
           const running = await launch(PRISM_BIN, ['proxy', join(packageRoot, 'schemas', 'openapi.yaml'), upstream.origin, '--port', String(port), '--host', '127.0.0.1', '--errors', 'false', '-v', 'error'], /(?:)/);
           await waitForPort(port);
-          add(await measure('(d) Prism proxy', `http://127.0.0.1:${port}`, requests, duration));
+          // At full speed only: its throughput is near the fixed rate, where latency would be queueing.
+          fast.set('(d) Prism proxy', await measure('(d) Prism proxy', `http://127.0.0.1:${port}`, requests, duration));
           await stop(running);
         } catch (error) {
           notes.set('(d) Prism proxy', `could not run: ${(error as Error).message}`);
@@ -246,21 +280,43 @@ async function main(): Promise<void> {
         notes.set('(d) Prism proxy', prism.why);
       }
     }
-    const rows = ['(a) upstream directly', '(b) bare http-proxy', '(c) tmi-conform proxy', '(d) Prism proxy', '(e) forwarding alone'].map((name) => {
-      const runs = samples.get(name) ?? [];
-      const row: Result = runs.length === 0 ? { name } : { name, rps: median(runs.map((r) => r.rps!)), p50: median(runs.map((r) => r.p50!)), p99: median(runs.map((r) => r.p99!)), errors: runs.reduce((n, r) => n + (r.errors ?? 0), 0) };
-      const cpus = runs.flatMap((r) => (r.cpu ? [r.cpu] : []));
-      const cpu = cpus.length === 0 ? undefined : { main: median(cpus.map((c) => c.main)), busiestOther: median(cpus.map((c) => c.busiestOther)), rest: median(cpus.map((c) => c.rest)) };
-      const note = [cpu ? describeCpu(cpu) : '', notes.get(name) ?? ''].filter((n) => n !== '').join('; ');
-      if (note !== '') row.note = note;
-      return row;
-    });
-    tables.push({ title: upstream.title, rows });
+    tables.push({ title: `${upstream.title}\n as fast as ${CONNECTIONS} connections go`, rows: VARIANTS.map((name) => summarise(name, fullSpeed, notes.get(name))) });
+    tables.push({ title: `${upstream.title}\n at a fixed ${latencyRate} requests/s, ${CONNECTIONS} connections`, rows: VARIANTS.filter((name) => !name.startsWith('(d)')).map((name) => summarise(name, atRate)) });
   }
 
   if (stub) await stop(stub);
   await stop(reference);
   for (const table of tables) print(table.title, table.rows);
+}
+
+/** A line of the printed table: medians over the rounds, and against (b) the medians of each round's ratio and differences. */
+interface Row {
+  name: string;
+  rps?: number;
+  p50?: number;
+  p99?: number;
+  p999?: number;
+  vsBare?: { rps: number; p50: number; p99: number };
+  errors?: number;
+  note?: string;
+}
+
+function summarise(name: string, rounds: Array<Map<string, Result>>, note?: string): Row {
+  const runs = rounds.flatMap((round) => round.get(name) ?? []);
+  if (runs.length === 0) return note === undefined ? { name } : { name, note };
+  const row: Row = { name, rps: median(runs.map((r) => r.rps!)), p50: median(runs.map((r) => r.p50!)), p99: median(runs.map((r) => r.p99!)), p999: median(runs.map((r) => r.p999!)), errors: runs.reduce((n, r) => n + (r.errors ?? 0), 0) };
+  const pairs = rounds.flatMap((round) => {
+    const run = round.get(name);
+    const bare = round.get(BARE);
+    return run && bare ? [[run, bare] as const] : [];
+  });
+  if (pairs.length > 0) row.vsBare = { rps: median(pairs.map(([r, b]) => r.rps! / b.rps!)), p50: median(pairs.map(([r, b]) => r.p50! - b.p50!)), p99: median(pairs.map(([r, b]) => r.p99! - b.p99!)) };
+  const cpus = runs.flatMap((r) => (r.cpu ? [r.cpu] : []));
+  const cpu = cpus.length === 0 ? undefined : { main: median(cpus.map((c) => c.main)), busiestOther: median(cpus.map((c) => c.busiestOther)), rest: median(cpus.map((c) => c.rest)) };
+  const stolen = Math.max(...runs.map((r) => r.stolen ?? 0));
+  const notes = [cpu ? describeCpu(cpu) : '', stolen >= 1 ? `steal up to ${stolen.toFixed(0)}%` : '', note ?? ''].filter((n) => n !== '').join('; ');
+  if (notes !== '') row.note = notes;
+  return row;
 }
 
 function median(values: number[]): number {
@@ -292,23 +348,117 @@ async function fetchToken(config: { audience: string; auth_url: string; credenti
   return body.access_token;
 }
 
+/** As fast as CONNECTIONS connections go, after WARM_UP_SECONDS s of the same; `pid`: the proxy's process, whose CPU per response is measured too. */
+async function measure(name: string, url: string, requests: AutocannonRequest[], duration: number, pid?: number): Promise<Result> {
+  const warm = await autocannon({ url, connections: CONNECTIONS, duration: WARM_UP_SECONDS, requests });
+  const finish = startWindow(pid);
+  const run = autocannon({ url, connections: CONNECTIONS, duration, requests });
+  const latencies: number[] = [];
+  run.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
+  const r = await run;
+  return finish(name, { rps: r.requests.average, responses: r.requests.total, completed: warm.requests.total + r.requests.total, latencies, errors: r.errors + r.timeouts + r.non2xx });
+}
+
 /**
- * `pid`: the proxy's process, whose CPU per response is measured too. `overallRate`: requests
- * per second (default: as fast as they go). `warmUp`: seconds of the same load first.
+ * `rate` requests per second, evenly spaced, for `duration` s after `settle` s of the same (not
+ * counted), over CONNECTIONS keep-alive connections; the latency of each is from the moment it
+ * is handed to the connection pool to the end of its response body.
  */
-async function measure(name: string, url: string, requests: AutocannonRequest[], duration: number, pid?: number, overallRate?: number, warmUp = WARM_UP_SECONDS): Promise<Result> {
-  const rate = overallRate === undefined ? {} : { overallRate };
-  const warm = warmUp > 0 ? await autocannon({ url, connections: CONNECTIONS, duration: warmUp, requests, ...rate }) : { requests: { total: 0 } };
+async function measurePaced(name: string, url: string, requests: AutocannonRequest[], duration: number, rate: number, pid?: number, settle = SETTLE_SECONDS): Promise<Result> {
+  const pool = new Pool(url, { connections: CONNECTIONS, pipelining: 1 });
+  try {
+    if (settle > 0) await sendSteadily(pool, requests, rate, settle);
+    const finish = startWindow(pid);
+    const { latencies, errors } = await sendSteadily(pool, requests, rate, duration);
+    return finish(name, { responses: latencies.length, completed: latencies.length, latencies, errors });
+  } finally {
+    await pool.close();
+  }
+}
+
+/**
+ * Starts a measured run: reads the proxy's CPU by thread (`pid`), the clock and the machine's
+ * CPU times now; the function returned reads them again, prints the run and makes its Result.
+ * `rps` defaults to responses over the elapsed time.
+ */
+function startWindow(pid?: number): (name: string, outcome: { rps?: number; responses: number; completed: number; latencies: number[]; errors: number }) => Result {
   const cpuBefore = pid === undefined ? undefined : threadCpuUs(pid);
+  const machineBefore = machineCpuTicks();
   const fromUs = monotonicUs();
-  const r = await autocannon({ url, connections: CONNECTIONS, duration, requests, ...rate });
-  const toUs = monotonicUs();
-  const cpu = pid === undefined ? undefined : cpuPerResponse(pid, cpuBefore!, threadCpuUs(pid), r.requests.total);
-  const errors = r.errors + r.timeouts + r.non2xx;
-  console.log(`  ${name.padEnd(24)} ${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms${errors ? `, ${errors} errors/non-2xx` : ''}${cpu ? `; ${describeCpu(cpu)}` : ''}`);
-  const result: Result = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors, completed: warm.requests.total + r.requests.total, measured: { responses: r.requests.total, fromUs, toUs } };
-  if (cpu) result.cpu = cpu;
-  return result;
+  return (name, { rps, responses, completed, latencies, errors }) => {
+    const toUs = monotonicUs();
+    const cpu = pid === undefined ? undefined : cpuPerResponse(pid, cpuBefore!, threadCpuUs(pid), responses);
+    const stolen = stealPercent(machineBefore, machineCpuTicks());
+    const [p50, p99, p999] = percentiles(latencies, [0.5, 0.99, 0.999]);
+    const result: Result = { name, rps: rps ?? responses / ((toUs - fromUs) / 1e6), p50, p99, p999, errors, completed, measured: { responses, fromUs, toUs }, stolen };
+    if (cpu) result.cpu = cpu;
+    console.log(`  ${name.padEnd(34)} ${Math.round(result.rps!)} req/s, p50 ${ms(p50)}, p99 ${ms(p99)}, p99.9 ${ms(p999)}${errors ? `, ${errors} errors/non-2xx` : ''}${cpu ? `; ${describeCpu(cpu)}` : ''}; steal ${stolen.toFixed(1)}%`);
+    return result;
+  };
+}
+
+/** The machine's CPU time so far, in clock ticks: all of it, and what the hypervisor took for others (steal); from /proc/stat. */
+function machineCpuTicks(): { total: number; steal: number } {
+  try {
+    // "cpu  user nice system idle iowait irq softirq steal guest guest_nice": guest time is counted in user already.
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+    return { total: fields.reduce((sum, n) => sum + n, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return { total: 0, steal: 0 };
+  }
+}
+
+/** Share of the machine's CPU time between two readings that the hypervisor gave to others (0 when unknown). */
+function stealPercent(before: { total: number; steal: number }, after: { total: number; steal: number }): number {
+  const total = after.total - before.total;
+  return total > 0 ? (100 * (after.steal - before.steal)) / total : 0;
+}
+
+/** Sends the mix in turn, one request every 1/rate s whatever the responses do (an open loop); resolves once every response is in. */
+function sendSteadily(pool: Pool, requests: AutocannonRequest[], rate: number, seconds: number): Promise<{ latencies: number[]; errors: number }> {
+  const total = Math.round(rate * seconds);
+  const interval = 1000 / rate;
+  const latencies: number[] = [];
+  let errors = 0;
+  let sent = 0;
+  let settled = 0;
+  return new Promise((resolve) => {
+    const done = () => ++settled === total && resolve({ latencies, errors });
+    const send = (request: AutocannonRequest) => {
+      const at = performance.now();
+      pool.request({ method: request.method, path: request.path, headers: request.headers ?? {}, body: request.body ?? null }).then(
+        async (response) => {
+          await response.body.dump();
+          if (response.statusCode >= 200 && response.statusCode < 300) latencies.push(performance.now() - at);
+          else errors++;
+          done();
+        },
+        () => {
+          errors++;
+          done();
+        },
+      );
+    };
+    const start = performance.now();
+    // Timers fire late by up to a millisecond or so: each tick sends all that is due by then.
+    const tick = () => {
+      const now = performance.now();
+      while (sent < total && start + sent * interval <= now) send(requests[sent++ % requests.length]!);
+      if (sent < total) setTimeout(tick, Math.max(0, start + sent * interval - performance.now()));
+    };
+    tick();
+  });
+}
+
+/** Nearest-rank percentiles (`q` in 0–1) of latencies in ms, rounded to the µs; NaN when there are none. */
+function percentiles(latencies: number[], qs: number[]): number[] {
+  const sorted = Float64Array.from(latencies).sort();
+  return qs.map((q) => (sorted.length === 0 ? NaN : Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! * 1000) / 1000));
+}
+
+/** A latency for the console: ms with two decimals. */
+function ms(value: number | undefined): string {
+  return value === undefined || Number.isNaN(value) ? '—' : `${value.toFixed(2)} ms`;
 }
 
 function clockTicksPerSecond(): number {
@@ -406,28 +556,33 @@ function peakRssMiB(pid: number): number {
   }
 }
 
-function print(title: string, rows: Result[]): void {
-  const bare = rows.find((r) => r.name.startsWith('(b)'));
+function print(title: string, rows: Row[]): void {
   const dash = '—';
-  const line = (values: string[]) => values[0]!.padEnd(26) + values.slice(1).map((v, i) => v.padStart([8, 6, 6, 9, 12][i]!)).join('');
+  const signed = (value: number) => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(2)}`;
+  const widths = [8, 8, 8, 8, 9, 11, 11];
+  const line = (values: string[]) => values[0]!.padEnd(24) + values.slice(1).map((v, i) => v.padStart(widths[i]!)).join('');
   console.log(`\n${title}`);
-  console.log('  ' + line(['run', 'req/s', 'p50', 'p99', 'vs (b)', 'p99 vs (b)']) + '  notes');
+  console.log('  ' + line(['run', 'req/s', 'p50', 'p99', 'p99.9', 'vs (b)', 'p50 vs (b)', 'p99 vs (b)']) + '  notes');
   for (const r of rows) {
+    const fixed = (value: number | undefined) => (value === undefined || Number.isNaN(value) ? dash : value.toFixed(2));
     const cells =
       r.rps === undefined
-        ? [dash, dash, dash, dash, dash]
+        ? widths.map(() => dash)
         : [
             String(Math.round(r.rps)),
-            String(r.p50),
-            String(r.p99),
-            bare?.rps ? `${(r.rps / bare.rps).toFixed(2)}×` : dash,
-            bare?.p99 !== undefined ? `${r.p99! - bare.p99 >= 0 ? '+' : ''}${r.p99! - bare.p99} ms` : dash,
+            fixed(r.p50),
+            fixed(r.p99),
+            fixed(r.p999),
+            r.vsBare ? `${r.vsBare.rps.toFixed(2)}×` : dash,
+            r.vsBare ? signed(r.vsBare.p50) : dash,
+            r.vsBare ? signed(r.vsBare.p99) : dash,
           ];
     const notes = [r.errors ? `${r.errors} errors/non-2xx` : '', r.note ?? ''].filter((s) => s !== '').join('; ');
     console.log('  ' + line([r.name, ...cells]) + (notes ? `  ${notes}` : ''));
   }
-  console.log('  (medians of the rounds; 32 connections as fast as they go; latencies in whole milliseconds, as autocannon measures them;');
-  console.log('   CPU: the proxy process\'s user + system time per response in the measured run, from /proc)');
+  console.log('  (medians of the rounds; against (b): the median of each round\'s ratio or difference; latencies in ms, measured per response;');
+  console.log('   CPU: the proxy process\'s user + system time per response in the measured run, from /proc;');
+  console.log('   steal: the machine\'s CPU time its hypervisor gave to others during a run, the highest of the rounds, when 1% or more)');
 }
 
 // ------------------------------------------------------------------ --cpu: CPU per response at a fixed rate
@@ -444,7 +599,7 @@ async function compareCpu(): Promise<void> {
   for (let round = 1; round <= rounds; round++) {
     for (const [name, start] of variants) {
       const running = await start();
-      const { cpu } = await measure(name, running.origin, requests, duration, running.child.pid, rate);
+      const { cpu } = await measurePaced(name, running.origin, requests, duration, rate, running.child.pid, WARM_UP_SECONDS);
       await stop(running);
       if (cpu) cpus.set(name, [...(cpus.get(name) ?? []), cpu]);
     }
@@ -464,7 +619,7 @@ async function warmUpCurve(): Promise<void> {
   console.log(`${rate} requests/s in ${windows} consecutive windows of 3 s, each proxy started afresh; upstream: the reference`);
   for (const [name, start] of bareAndOurs(reference.origin)) {
     const running = await start();
-    for (let window = 1; window <= windows; window++) await measure(`${name} ${(window - 1) * 3}–${window * 3} s`, running.origin, requests, 3, running.child.pid, rate, 0);
+    for (let window = 1; window <= windows; window++) await measurePaced(`${name} ${(window - 1) * 3}–${window * 3} s`, running.origin, requests, 3, rate, running.child.pid, 0);
     await stop(running);
   }
   await stop(reference);

@@ -81,9 +81,16 @@ const SETTLE_SECONDS = 2;
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
+/** A numeric option's value; a value that is not a number above zero (or zero, for --warm-up) ends the run with a one-line error. */
 const option = (name: string, fallback: number) => {
   const i = argv.indexOf(name);
-  return i === -1 ? fallback : Number(argv[i + 1]);
+  if (i === -1) return fallback;
+  const value = Number(argv[i + 1]);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && name !== '--warm-up')) {
+    console.error(`bench:proxy: ${name} wants a number above zero, got ${argv[i + 1] === undefined ? 'nothing' : `"${argv[i + 1]}"`}`);
+    process.exit(2);
+  }
+  return value;
 };
 // Long enough for the JIT to have compiled each variant's hot paths: measured with --warm-up-curve,
 // CPU per response settles after about 6 s for (b) and 9–12 s for (c) at 1,500 requests/s.
@@ -423,6 +430,7 @@ function sendSteadily(pool: Pool, requests: AutocannonRequest[], rate: number, s
   let sent = 0;
   let settled = 0;
   return new Promise((resolve) => {
+    if (total === 0) return resolve({ latencies, errors });
     const done = () => ++settled === total && resolve({ latencies, errors });
     const send = (request: AutocannonRequest) => {
       const at = performance.now();

@@ -76,7 +76,7 @@ const CONNECTIONS = 32;
 /** The baseline every other variant is compared with, round by round. */
 const BARE = '(b) bare http-proxy';
 const VARIANTS = ['(a) upstream directly', BARE, '(c) tmi-conform proxy', '(d) Prism proxy', '(e) forwarding alone'];
-/** Seconds at the fixed rate before its measured run: the process is warm from the run at full speed, this only lets the pace settle. */
+/** Seconds at the steady rate before its measured run: the process is warm from the run at full speed, this only lets the pace settle. */
 const SETTLE_SECONDS = 2;
 
 const argv = process.argv.slice(2);
@@ -277,7 +277,7 @@ async function main(): Promise<void> {
           const port = await freePort();
           const running = await launch(PRISM_BIN, ['proxy', join(packageRoot, 'schemas', 'openapi.yaml'), upstream.origin, '--port', String(port), '--host', '127.0.0.1', '--errors', 'false', '-v', 'error'], /(?:)/);
           await waitForPort(port);
-          // At full speed only: its throughput is near the fixed rate, where latency would be queueing.
+          // At full speed only: its throughput is near the steady rate, where latency would be queueing.
           fast.set('(d) Prism proxy', await measure('(d) Prism proxy', `http://127.0.0.1:${port}`, requests, duration));
           await stop(running);
         } catch (error) {
@@ -288,7 +288,7 @@ async function main(): Promise<void> {
       }
     }
     tables.push({ title: `${upstream.title}\n as fast as ${CONNECTIONS} connections go`, rows: VARIANTS.map((name) => summarise(name, fullSpeed, notes.get(name))) });
-    tables.push({ title: `${upstream.title}\n at a fixed ${latencyRate} requests/s, ${CONNECTIONS} connections`, rows: VARIANTS.filter((name) => !name.startsWith('(d)')).map((name) => summarise(name, atRate)) });
+    tables.push({ title: `${upstream.title}\n at a steady ${latencyRate} requests/s, ${CONNECTIONS} connections`, rows: VARIANTS.filter((name) => !name.startsWith('(d)')).map((name) => summarise(name, atRate)) });
   }
 
   if (stub) await stop(stub);

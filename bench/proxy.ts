@@ -75,7 +75,8 @@ const PRISM_BIN = join(PRISM_DIR, 'node_modules', '.bin', 'prism');
 const CONNECTIONS = 32;
 /** The baseline every other variant is compared with, round by round. */
 const BARE = '(b) bare http-proxy';
-const VARIANTS = ['(a) upstream directly', BARE, '(c) tmi-conform proxy', '(d) Prism proxy', '(e) forwarding alone'];
+const OURS = '(c) tmi-conform proxy';
+const VARIANTS = ['(a) upstream directly', BARE, OURS, '(d) Prism proxy', '(e) forwarding alone'];
 /** Seconds at the steady rate before its measured run: the process is warm from the run at full speed, this only lets the pace settle. */
 const SETTLE_SECONDS = 2;
 
@@ -209,8 +210,8 @@ function forwardingArgs(target: string): string[] {
 /** (b) and (c) in front of `target`, each started when called: the pair the fixed-rate modes compare. */
 function bareAndOurs(target: string): Array<[string, () => Promise<Running>]> {
   return [
-    ['(b) bare http-proxy', () => launch(process.execPath, bareArgs(target))],
-    ['(c) tmi-conform proxy', () => launch(process.execPath, oursArgs(target))],
+    [BARE, () => launch(process.execPath, bareArgs(target))],
+    [OURS, () => launch(process.execPath, oursArgs(target))],
   ];
 }
 
@@ -262,11 +263,11 @@ async function main(): Promise<void> {
       await stop(bare);
 
       const ours = await launch(process.execPath, oursArgs(upstream.origin));
-      const oursResult = await both('(c) tmi-conform proxy', ours.origin, ours.child.pid);
+      const oursResult = await both(OURS, ours.origin, ours.child.pid);
       const rss = peakRssMiB(ours.child.pid!);
       await stop(ours);
       const recorded = readFileSync(JOURNAL, 'utf8').split('\n').filter((l) => l !== '').length;
-      notes.set('(c) tmi-conform proxy', `last round: ${oursResult.completed} responses at full speed, ${recorded} journal entries in all; peak RSS ${rss} MiB`);
+      notes.set(OURS, `last round: ${oursResult.completed} responses at full speed, ${recorded} journal entries in all; peak RSS ${rss} MiB`);
 
       const forwarding = await launch(process.execPath, forwardingArgs(upstream.origin));
       await both('(e) forwarding alone', forwarding.origin, forwarding.child.pid);
@@ -319,7 +320,7 @@ function summarise(name: string, rounds: Array<Map<string, Result>>, note?: stri
   });
   if (pairs.length > 0) row.vsBare = { rps: median(pairs.map(([r, b]) => r.rps! / b.rps!)), p50: median(pairs.map(([r, b]) => r.p50! - b.p50!)), p99: median(pairs.map(([r, b]) => r.p99! - b.p99!)) };
   const cpus = runs.flatMap((r) => (r.cpu ? [r.cpu] : []));
-  const cpu = cpus.length === 0 ? undefined : { main: median(cpus.map((c) => c.main)), busiestOther: median(cpus.map((c) => c.busiestOther)), rest: median(cpus.map((c) => c.rest)) };
+  const cpu = cpus.length === 0 ? undefined : medianCpu(cpus);
   const stolen = Math.max(...runs.map((r) => r.stolen ?? 0));
   const notes = [cpu ? describeCpu(cpu) : '', stolen >= 1 ? `steal up to ${stolen.toFixed(0)}%` : '', note ?? ''].filter((n) => n !== '').join('; ');
   if (notes !== '') row.note = notes;
@@ -499,6 +500,11 @@ function cpuPerResponse(pid: number, before: Map<number, number>, after: Map<num
   return { main: main / responses, busiestOther: (others[0] ?? 0) / responses, rest: rest / responses };
 }
 
+/** Each part's median over several runs. */
+function medianCpu(cpus: ProcessCpu[]): ProcessCpu {
+  return { main: median(cpus.map((c) => c.main)), busiestOther: median(cpus.map((c) => c.busiestOther)), rest: median(cpus.map((c) => c.rest)) };
+}
+
 function describeCpu(cpu: ProcessCpu): string {
   const total = cpu.main + cpu.busiestOther + cpu.rest;
   return `CPU ${Math.round(total)} µs/response (main thread ${Math.round(cpu.main)}, busiest other ${Math.round(cpu.busiestOther)}, rest ${Math.round(cpu.rest)})`;
@@ -615,7 +621,7 @@ async function compareCpu(): Promise<void> {
   if (upstream !== reference) await stop(upstream);
   await stop(reference);
   console.log('\nmedians:');
-  for (const [name, runs] of cpus) console.log(`  ${name.padEnd(24)} ${describeCpu({ main: median(runs.map((c) => c.main)), busiestOther: median(runs.map((c) => c.busiestOther)), rest: median(runs.map((c) => c.rest)) })}`);
+  for (const [name, runs] of cpus) console.log(`  ${name.padEnd(24)} ${describeCpu(medianCpu(runs))}`);
 }
 
 // ------------------------------------------------------------------ --warm-up-curve: how long the JIT takes
@@ -657,7 +663,7 @@ async function profile(dir: string): Promise<void> {
   const profiling = ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', String(option('--interval', 500))];
   // --bare: the same for (b), the baseline our main thread is compared with.
   const ours = flag('--bare') ? await launch(process.execPath, [...profiling, ...bareArgs(upstream.origin)]) : await launch(process.execPath, [...profiling, ...oursArgs(upstream.origin)]);
-  const { measured } = await measure(flag('--bare') ? '(b) bare http-proxy' : '(c) tmi-conform proxy', ours.origin, requests, duration, ours.child.pid);
+  const { measured } = await measure(flag('--bare') ? BARE : OURS, ours.origin, requests, duration, ours.child.pid);
   await stop(ours);
   if (upstream !== reference) await stop(upstream);
   await stop(reference);

@@ -16,16 +16,23 @@
 //   npm run bench:proxy -- --cpu [--rate N] [--rounds N] [--duration SECONDS] [--stub]
 //   npm run bench:proxy -- --profile DIR [--duration SECONDS] [--stub] [--bare] [--interval µs]
 //   npm run bench:proxy -- --warm-up-curve [--rate N] [--windows N]
-// Every run is preceded by a warm-up at the same load (--warm-up SECONDS, default 10).
-// Each variant is measured twice on the same process: as fast as 32 connections go (throughput),
-// then at a steady rate well below what any of them sustains (--latency-rate, default 1,000
-// requests/s): the latency each adds. At full speed the 32 connections queue, so there latency
-// is mostly connections ÷ throughput and says little that throughput does not. The steady rate
-// is sent by undici over 32 keep-alive connections, one request every 1/rate s: autocannon's
-// own rate option lets each connection send its quota for the second at once when the second
-// starts, and the latency it then measures is that burst's queue.
-// Ratios and differences against (b) are taken within each round, then the median kept: the
-// machine's speed drifts from minute to minute, and runs side by side drift alike.
+// For each upstream, every proxy is started once and warmed up at full speed (--warm-up
+// SECONDS, default 10): the JIT must have compiled their hot paths before anything is measured.
+// Then come rounds (--rounds, default 8) of short runs (--duration, default 3 s), every variant
+// once per round, in an order that shifts each round. The machine's speed drifts from minute to
+// minute (by 10 % and more on this shared 2-core machine): each variant is compared with (b) in
+// the same round, seconds apart, and the median of those per-round ratios is kept, with their
+// range beside it.
+// Each variant is measured twice: as fast as 32 connections go (throughput), then at a steady
+// rate well below what any of them sustains (--latency-rate, default 1,000 requests/s): the
+// latency each adds. At full speed the 32 connections queue, so there latency is mostly
+// connections ÷ throughput and says little that throughput does not. The steady rate is sent
+// by undici over 32 keep-alive connections, one request every 1/rate s: autocannon's own rate
+// option lets each connection send its quota for the second at once when the second starts,
+// and the latency it then measures is that burst's queue.
+// A run of (c) lasts until its recorder has caught up (its journal stops growing): judging and
+// recording that fall behind at full speed count against its throughput, and do not spill into
+// the next variant's run.
 // --cpu runs (b) and (c) in turns at a steady rate (default 1000 requests/s), and prints the
 // CPU each proxy process spent per response (medians): at a fixed rate the two do the same
 // work, where at full speed the CPU per response also depends on how fast each one went.
@@ -38,7 +45,7 @@
 // waits for a core, the time goes to what it was running (a postMessage that wakes the other
 // thread looks dearer than it is); the /proc CPU figures are the ones to compare.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -76,7 +83,8 @@ const CONNECTIONS = 32;
 /** The baseline every other variant is compared with, round by round. */
 const BARE = '(b) bare http-proxy';
 const OURS = '(c) tmi-conform proxy';
-const VARIANTS = ['(a) upstream directly', BARE, OURS, '(d) Prism proxy', '(e) forwarding alone'];
+const PRISM = '(d) Prism proxy';
+const VARIANTS = ['(a) upstream directly', BARE, OURS, PRISM, '(e) forwarding alone'];
 /** Seconds at the steady rate before its measured run: the process is warm from the run at full speed, this only lets the pace settle. */
 const SETTLE_SECONDS = 2;
 
@@ -217,14 +225,15 @@ function bareAndOurs(target: string): Array<[string, () => Promise<Running>]> {
 
 async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
-  const duration = option('--duration', 8);
-  const rounds = option('--rounds', 3);
+  const duration = option('--duration', 3);
+  const rounds = option('--rounds', 8);
   const latencyRate = option('--latency-rate', 1000);
   const { reference, requests } = await startReferenceUpstream();
 
   const prism = flag('--no-prism') ? { ok: false as const, why: 'skipped (--no-prism)' } : ensurePrism();
-  console.log(`autocannon: ${CONNECTIONS} connections, ${duration} s per run after a ${WARM_UP_SECONDS} s warm-up, ${rounds} rounds (medians shown); mix: GET resource server, PATCH session, DELETE token exchange profile`);
-  console.log(`then each process again at ${latencyRate} requests/s for ${duration} s (after ${SETTLE_SECONDS} s at that rate)`);
+  console.log(`every proxy started once per upstream and warmed up for ${WARM_UP_SECONDS} s at full speed; then ${rounds} rounds of ${duration} s runs, the variants taking turns in an order that shifts each round`);
+  console.log(`autocannon: ${CONNECTIONS} connections as fast as they go; mix: GET resource server, PATCH session, DELETE token exchange profile`);
+  console.log(`then the same rounds at a steady ${latencyRate} requests/s (each run after ${SETTLE_SECONDS} s at that rate)`);
   console.log(`prism: ${prism.ok ? `installed in ${PRISM_DIR}` : prism.why}`);
 
   const tables: Array<{ title: string; rows: Row[] }> = [];
@@ -235,66 +244,98 @@ async function main(): Promise<void> {
     upstreams.push({ title: 'upstream: a stub that answers without verifying tokens (shows what the proxies cost)', origin: stub.origin });
   }
 
-  // Each run is repeated `rounds` times, the variants taking turns, and the median is kept:
-  // on a shared machine a burst of someone else's work then skews one sample, not a variant.
   for (const upstream of upstreams) {
     console.log(upstream.title);
+    const notes = new Map<string, string>();
+    const contenders = await startContenders(upstream.origin, prism, notes);
+    for (const contender of contenders) {
+      if (!contender.running) continue;
+      const warm = await measure(`${contender.name} warm-up`, contender.origin, requests, WARM_UP_SECONDS, undefined, 0, true);
+      contender.served += warm.completed ?? 0;
+    }
+    // Runs are short and interleaved, and each is compared with the run of (b) in the same
+    // round, seconds away: the machine's speed drifts from minute to minute, and runs this close
+    // drift alike. The order shifts every round, so that no variant always follows the same one.
     const fullSpeed: Array<Map<string, Result>> = [];
     const atRate: Array<Map<string, Result>> = [];
-    const notes = new Map<string, string>();
-    for (let round = 1; round <= rounds; round++) {
-      console.log(` round ${round} of ${rounds}`);
-      const fast = new Map<string, Result>();
-      const paced = new Map<string, Result>();
-      fullSpeed.push(fast);
-      atRate.push(paced);
-      /** Both measurements of one variant, on the same process (`pid`: its CPU is counted too). */
-      const both = async (name: string, origin: string, pid?: number) => {
-        const result = await measure(name, origin, requests, duration, pid);
-        fast.set(name, result);
-        paced.set(name, await measurePaced(`${name} at ${latencyRate}/s`, origin, requests, duration, latencyRate, pid));
-        return result;
-      };
-
-      await both('(a) upstream directly', upstream.origin);
-
-      const bare = await launch(process.execPath, bareArgs(upstream.origin));
-      await both(BARE, bare.origin, bare.child.pid);
-      await stop(bare);
-
-      const ours = await launch(process.execPath, oursArgs(upstream.origin));
-      const oursResult = await both(OURS, ours.origin, ours.child.pid);
-      const rss = peakRssMiB(ours.child.pid!);
-      await stop(ours);
-      const recorded = readFileSync(JOURNAL, 'utf8').split('\n').filter((l) => l !== '').length;
-      notes.set(OURS, `last round: ${oursResult.completed} responses at full speed, ${recorded} journal entries in all; peak RSS ${rss} MiB`);
-
-      const forwarding = await launch(process.execPath, forwardingArgs(upstream.origin));
-      await both('(e) forwarding alone', forwarding.origin, forwarding.child.pid);
-      await stop(forwarding);
-
-      if (prism.ok) {
-        try {
-          const port = await freePort();
-          const running = await launch(PRISM_BIN, ['proxy', join(packageRoot, 'schemas', 'openapi.yaml'), upstream.origin, '--port', String(port), '--host', '127.0.0.1', '--errors', 'false', '-v', 'error'], /(?:)/);
-          await waitForPort(port);
-          // At full speed only: its throughput is near the steady rate, where latency would be queueing.
-          fast.set('(d) Prism proxy', await measure('(d) Prism proxy', `http://127.0.0.1:${port}`, requests, duration));
-          await stop(running);
-        } catch (error) {
-          notes.set('(d) Prism proxy', `could not run: ${(error as Error).message}`);
-        }
-      } else {
-        notes.set('(d) Prism proxy', prism.why);
+    for (let round = 0; round < rounds; round++) {
+      console.log(` round ${round + 1} of ${rounds}, full speed`);
+      const results = new Map<string, Result>();
+      fullSpeed.push(results);
+      for (const contender of inTurn(contenders, round)) {
+        const result = await measure(contender.name, contender.origin, requests, duration, contender.running?.child.pid, 0, false, contender.journal);
+        contender.served += result.completed ?? 0;
+        results.set(contender.name, result);
       }
     }
+    for (let round = 0; round < rounds; round++) {
+      console.log(` round ${round + 1} of ${rounds}, at a steady ${latencyRate}/s`);
+      const results = new Map<string, Result>();
+      atRate.push(results);
+      // Prism at full speed only: its throughput is near the steady rate, where latency would be queueing.
+      for (const contender of inTurn(contenders, round).filter((c) => c.name !== PRISM)) {
+        const result = await measurePaced(`${contender.name} at ${latencyRate}/s`, contender.origin, requests, duration, latencyRate, contender.running?.child.pid);
+        contender.served += result.completed ?? 0;
+        results.set(contender.name, result);
+      }
+    }
+    const ours = contenders.find((c) => c.name === OURS)!;
+    const rss = peakRssMiB(ours.running!.child.pid!);
+    for (const contender of contenders) if (contender.running) await stop(contender.running);
+    const entries = readFileSync(JOURNAL, 'utf8').split('\n').filter((l) => l !== '');
+    const cutOff = entries.filter((l) => l.includes('"_error":"client closed the connection')).length;
+    notes.set(OURS, `journal: ${entries.length} entries, ${cutOff} of them requests the client cut off (a run's end); responses the benchmark counted: ${ours.served}, warm-up included; peak RSS ${rss} MiB`);
     tables.push({ title: `${upstream.title}\n as fast as ${CONNECTIONS} connections go`, rows: VARIANTS.map((name) => summarise(name, fullSpeed, notes.get(name))) });
-    tables.push({ title: `${upstream.title}\n at a steady ${latencyRate} requests/s, ${CONNECTIONS} connections`, rows: VARIANTS.filter((name) => !name.startsWith('(d)')).map((name) => summarise(name, atRate)) });
+    tables.push({ title: `${upstream.title}\n at a steady ${latencyRate} requests/s, ${CONNECTIONS} connections`, rows: VARIANTS.filter((name) => name !== PRISM).map((name) => summarise(name, atRate, undefined, true)) });
   }
 
   if (stub) await stop(stub);
   await stop(reference);
   for (const table of tables) print(table.title, table.rows);
+}
+
+/** A variant under test: the upstream itself (no process of its own) or a proxy in front of it. */
+interface Contender {
+  name: string;
+  origin: string;
+  running?: Running;
+  /** Where it writes its journal: (c) only. A run of it ends once the journal stops growing. */
+  journal?: string;
+  /** Responses the benchmark received from it, warm-ups included. */
+  served: number;
+}
+
+/** Starts every proxy in front of `upstream` (Prism when it is installed), side by side. */
+async function startContenders(upstream: string, prism: { ok: boolean; why?: string }, notes: Map<string, string>): Promise<Contender[]> {
+  const contenders: Contender[] = [{ name: '(a) upstream directly', origin: upstream, served: 0 }];
+  const add = async (name: string, start: () => Promise<Running>, journal?: string) => {
+    const running = await start();
+    contenders.push({ name, origin: running.origin, running, served: 0, ...(journal ? { journal } : {}) });
+  };
+  await add(BARE, () => launch(process.execPath, bareArgs(upstream)));
+  await add(OURS, () => launch(process.execPath, oursArgs(upstream)), JOURNAL);
+  await add('(e) forwarding alone', () => launch(process.execPath, forwardingArgs(upstream)));
+  if (prism.ok) {
+    try {
+      const port = await freePort();
+      await add(PRISM, async () => {
+        const running = await launch(PRISM_BIN, ['proxy', join(packageRoot, 'schemas', 'openapi.yaml'), upstream, '--port', String(port), '--host', '127.0.0.1', '--errors', 'false', '-v', 'error'], /(?:)/);
+        await waitForPort(port);
+        return { ...running, origin: `http://127.0.0.1:${port}` };
+      });
+    } catch (error) {
+      notes.set(PRISM, `could not run: ${(error as Error).message}`);
+    }
+  } else {
+    notes.set(PRISM, prism.why ?? 'not installed');
+  }
+  return contenders;
+}
+
+/** The contenders in round `round`'s order: the list shifted by one more place each round. */
+function inTurn(contenders: Contender[], round: number): Contender[] {
+  const shift = round % contenders.length;
+  return [...contenders.slice(shift), ...contenders.slice(0, shift)];
 }
 
 /** A line of the printed table: medians over the rounds, and against (b) the medians of each round's ratio and differences. */
@@ -309,7 +350,8 @@ interface Row {
   note?: string;
 }
 
-function summarise(name: string, rounds: Array<Map<string, Result>>, note?: string): Row {
+/** `steady`: the runs were sent at a fixed rate, so their throughput ratios say nothing and are not spread out. */
+function summarise(name: string, rounds: Array<Map<string, Result>>, note?: string, steady = false): Row {
   const runs = rounds.flatMap((round) => round.get(name) ?? []);
   if (runs.length === 0) return note === undefined ? { name } : { name, note };
   const row: Row = { name, rps: median(runs.map((r) => r.rps!)), p50: median(runs.map((r) => r.p50!)), p99: median(runs.map((r) => r.p99!)), p999: median(runs.map((r) => r.p999!)), errors: runs.reduce((n, r) => n + (r.errors ?? 0), 0) };
@@ -318,11 +360,19 @@ function summarise(name: string, rounds: Array<Map<string, Result>>, note?: stri
     const bare = round.get(BARE);
     return run && bare ? [[run, bare] as const] : [];
   });
-  if (pairs.length > 0) row.vsBare = { rps: median(pairs.map(([r, b]) => r.rps! / b.rps!)), p50: median(pairs.map(([r, b]) => r.p50! - b.p50!)), p99: median(pairs.map(([r, b]) => r.p99! - b.p99!)) };
+  const spread: string[] = [];
+  if (pairs.length > 0) {
+    const ratios = pairs.map(([r, b]) => r.rps! / b.rps!);
+    const p99s = pairs.map(([r, b]) => r.p99! - b.p99!);
+    row.vsBare = { rps: median(ratios), p50: median(pairs.map(([r, b]) => r.p50! - b.p50!)), p99: median(p99s) };
+    // How far the rounds agree: a median says little without it.
+    const ratioRange = steady ? '' : `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×, `;
+    if (name !== BARE && pairs.length > 1) spread.push(`rounds vs (b): ${ratioRange}p99 ${signedMs(Math.min(...p99s))} to ${signedMs(Math.max(...p99s))} ms`);
+  }
   const cpus = runs.flatMap((r) => (r.cpu ? [r.cpu] : []));
   const cpu = cpus.length === 0 ? undefined : medianCpu(cpus);
   const stolen = Math.max(...runs.map((r) => r.stolen ?? 0));
-  const notes = [cpu ? describeCpu(cpu) : '', stolen >= 1 ? `steal up to ${stolen.toFixed(0)}%` : '', note ?? ''].filter((n) => n !== '').join('; ');
+  const notes = [...spread, cpu ? describeCpu(cpu) : '', stolen >= 1 ? `steal up to ${stolen.toFixed(0)}%` : '', note ?? ''].filter((n) => n !== '').join('; ');
   if (notes !== '') row.note = notes;
   return row;
 }
@@ -356,15 +406,56 @@ async function fetchToken(config: { audience: string; auth_url: string; credenti
   return body.access_token;
 }
 
-/** As fast as CONNECTIONS connections go, after WARM_UP_SECONDS s of the same; `pid`: the proxy's process, whose CPU per response is measured too. */
-async function measure(name: string, url: string, requests: AutocannonRequest[], duration: number, pid?: number): Promise<Result> {
-  const warm = await autocannon({ url, connections: CONNECTIONS, duration: WARM_UP_SECONDS, requests });
-  const finish = startWindow(pid);
+/**
+ * As fast as CONNECTIONS connections go for `duration` s, after `warmUp` s of the same; `pid`:
+ * the proxy's process, whose CPU per response is measured too. With `journal` (ours), the run
+ * lasts until every response it got is recorded: work the recorder deferred is not left for
+ * the next run, and its time counts against the throughput.
+ */
+async function measure(name: string, url: string, requests: AutocannonRequest[], duration: number, pid?: number, warmUp = WARM_UP_SECONDS, silent = false, journal?: string): Promise<Result> {
+  const warm = warmUp > 0 ? await autocannon({ url, connections: CONNECTIONS, duration: warmUp, requests }) : undefined;
+  const finish = startWindow(pid, silent);
   const run = autocannon({ url, connections: CONNECTIONS, duration, requests });
   const latencies: number[] = [];
   run.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
   const r = await run;
-  return finish(name, { rps: r.requests.average, responses: r.requests.total, completed: warm.requests.total + r.requests.total, latencies, errors: r.errors + r.timeouts + r.non2xx });
+  const endUs = journal === undefined || pid === undefined ? undefined : await untilRecorded(journal, pid);
+  return finish(name, { responses: r.requests.total, completed: (warm?.requests.total ?? 0) + r.requests.total, latencies, errors: r.errors + r.timeouts + r.non2xx, endUs });
+}
+
+/**
+ * Waits until the recorder has caught up: the journal has not grown for 50 ms and the process
+ * spent less than a fifth of a core meanwhile. Returns when it last grew (monotonic µs).
+ */
+async function untilRecorded(journal: string, pid: number): Promise<number> {
+  const sizeOf = () => {
+    try {
+      return statSync(journal).size;
+    } catch {
+      return 0;
+    }
+  };
+  const cpuOf = () => [...threadCpuUs(pid).values()].reduce((sum, us) => sum + us, 0);
+  let size = sizeOf();
+  let grewAt = monotonicUs();
+  let quietSince = grewAt;
+  let cpuAtQuiet = cpuOf();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const now = monotonicUs();
+    const next = sizeOf();
+    if (next !== size) {
+      size = next;
+      grewAt = quietSince = now;
+      cpuAtQuiet = cpuOf();
+      continue;
+    }
+    if (now - quietSince < 50_000) continue;
+    const cpu = cpuOf();
+    if (cpu - cpuAtQuiet < 0.2 * (now - quietSince)) return grewAt;
+    quietSince = now;
+    cpuAtQuiet = cpu;
+  }
 }
 
 /**
@@ -375,10 +466,10 @@ async function measure(name: string, url: string, requests: AutocannonRequest[],
 async function measurePaced(name: string, url: string, requests: AutocannonRequest[], duration: number, rate: number, pid?: number, settle = SETTLE_SECONDS): Promise<Result> {
   const pool = new Pool(url, { connections: CONNECTIONS, pipelining: 1 });
   try {
-    if (settle > 0) await sendSteadily(pool, requests, rate, settle);
+    const settled = settle > 0 ? await sendSteadily(pool, requests, rate, settle) : { latencies: [], errors: 0 };
     const finish = startWindow(pid);
     const { latencies, errors } = await sendSteadily(pool, requests, rate, duration);
-    return finish(name, { responses: latencies.length, completed: latencies.length, latencies, errors });
+    return finish(name, { responses: latencies.length, completed: settled.latencies.length + settled.errors + latencies.length + errors, latencies, errors });
   } finally {
     await pool.close();
   }
@@ -389,18 +480,18 @@ async function measurePaced(name: string, url: string, requests: AutocannonReque
  * CPU times now; the function returned reads them again, prints the run and makes its Result.
  * `rps` defaults to responses over the elapsed time.
  */
-function startWindow(pid?: number): (name: string, outcome: { rps?: number; responses: number; completed: number; latencies: number[]; errors: number }) => Result {
+function startWindow(pid?: number, silent = false): (name: string, outcome: { rps?: number; responses: number; completed: number; latencies: number[]; errors: number; endUs?: number | undefined }) => Result {
   const cpuBefore = pid === undefined ? undefined : threadCpuUs(pid);
   const machineBefore = machineCpuTicks();
   const fromUs = monotonicUs();
-  return (name, { rps, responses, completed, latencies, errors }) => {
-    const toUs = monotonicUs();
+  return (name, { rps, responses, completed, latencies, errors, endUs }) => {
+    const toUs = endUs ?? monotonicUs();
     const cpu = pid === undefined ? undefined : cpuPerResponse(pid, cpuBefore!, threadCpuUs(pid), responses);
     const stolen = stealPercent(machineBefore, machineCpuTicks());
     const [p50, p99, p999] = percentiles(latencies, [0.5, 0.99, 0.999]);
     const result: Result = { name, rps: rps ?? responses / ((toUs - fromUs) / 1e6), p50, p99, p999, errors, completed, measured: { responses, fromUs, toUs }, stolen };
     if (cpu) result.cpu = cpu;
-    console.log(`  ${name.padEnd(34)} ${Math.round(result.rps!)} req/s, p50 ${ms(p50)}, p99 ${ms(p99)}, p99.9 ${ms(p999)}${errors ? `, ${errors} errors/non-2xx` : ''}${cpu ? `; ${describeCpu(cpu)}` : ''}; steal ${stolen.toFixed(1)}%`);
+    if (!silent) console.log(`  ${name.padEnd(34)} ${Math.round(result.rps!)} req/s, p50 ${ms(p50)}, p99 ${ms(p99)}, p99.9 ${ms(p999)}${errors ? `, ${errors} errors/non-2xx` : ''}${cpu ? `; ${describeCpu(cpu)}` : ''}; steal ${stolen.toFixed(1)}%`);
     return result;
   };
 }
@@ -570,9 +661,13 @@ function peakRssMiB(pid: number): number {
   }
 }
 
+/** A difference in ms, signed, two decimals. */
+function signedMs(value: number): string {
+  return `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(2)}`;
+}
+
 function print(title: string, rows: Row[]): void {
   const dash = '—';
-  const signed = (value: number) => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(2)}`;
   const widths = [8, 8, 8, 8, 9, 11, 11];
   const line = (values: string[]) => values[0]!.padEnd(24) + values.slice(1).map((v, i) => v.padStart(widths[i]!)).join('');
   console.log(`\n${title}`);
@@ -588,14 +683,14 @@ function print(title: string, rows: Row[]): void {
             fixed(r.p99),
             fixed(r.p999),
             r.vsBare ? `${r.vsBare.rps.toFixed(2)}×` : dash,
-            r.vsBare ? signed(r.vsBare.p50) : dash,
-            r.vsBare ? signed(r.vsBare.p99) : dash,
+            r.vsBare ? signedMs(r.vsBare.p50) : dash,
+            r.vsBare ? signedMs(r.vsBare.p99) : dash,
           ];
     const notes = [r.errors ? `${r.errors} errors/non-2xx` : '', r.note ?? ''].filter((s) => s !== '').join('; ');
     console.log('  ' + line([r.name, ...cells]) + (notes ? `  ${notes}` : ''));
   }
   console.log('  (medians of the rounds; against (b): the median of each round\'s ratio or difference; latencies in ms, measured per response;');
-  console.log('   CPU: the proxy process\'s user + system time per response in the measured run, from /proc;');
+  console.log('   CPU: the proxy process\'s user + system time per response in the measured run (for (c), until its recorder caught up), from /proc;');
   console.log('   steal: the machine\'s CPU time its hypervisor gave to others during a run, the highest of the rounds, when 1% or more)');
 }
 

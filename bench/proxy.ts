@@ -250,8 +250,7 @@ async function main(): Promise<void> {
     const contenders = await startContenders(upstream.origin, prism, notes);
     for (const contender of contenders) {
       if (!contender.running) continue;
-      const warm = await measure(`${contender.name} warm-up`, contender.origin, requests, WARM_UP_SECONDS, undefined, 0, true);
-      contender.served += warm.completed ?? 0;
+      contender.served += await warmUp(contender.origin, requests, WARM_UP_SECONDS);
     }
     // Runs are short and interleaved, and each is compared with the run of (b) in the same
     // round, seconds away: the machine's speed drifts from minute to minute, and runs this close
@@ -263,7 +262,7 @@ async function main(): Promise<void> {
       const results = new Map<string, Result>();
       fullSpeed.push(results);
       for (const contender of inTurn(contenders, round)) {
-        const result = await measure(contender.name, contender.origin, requests, duration, contender.running?.child.pid, 0, false, contender.journal);
+        const result = await measure(contender.name, contender.origin, requests, duration, contender.running?.child.pid, 0, contender.journal);
         contender.served += result.completed ?? 0;
         results.set(contender.name, result);
       }
@@ -406,21 +405,27 @@ async function fetchToken(config: { audience: string; auth_url: string; credenti
   return body.access_token;
 }
 
+/** As fast as CONNECTIONS connections go for `seconds` s, nothing measured; resolves with the responses received. */
+async function warmUp(url: string, requests: AutocannonRequest[], seconds: number): Promise<number> {
+  const run = await autocannon({ url, connections: CONNECTIONS, duration: seconds, requests });
+  return run.requests.total;
+}
+
 /**
- * As fast as CONNECTIONS connections go for `duration` s, after `warmUp` s of the same; `pid`:
+ * As fast as CONNECTIONS connections go for `duration` s, after `warmUpSeconds` s of the same; `pid`:
  * the proxy's process, whose CPU per response is measured too. With `journal` (ours), the run
  * lasts until every response it got is recorded: work the recorder deferred is not left for
  * the next run, and its time counts against the throughput.
  */
-async function measure(name: string, url: string, requests: AutocannonRequest[], duration: number, pid?: number, warmUp = WARM_UP_SECONDS, silent = false, journal?: string): Promise<Result> {
-  const warm = warmUp > 0 ? await autocannon({ url, connections: CONNECTIONS, duration: warmUp, requests }) : undefined;
-  const finish = startWindow(pid, silent);
+async function measure(name: string, url: string, requests: AutocannonRequest[], duration: number, pid?: number, warmUpSeconds = WARM_UP_SECONDS, journal?: string): Promise<Result> {
+  const warm = warmUpSeconds > 0 ? await warmUp(url, requests, warmUpSeconds) : 0;
+  const finish = startWindow(pid);
   const run = autocannon({ url, connections: CONNECTIONS, duration, requests });
   const latencies: number[] = [];
   run.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
   const r = await run;
   const endUs = journal === undefined || pid === undefined ? undefined : await untilRecorded(journal, pid);
-  return finish(name, { responses: r.requests.total, completed: (warm?.requests.total ?? 0) + r.requests.total, latencies, errors: r.errors + r.timeouts + r.non2xx, endUs });
+  return finish(name, { responses: r.requests.total, completed: warm + r.requests.total, latencies, errors: r.errors + r.timeouts + r.non2xx, endUs });
 }
 
 /**
@@ -477,21 +482,21 @@ async function measurePaced(name: string, url: string, requests: AutocannonReque
 
 /**
  * Starts a measured run: reads the proxy's CPU by thread (`pid`), the clock and the machine's
- * CPU times now; the function returned reads them again, prints the run and makes its Result.
- * `rps` defaults to responses over the elapsed time.
+ * CPU times now; the function returned reads them again, prints the run and makes its Result,
+ * whose rate is responses over the time elapsed until `endUs` (default: now).
  */
-function startWindow(pid?: number, silent = false): (name: string, outcome: { rps?: number; responses: number; completed: number; latencies: number[]; errors: number; endUs?: number | undefined }) => Result {
+function startWindow(pid?: number): (name: string, outcome: { responses: number; completed: number; latencies: number[]; errors: number; endUs?: number | undefined }) => Result {
   const cpuBefore = pid === undefined ? undefined : threadCpuUs(pid);
   const machineBefore = machineCpuTicks();
   const fromUs = monotonicUs();
-  return (name, { rps, responses, completed, latencies, errors, endUs }) => {
+  return (name, { responses, completed, latencies, errors, endUs }) => {
     const toUs = endUs ?? monotonicUs();
     const cpu = pid === undefined ? undefined : cpuPerResponse(pid, cpuBefore!, threadCpuUs(pid), responses);
     const stolen = stealPercent(machineBefore, machineCpuTicks());
     const [p50, p99, p999] = percentiles(latencies, [0.5, 0.99, 0.999]);
-    const result: Result = { name, rps: rps ?? responses / ((toUs - fromUs) / 1e6), p50, p99, p999, errors, completed, measured: { responses, fromUs, toUs }, stolen };
+    const result: Result = { name, rps: responses / ((toUs - fromUs) / 1e6), p50, p99, p999, errors, completed, measured: { responses, fromUs, toUs }, stolen };
     if (cpu) result.cpu = cpu;
-    if (!silent) console.log(`  ${name.padEnd(34)} ${Math.round(result.rps!)} req/s, p50 ${ms(p50)}, p99 ${ms(p99)}, p99.9 ${ms(p999)}${errors ? `, ${errors} errors/non-2xx` : ''}${cpu ? `; ${describeCpu(cpu)}` : ''}; steal ${stolen.toFixed(1)}%`);
+    console.log(`  ${name.padEnd(34)} ${Math.round(result.rps!)} req/s, p50 ${ms(p50)}, p99 ${ms(p99)}, p99.9 ${ms(p999)}${errors ? `, ${errors} errors/non-2xx` : ''}${cpu ? `; ${describeCpu(cpu)}` : ''}; steal ${stolen.toFixed(1)}%`);
     return result;
   };
 }

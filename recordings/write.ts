@@ -2,6 +2,7 @@
 // entries inside log.entries of a HAR file. Every entry is redacted (redact.ts) and carries
 // `_conformance` (operation, findings, token facts), which recordings/read.ts reads back.
 import type { Judgement } from '../rules/index.ts';
+import { findingMessage } from '../rules/message.ts';
 import type { BearerToken, Exchange, Finding } from '../rules/types.ts';
 import { version } from '../cli/version.ts';
 import { redactExchange, scrubSecrets, tokenFacts, type SecretSink } from './redact.ts';
@@ -11,7 +12,7 @@ export const HAR_CREATOR = { name: 'tmi-conform', version };
 /** What an entry says about its judgement; `operation` null: a path the document does not cover. */
 export interface Conformance {
   operation: string | null;
-  findings: Array<Pick<Finding, 'requirement' | 'level' | 'subject' | 'message'>>;
+  findings: Array<Pick<Finding, 'requirement' | 'level' | 'subject' | 'expected' | 'received'> & { message: string }>;
   /** The bearer credential's facts and non-secret claims (the header itself is redacted). */
   token: BearerToken;
 }
@@ -50,14 +51,20 @@ function queryString(url: string): HarNameValue[] {
   return list;
 }
 
-/** A finding as an entry shows it: its documented fields only. */
+/** A finding as an entry shows it: its documented fields, and the message made from them. */
 function entryFinding(f: Finding): Conformance['findings'][number] {
-  return { requirement: f.requirement, level: f.level, subject: f.subject, message: f.message };
+  return { requirement: f.requirement, level: f.level, subject: f.subject, expected: f.expected, received: f.received, message: findingMessage(f) };
 }
 
-/** Findings with their messages scrubbed of the exchange's secrets (rules may quote a body). */
+/** Findings with what they quote scrubbed of the exchange's secrets (rules may quote a body). */
 export function safeFindings(findings: Finding[], secrets: SecretSink): Finding[] {
-  return findings.map((f) => ({ ...f, message: scrubSecrets(f.message, secrets) }));
+  const safe: Finding[] = [];
+  for (const f of findings) {
+    const expected = scrubSecrets(f.expected, secrets);
+    const received = scrubSecrets(f.received, secrets);
+    safe.push({ requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, expected, received, message: findingMessage({ requirement: f.requirement, expected, received }) });
+  }
+  return safe;
 }
 
 export interface RecordedExchange {

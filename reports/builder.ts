@@ -8,11 +8,12 @@
 import type { Judgement } from '../rules/index.ts';
 import { loadRequirements, type Requirement } from '../rules/requirements.ts';
 import { observationOf, rateLimitClient, type RateLimitObservation } from '../rules/rate-limit-tracker.ts';
+import { findingMessage } from '../rules/message.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
 import { redactExchange, scrubSecrets, type SecretSink } from '../recordings/redact.ts';
 import { version } from '../cli/version.ts';
 import type { FailOn } from './fail-on.ts';
-import type { Evidence, ExchangeEvidence, Report, ReportKind, RequirementResult, Source, Status, TestOutcome, TestResult, TrafficStats } from './model.ts';
+import type { Evidence, ExchangeEvidence, Report, ReportedFinding, ReportKind, RequirementResult, Source, Status, TestOutcome, TestResult, TrafficStats } from './model.ts';
 import { groupByOperation } from './operations.ts';
 import { redactTarget, redactText } from './redact-text.ts';
 import { summarize, verdict } from './status.ts';
@@ -70,7 +71,7 @@ export class ReportBuilder {
   private readonly startedAt = new Date().toISOString();
   private readonly source: Source;
   private readonly byId = new Map<string, Accumulator>();
-  private readonly clientFindings = new Map<string, Finding & { count: number; example?: ExchangeEvidence }>();
+  private readonly clientFindings = new Map<string, ReportedFinding & { count: number; example?: ExchangeEvidence }>();
   private readonly tests: TestResult[] = [];
   private readonly traffic: TrafficStats = { exchanges: 0, notCovered: 0, byOperation: {}, rateLimitSeries: [] };
   private rateLimitStride = 1;
@@ -269,17 +270,24 @@ class KeptExchange {
     return this.kept;
   }
 
-  /** A finding as a report shows it: its documented fields, its message masked like the evidence. */
-  reported(f: Finding): Finding {
+  /** A finding as a report shows it: its documented fields, masked like the evidence, and its message. */
+  reported(f: Finding): ReportedFinding {
     this.evidence();
-    return { ...findingOf(f), message: scrubSecrets(f.message, this.secrets!) };
+    return reportedFinding(f, this.secrets!);
   }
 }
 
 const statusOfFailure = (requirement: Requirement): Status => (requirement.level === 'must' ? 'fail' : 'warn');
 
-/** Only the finding's documented fields reach a report, so report.json keeps its schema. */
-const findingOf = (f: Finding): Finding => ({ requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, message: f.message });
+/**
+ * Only the finding's documented fields reach a report, so report.json keeps its schema; what
+ * it quotes of the exchange is masked as the exchange's evidence is, then the message is made.
+ */
+function reportedFinding(f: Finding, secrets: SecretSink): ReportedFinding {
+  const expected = scrubSecrets(f.expected, secrets);
+  const received = scrubSecrets(f.received, secrets);
+  return { requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, expected, received, message: findingMessage({ requirement: f.requirement, expected, received }) };
+}
 
 function resultOf(acc: Accumulator): RequirementResult {
   const r = acc.requirement;

@@ -23,6 +23,14 @@ export interface Source {
   origin?: string;
 }
 
+/**
+ * A finding as a report keeps it: the rule engine's data (what was expected, what was
+ * received), its secrets masked, and the message rendered from them for people.
+ */
+export interface ReportedFinding extends Pick<Finding, 'requirement' | 'level' | 'subject' | 'check' | 'expected' | 'received'> {
+  message: string;
+}
+
 /** A compact, redacted view of one exchange, kept as evidence. */
 export interface ExchangeEvidence {
   id?: string;
@@ -67,7 +75,7 @@ export interface Evidence {
   status: Status;
   message?: string;
   counterexample?: string;
-  findings?: Finding[];
+  findings?: ReportedFinding[];
   exchange?: ExchangeEvidence;
 }
 
@@ -131,6 +139,6 @@ export interface Report {
   /** Every suite test that reported (empty for proxy and validate). */
   tests: TestResult[];
   /** Findings whose subject is the client: reported, never part of the verdict. */
-  clientFindings: Array<Finding & { count: number; example?: ExchangeEvidence }>;
+  clientFindings: Array<ReportedFinding & { count: number; example?: ExchangeEvidence }>;
   traffic?: TrafficStats;
 }

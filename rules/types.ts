@@ -68,9 +68,16 @@ export interface Finding {
   requirement: string;
   level: Level;
   subject: Subject;
-  /** Name of the check that produced it. */
+  /** Name of the check that produced it (set by defineCheck). */
   check: string;
-  /** Says what was expected, what was received, and names the requirement. */
+  /** What the requirement asks of the exchange, in words: "signing_alg to be one of …". */
+  expected: string;
+  /** What the exchange showed instead: "\"HS512\"", "404", "no body". */
+  received: string;
+  /**
+   * "<ID>: expected <expected>; received <received>" (see findingMessage). Kept while checks
+   * still build it; drivers and reports render the message from `expected` and `received`.
+   */
   message: string;
 }
 

@@ -62,7 +62,7 @@ describe('report.json', () => {
     const alg = r.get('RS-SIGNING-ALG')!;
     expect(alg).toMatchObject({ status: 'fail', level: 'must', quote: expect.stringContaining('HS256') });
     expect(alg.evidence[0]).toMatchObject({ kind: 'exchange', status: 'fail', source: 'run', exchange: { request: { method: 'GET' }, response: { status: 200 } } });
-    expect(alg.evidence[0]!.findings![0]).toEqual({ requirement: 'RS-SIGNING-ALG', level: 'must', subject: 'implementation', check: expect.any(String), message: expect.stringContaining('"HS512"') });
+    expect(alg.evidence[0]!.findings![0]).toEqual({ requirement: 'RS-SIGNING-ALG', level: 'must', subject: 'implementation', check: expect.any(String), expected: 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"', received: '"HS512"', message: expect.stringContaining('"HS512"') });
     expect(r.get('GEN-STATUS-DOCUMENTED')).toMatchObject({ status: 'warn', level: 'should', inferred: expect.any(String) });
     const cleared = r.get('SES-METADATA-CLEARED')!;
     expect(cleared.status).toBe('fail');
@@ -117,7 +117,7 @@ describe('report.json', () => {
   it('a finding that quotes a secret of its exchange is masked like the exchange', () => {
     const exchange = getExchange();
     const builder = new ReportBuilder({ kind: 'validate', source: 'validate:x.har' });
-    const quoting = { requirement: 'RS-SIGNING-SECRET-LENGTH', level: 'must' as const, subject: 'implementation' as const, check: 'test', message: 'received signing_secret "a-secret-of-32-characters-length"' };
+    const quoting = { requirement: 'RS-SIGNING-SECRET-LENGTH', level: 'must' as const, subject: 'implementation' as const, check: 'test', expected: 'a signing secret of 32 characters or more', received: 'signing_secret "a-secret-of-32-characters-length"', message: '' };
     builder.addExchange(exchange, { operation: matchOperation(exchange.request.method, exchange.request.url)!, findings: [quoting], examined: ['RS-SIGNING-SECRET-LENGTH'] });
     const text = JSON.stringify(builder.build({ failOn: 'must' }));
     expect(text).not.toContain('a-secret-of-32-characters-length');

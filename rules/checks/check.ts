@@ -1,6 +1,7 @@
 // What a check is, and the one way findings are made.
 import { requirement } from '../requirements.ts';
 import { observationOf, type RateLimitObservation, type RateLimitTracker } from '../rate-limit-tracker.ts';
+import { findingMessage } from '../message.ts';
 import type { Exchange, Finding, MatchedOperation, OperationId, Subject } from '../types.ts';
 
 /** A JSON body parsed once per exchange: `ok` false when the text is not JSON. */
@@ -40,26 +41,67 @@ export type CheckResult = Finding[] | undefined;
 
 export const API_OPERATIONS: OperationId[] = ['deleteTokenExchangeProfile', 'updateSession', 'getResourceServer'];
 
-export function defineCheck(
-  run: (input: CheckInput) => CheckResult,
-  requirements: string[],
-  operations: OperationId[] = API_OPERATIONS,
-): Check {
-  return { name: run.name, requirements, operations, run };
+/** A check returned a finding about a requirement it does not declare: a defect of the check. */
+export class UndeclaredRequirement extends Error {
+  override name = 'UndeclaredRequirement';
+  constructor(check: string, requirementId: string, declared: readonly string[]) {
+    super(`check ${check} made a finding about ${requirementId}, which it does not declare (it declares ${declared.join(', ')})`);
+  }
 }
 
 /**
- * A finding about `requirementId`, by `subject`. The message reads
- * "<ID> <expected>; received <received>".
+ * A check from its function: the function's name is the check's name, set on every finding it
+ * makes, and a finding about a requirement outside `requirements` throws UndeclaredRequirement.
+ * The wrapper is made once per check; per call it only walks the findings (usually none).
  */
-export function finding(check: string, requirementId: string, subject: Subject, expected: string, received: string): Finding {
+export function defineCheck(
+  judge: (input: CheckInput) => CheckResult,
+  requirements: string[],
+  operations: OperationId[] = API_OPERATIONS,
+): Check {
+  const name = judge.name;
   return {
+    name,
+    requirements,
+    operations,
+    run(input: CheckInput): CheckResult {
+      const result = judge(input);
+      if (result === undefined) return undefined;
+      for (let i = 0; i < result.length; i++) {
+        const f = result[i]!;
+        if (!requirements.includes(f.requirement)) throw new UndeclaredRequirement(name, f.requirement, requirements);
+        f.check = name;
+      }
+      return result;
+    },
+  };
+}
+
+/**
+ * A finding about `requirementId`, by `subject`: what was `expected`, what was `received`.
+ * defineCheck names the check. The older form with the check's name first is still accepted:
+ * finding(check, requirementId, subject, expected, received).
+ */
+export function finding(requirementId: string, subject: Subject, expected: string, received: string): Finding;
+/** @deprecated defineCheck sets the check's name: leave it out. */
+export function finding(check: string, requirementId: string, subject: Subject, expected: string, received: string): Finding;
+export function finding(a: string, b: string, c: string, d: string, e?: string): Finding {
+  // Four arguments: (requirement, subject, expected, received); five: the check's name first.
+  const named = e !== undefined;
+  const requirementId = named ? b : a;
+  const expected = named ? d : c;
+  const received = named ? e : d;
+  const f: Finding = {
     requirement: requirementId,
     level: requirement(requirementId).level,
-    subject,
-    check,
-    message: `${requirementId}: expected ${expected}; received ${received}`,
+    subject: (named ? c : b) as Subject,
+    check: named ? a : '',
+    expected,
+    received,
+    message: '',
   };
+  f.message = findingMessage(f);
+  return f;
 }
 
 /** A short, printable rendering of a received value. */

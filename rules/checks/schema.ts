@@ -106,7 +106,7 @@ export function invalidUpdateRefused(input: CheckInput): CheckResult {
   const errors = updateRequestErrors(input);
   if (!errors || errors.length === 0) return undefined;
   if (!isSuccess(status)) return [];
-  const rules = errors.map((e) => e.message.replace(/; received.*$/, '')).slice(0, 3).join(' | ');
+  const rules = errors.slice(0, 3).map((e) => `${e.requirement}: expected ${e.expected}`).join(' | ');
   return [finding(invalidUpdateRefused.name, 'SES-INVALID-UPDATE-REFUSED', 'implementation', `a 4xx refusal of a body that breaks the rules (${rules})`, `${status}, the update was accepted`)];
 }
 

@@ -33,6 +33,8 @@ Target and credentials (flag > environment > config file; see schemas/conformanc
   --allow-destructive    may delete the disposable token exchange profiles listed (env TMI_ALLOW_DESTRUCTIVE)
   --rate-limit-probe     may provoke a 429 with a bounded burst (env TMI_RATE_LIMIT_PROBE)
   --property-runs N      runs of each property-based test, 1..1000 (env TMI_PROPERTY_RUNS; default 25)
+  --seed N               seed of the generated inputs (env TMI_SEED; default: a new one): every run prints
+                         its seed and records it in report.json; the same seed generates the same inputs
 
 Selection and output:
   --requirement ID       run only the tests that cover this requirement (repeatable)
@@ -56,6 +58,7 @@ const FLAGS = {
   'fail-on': { value: true },
   requirement: { value: true, repeat: true },
   'property-runs': { value: true },
+  seed: { value: true },
   'allow-destructive': { value: false },
   'rate-limit-probe': { value: false },
   fault: { value: true, repeat: true },
@@ -79,6 +82,11 @@ async function configuration(args: ReturnType<typeof parseArgs>, env: NodeJS.Pro
   if (runs !== undefined) {
     if (!/^\d+$/.test(runs)) throw new UsageError(`run: --property-runs expects a whole number, got "${runs}"`);
     flags.property_runs = Number(runs);
+  }
+  const seed = stringFlag(args, 'seed');
+  if (seed !== undefined) {
+    if (!/^\d+$/.test(seed)) throw new UsageError(`run: --seed expects a whole number, got "${seed}"`);
+    flags.seed = Number(seed);
   }
   return mergeConfig(file, configFromEnv(env), configFromFlags(flags));
 }
@@ -126,7 +134,8 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const config = reference ? embeddedConfig(reference, raw) : resolveConfig(raw);
     print(`tmi-conform run → ${config.baseUrl}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
-    const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl });
+    print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
+    const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
     const mainApi = new SuiteApi(config, {}, {
       exchange: (exchange, judgement) => builder.addExchange(exchange, judgement, 'run: preflight and restore'),
       unplanned429: () => {},

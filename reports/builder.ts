@@ -44,6 +44,8 @@ export interface BuilderOptions {
   /** Name of this source of evidence, e.g. "run", "proxy", "validate:traffic.har". */
   source: string;
   target?: string;
+  /** Seed of the generated inputs of a suite run. */
+  seed?: number;
 }
 
 /** Compact, redacted evidence of one exchange; `sink` collects the secret values it masked. */
@@ -80,6 +82,7 @@ export class ReportBuilder {
   constructor(private readonly options: BuilderOptions) {
     this.source = { name: options.source, kind: options.kind, startedAt: this.startedAt };
     if (options.target !== undefined) this.source.target = redactTarget(options.target);
+    if (options.seed !== undefined) this.source.seed = options.seed;
     for (const requirement of loadRequirements()) {
       this.byId.set(requirement.id, { requirement, exchanges: 0, tests: 0, failingExchanges: 0, failingTests: 0, clientFindings: 0, skipReasons: [], testNames: [], failures: [], passes: [] });
     }

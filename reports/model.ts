@@ -21,6 +21,8 @@ export interface Source {
   finishedAt?: string;
   /** In a merged report: the report.json this source was read from. */
   origin?: string;
+  /** A suite run's seed of generated inputs: `tmi-conform run --seed N` generates the same inputs again. */
+  seed?: number;
 }
 
 /**

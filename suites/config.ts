@@ -27,10 +27,14 @@ export interface SuiteConfig {
   authUrl: string;
   audience: string;
   credentials: Partial<Record<Profile, Credential>>;
+  /** A token of the tenant that has expired, for the expiry attack; undefined: that attack is skipped. */
+  expiredToken?: string;
   fixtures: { sessions: SessionFixture[]; resourceServers: string[]; tokenExchangeProfiles: string[] };
   allowDestructive: boolean;
   rateLimitProbe: boolean;
   propertyRuns: number;
+  /** Seed of the generated inputs (fast-check): the same seed generates the same inputs again. */
+  seed: number;
   probeMaxRequests: number;
   requestTimeoutMs: number;
 }
@@ -40,7 +44,7 @@ export interface RawConfig {
   base_url?: string;
   auth_url?: string;
   audience?: string;
-  credentials?: Partial<Record<Profile, Credential>>;
+  credentials?: Partial<Record<Profile, Credential>> & { expired?: { token: string } };
   fixtures?: {
     sessions?: Array<string | { id: string; session_metadata: Record<string, string> | null }>;
     resource_servers?: string[];
@@ -49,6 +53,7 @@ export interface RawConfig {
   allow_destructive?: boolean;
   rate_limit_probe?: boolean;
   property_runs?: number;
+  seed?: number;
   probe_max_requests?: number;
   request_timeout_ms?: number;
 }
@@ -143,6 +148,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     if (token) (raw.credentials ??= {})[profile] = { token };
     else if (id || secret) (raw.credentials ??= {})[profile] = { client_id: id ?? '', client_secret: secret ?? '' };
   }
+  if (env['TMI_EXPIRED_TOKEN']) (raw.credentials ??= {}).expired = { token: env['TMI_EXPIRED_TOKEN'] };
   const sessions = envList(env, 'TMI_SESSIONS');
   const resourceServers = envList(env, 'TMI_RESOURCE_SERVERS');
   const profiles = envList(env, 'TMI_TOKEN_EXCHANGE_PROFILES');
@@ -155,6 +161,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
   if (probe !== undefined) raw.rate_limit_probe = probe;
   const runs = envInteger(env, 'TMI_PROPERTY_RUNS');
   if (runs !== undefined) raw.property_runs = runs;
+  const seed = envInteger(env, 'TMI_SEED');
+  if (seed !== undefined) raw.seed = seed;
   return checkLayer(raw, 'environment (TMI_*)');
 }
 
@@ -173,15 +181,20 @@ export function mergeConfig(...layers: RawConfig[]): RawConfig {
 /** Validates a layer built from flags (the caller parsed them). */
 export const configFromFlags = (raw: RawConfig): RawConfig => checkLayer(raw, 'flags');
 
+/** A seed for a run that was given none; printed and recorded, so the run can be replayed. */
+export const newSeed = (): number => Math.floor(Math.random() * 0x80000000);
+
 /** The resolved configuration; base_url must be known by now. */
 export function resolveConfig(raw: RawConfig): SuiteConfig {
   if (!raw.base_url) throw new UsageError('run: no base_url (give --base-url, TMI_BASE_URL or base_url in the config file)');
   const baseUrl = raw.base_url.replace(/\/+$/, '');
+  const { expired, ...credentials } = raw.credentials ?? {};
   return {
     baseUrl,
     authUrl: (raw.auth_url ?? new URL(baseUrl).origin).replace(/\/+$/, ''),
     audience: raw.audience ?? `${baseUrl}/`,
-    credentials: raw.credentials ?? {},
+    credentials,
+    ...(expired ? { expiredToken: expired.token } : {}),
     fixtures: {
       sessions: (raw.fixtures?.sessions ?? []).map((s) => (typeof s === 'string' ? { id: s } : { id: s.id, original: { session_metadata: s.session_metadata } })),
       resourceServers: raw.fixtures?.resource_servers ?? [],
@@ -190,6 +203,7 @@ export function resolveConfig(raw: RawConfig): SuiteConfig {
     allowDestructive: raw.allow_destructive ?? false,
     rateLimitProbe: raw.rate_limit_probe ?? false,
     propertyRuns: raw.property_runs ?? DEFAULTS.propertyRuns,
+    seed: raw.seed ?? newSeed(),
     probeMaxRequests: raw.probe_max_requests ?? DEFAULTS.probeMaxRequests,
     requestTimeoutMs: raw.request_timeout_ms ?? DEFAULTS.requestTimeoutMs,
   };

@@ -1,7 +1,8 @@
 // Bearer tokens of the run: the configured profiles (client credentials, fetched from
 // {auth_url}/oauth/token/ and cached until shortly before they expire, or a static token), and
 // the derived ones the suites make themselves (none, a malformed header, a bad signature).
-import { decodeJwt } from 'jose';
+import { createPublicKey, type JsonWebKeyInput } from 'node:crypto';
+import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey, type JWK } from 'jose';
 import { scopesOf } from '../rules/token.ts';
 import type { Credential, Profile, SuiteConfig } from './config.ts';
 import type { Judged, OutgoingRequest } from './http.ts';
@@ -95,6 +96,54 @@ export function corruptSignature(token: string): string {
   if (bytes.length === 0) return `${header}.${payload}.${Buffer.from('not-a-signature').toString('base64url')}`;
   for (let i = 0; i < bytes.length; i += 7) bytes[i] = bytes[i]! ^ 0x5a;
   return `${header}.${payload}.${bytes.toString('base64url')}`;
+}
+
+/** The same claims, unsigned: header {"alg":"none"} and an empty signature (RFC 7519 §6). */
+export function unsignedToken(token: string): string {
+  return new UnsecuredJWT(decodeJwt(token)).encode();
+}
+
+/**
+ * The same token with `scope` added to its scope claim and the original signature kept: only a
+ * server that reads claims it did not verify (or verified once, by signature alone) accepts it.
+ */
+export function withScopeAdded(token: string, scope: string): string {
+  const [header, , signature = ''] = token.split('.');
+  const claims = decodeJwt(token);
+  const altered = { ...claims, scope: [...scopesOfToken(token), scope].join(' ') };
+  return `${header}.${Buffer.from(JSON.stringify(altered)).toString('base64url')}.${signature}`;
+}
+
+/** Signing key types a tenant's JWKS may publish, and the algorithm to import each with. */
+const IMPORT_ALGORITHM: Record<string, string> = { RSA: 'RS256', EC: 'ES256' };
+
+/**
+ * Algorithm confusion (the classic CVE-2015-9235 pattern): the same claims signed HS256 with the
+ * tenant's public key as the HMAC secret, in the PEM form a server holds it in (SPKI, as Node and
+ * OpenSSL write it). One token per public signing key in the JWKS. jose signs; Node's crypto
+ * only converts the key's format.
+ */
+export async function keyConfusionTokens(token: string, jwks: { keys: JWK[] }): Promise<string[]> {
+  const claims = decodeJwt(token);
+  const keys = jwks.keys.filter((k) => IMPORT_ALGORITHM[k.kty ?? ''] !== undefined && (k.use === undefined || k.use === 'sig') && k.d === undefined);
+  return Promise.all(
+    keys.map((jwk) => {
+      const pem = createPublicKey({ key: jwk, format: 'jwk' } as JsonWebKeyInput).export({ type: 'spki', format: 'pem' }) as string;
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT', ...(jwk.kid !== undefined ? { kid: jwk.kid } : {}) })
+        .sign(new TextEncoder().encode(pem));
+    }),
+  );
+}
+
+// One foreign key per process: RSA key generation is slow.
+let foreignKey: Promise<CryptoKey> | undefined;
+
+/** The same header and claims, signed RS256 with a key that is not the tenant's. */
+export async function signedByForeignKey(token: string): Promise<string> {
+  foreignKey ??= generateKeyPair('RS256').then((pair) => pair.privateKey);
+  const header = decodeProtectedHeader(token);
+  return new SignJWT(decodeJwt(token)).setProtectedHeader({ ...header, alg: 'RS256' }).sign(await foreignKey);
 }
 
 /** The scopes a token grants, from its claims (empty when it is not a JWT). */

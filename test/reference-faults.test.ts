@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeExchange, loadRequirements, RateLimitTracker } from '../rules/index.ts';
 import { FAULTS, FAULT_NAMES, startReference, type FaultName, type RateLimitOptions, type RunningReference } from '../fixtures/reference/index.ts';
+import type { JWK } from 'jose';
+import { keyConfusionTokens, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { bearer, call, forged, json, metadata, paths, tokenFor, type Answer, type Call } from './helpers/reference.ts';
 
 interface Tokens {
@@ -12,6 +14,9 @@ interface Tokens {
   noScope: string;
   nonGlobal: string;
   forged: string;
+  /** The full client's claims signed HS256 with the reference's public key PEM as the secret. */
+  keyConfusion: string;
+  expired: string;
 }
 
 interface FaultCase {
@@ -40,7 +45,14 @@ const CASES: Record<FaultName, FaultCase> = {
   'delete-403-without-scope-name': { requests: (r, t) => [del(tep(r), t.noScope)] },
   'delete-non-global-accepted': { requests: (r, t) => [del(tep(r), t.nonGlobal, { clientGlobal: false })] },
   'delete-invalid-signature-accepted': { requests: (r, t) => [del(tep(r), t.forged, { signatureValid: false })] },
-  'missing-token-accepted': { requests: (r) => [get(rs(r, 1))] },
+  'delete-invalid-signature-403': { requests: (r, t) => [del(tep(r), t.forged, { signatureValid: false })] },
+  'missing-token-404': { requests: () => [{ method: 'DELETE', path: paths.tokenExchangeProfile('tep_never_existed') }] },
+  'missing-token-accepted': { requests: (r) => [{ method: 'DELETE', path: paths.tokenExchangeProfile(tep(r)) }] },
+  'alg-none-accepted': { requests: (r, t) => [del(tep(r), unsignedToken(t.full), { signatureValid: false })] },
+  // The genuine token first (refused for its scope), then its payload with the scope added.
+  'tampered-payload-accepted': { requests: (r, t) => [del(tep(r), t.noScope), del(tep(r), withScopeAdded(t.noScope, 'delete:token_exchange_profiles'), { signatureValid: false })] },
+  'key-confusion-accepted': { requests: (r, t) => [del(tep(r), t.keyConfusion, { signatureValid: false })] },
+  'expired-token-accepted': { requests: (r, t) => [del(tep(r), t.expired)] },
   'read-invalid-signature-accepted': { requests: (r, t) => [get(rs(r, 1), t.forged, { tokenFacts: { signatureValid: false } })] },
   'update-session-without-scope': { requests: (r, t) => [patch(r, t.noScope, { a: '1' })] },
   'read-resource-server-without-scope': { requests: (r, t) => [get(rs(r, 1), t.noScope)] },
@@ -49,6 +61,7 @@ const CASES: Record<FaultName, FaultCase> = {
   'server-error-on-non-ascii-id': { requests: (_, t) => [get('リソース', t.full)] },
   'rate-limit-429-without-headers': { rateLimit: { limit: 1, windowSeconds: 60 }, requests: (r, t) => [get(rs(r, 1), t.full), get(rs(r, 1), t.full)] },
   'rate-limit-reset-in-milliseconds': { requests: (r, t) => [get(rs(r, 1), t.full)] },
+  'throttled-503': { rateLimit: { limit: 1, windowSeconds: 60 }, requests: (r, t) => [get(rs(r, 1), t.full), get(rs(r, 1), t.full)] },
   'session-metadata-26-properties-accepted': { requests: (r, t) => [patch(r, t.full, metadata(26))] },
   'session-metadata-long-value-stored': { requests: (r, t) => [patch(r, t.full, { note: 'n'.repeat(256) })] },
   'session-metadata-extra-property': { requests: (r, t) => [patch(r, t.full, metadata(25))] },
@@ -77,7 +90,9 @@ const CASES: Record<FaultName, FaultCase> = {
 
 async function tokensFor(ref: RunningReference): Promise<Tokens> {
   const full = await tokenFor(ref, 'full');
-  return { full, noScope: await tokenFor(ref, 'no_scope'), nonGlobal: await tokenFor(ref, 'non_global'), forged: await forged(full) };
+  const jwks = (await (await fetch(`${ref.origin}/.well-known/jwks.json`)).json()) as { keys: JWK[] };
+  const [keyConfusion] = await keyConfusionTokens(full, jwks);
+  return { full, noScope: await tokenFor(ref, 'no_scope'), nonGlobal: await tokenFor(ref, 'non_global'), forged: await forged(full), keyConfusion: keyConfusion!, expired: ref.expiredToken };
 }
 
 /** Sends the case's requests; judges each in order; returns the last answer and its findings. */

@@ -1,51 +1,45 @@
-// A small, strict flag parser: every command declares its flags; anything else is a usage error.
+// Strict flags on node:util parseArgs: every command declares its flags; anything else is a usage
+// error of one line. parseArgs tokenizes (`--x V`, `--x=V`, `--`); the kit's rules are applied to its
+// tokens, so the messages name the flag as the user typed it.
+import { parseArgs as tokenize } from 'node:util';
 import { UsageError } from './errors.ts';
 
 export interface FlagSpec {
   /** Flag takes a value (`--x V` or `--x=V`); otherwise it is a boolean switch. */
   value: boolean;
-  /** May be given several times; values accumulate. */
+  /** May be given several times; values accumulate. Otherwise the last one given counts. */
   repeat?: boolean;
 }
 
 export interface ParsedArgs {
   flags: Record<string, string | string[] | boolean>;
+  /** Arguments that are not flags, including everything after `--`. */
   positionals: string[];
+  /** Everything after the first `--`, untouched (also at the end of positionals); empty without `--`. */
+  rest: string[];
 }
 
 export function parseArgs(command: string, argv: string[], spec: Record<string, FlagSpec>): ParsedArgs {
-  const flags: ParsedArgs['flags'] = {};
-  const positionals: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') {
-      positionals.push(...argv.slice(i + 1));
-      break;
+  const options = Object.fromEntries(
+    Object.entries(spec).map(([name, flag]) => [name, { type: flag.value ? ('string' as const) : ('boolean' as const), multiple: flag.repeat === true }]),
+  );
+  // Not parseArgs' strict mode: its errors are several sentences long and name no command.
+  const { values, positionals, tokens } = tokenize({ args: argv, options, strict: false, allowPositionals: true, tokens: true });
+  let rest: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === 'option-terminator') rest = argv.slice(token.index + 1);
+    if (token.kind !== 'option') continue;
+    const flag = Object.hasOwn(spec, token.name) ? spec[token.name] : undefined;
+    if (!flag) throw new UsageError(`${command}: unknown option ${token.rawName} (see tmi-conform ${command} --help)`);
+    if (!flag.value && token.value !== undefined) throw new UsageError(`${command}: ${token.rawName} takes no value`);
+    // `--x --y`: parseArgs would take "--y" as the value of --x; the kit reads it as a forgotten value.
+    if (flag.value && (token.value === undefined || (!token.inlineValue && token.value.startsWith('--')))) {
+      throw new UsageError(`${command}: ${token.rawName} needs a value`);
     }
-    if (!arg.startsWith('--') || arg === '--') {
-      positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq === -1 ? undefined : eq);
-    const flag = spec[name];
-    if (!flag) throw new UsageError(`${command}: unknown option --${name} (see tmi-conform ${command} --help)`);
-    if (!flag.value) {
-      if (eq !== -1) throw new UsageError(`${command}: --${name} takes no value`);
-      flags[name] = true;
-      continue;
-    }
-    let value: string | undefined;
-    if (eq !== -1) value = arg.slice(eq + 1);
-    else {
-      value = argv[i + 1];
-      i++;
-    }
-    if (value === undefined || (eq === -1 && value.startsWith('--'))) throw new UsageError(`${command}: --${name} needs a value`);
-    if (flag.repeat) flags[name] = [...((flags[name] as string[] | undefined) ?? []), value];
-    else flags[name] = value;
   }
-  return { flags, positionals };
+  const flags: ParsedArgs['flags'] = {};
+  for (const [name, value] of Object.entries(values)) if (value !== undefined) flags[name] = value as string | string[] | boolean;
+  return { flags, positionals, rest };
 }
 
 export const stringFlag = (args: ParsedArgs, name: string): string | undefined => {

@@ -45,7 +45,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     const module = await command.load();
-    if (rest.includes('--help') || rest.includes('-h')) {
+    // After `--` come another program's arguments (proxy … -- CMD ARGS): its --help is not ours.
+    const own = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+    if (own.includes('--help') || own.includes('-h')) {
       process.stdout.write(module.help.trimEnd() + '\n');
       return EXIT_OK;
     }

@@ -1,6 +1,10 @@
-// Loaded before every suite file: ties the exchanges a test makes to that test.
-import { afterEach, beforeEach } from 'vitest';
+// Loaded before every suite file: ties the exchanges a test makes to that test, and seeds the
+// generated inputs with the run's seed, so that `run --seed N` generates the same inputs again.
+import fc from 'fast-check';
+import { afterEach, beforeEach, inject } from 'vitest';
 import { beginTest, endTest } from './evidence.ts';
+
+fc.configureGlobal({ ...fc.readConfigureGlobal(), seed: inject('tmiConfig').seed });
 
 beforeEach(({ task }) => beginTest(task));
 afterEach(() => endTest());

@@ -1,22 +1,32 @@
 // `tmi-conform proxy --target URL [...]`: the recording, validating reverse proxy. Forwards
 // every request to the target, judges each finished exchange with the rule engine, appends it
-// (redacted) to a JSONL journal, and on SIGINT/SIGTERM finishes what is in flight, writes the
-// HAR file and the reports, and exits 0.
+// (redacted) to a JSONL journal, and on SIGINT/SIGTERM (or when its launcher goes away)
+// finishes what is in flight, writes the HAR file and the reports, and exits 0. With
+// `-- CMD ARGS…` it runs CMD through itself and stops when CMD ends.
 import { resolve } from 'node:path';
 import { parseFailOn } from '../reports/fail-on.ts';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary } from '../proxy/session.ts';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/target.ts';
 import { parseArgs, parseListen, stringFlag } from './args.ts';
-import { EXIT_OK, UsageError } from './errors.ts';
+import { EXIT_FAILED, EXIT_OK, UsageError } from './errors.ts';
+import { checkExistingRecording, type RecordingMode } from './existing-recording.ts';
+import { watchLauncher } from './launcher.ts';
+import { SignalQueue } from './signals.ts';
+import { CommandError, findCommand, startCommand, type CommandEnd } from './wrapped-command.ts';
 
 const DEFAULT_LISTEN = '127.0.0.1:8080';
 const DEFAULT_REPORT_DIR = 'reports/latest';
 const JOURNAL_NAME = 'traffic.jsonl';
+/** The management API's base path on a tenant; the token endpoint is beside it, at /oauth/token. */
+const API_BASE_PATH = '/api/v2';
+/** Set for CMD (unless already set) to the proxy's CA with --tls: Node, Go/curl/OpenSSL, Python requests. */
+const CA_VARIABLES = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE'] as const;
 
 export const help = `Usage: tmi-conform proxy --target URL [--listen HOST:PORT] [--record FILE.har] [--journal FILE.jsonl]
                          [--report-dir DIR] [--fail-on must|should] [--max-body-bytes N]
                          [--upstream-timeout SECONDS] [--status-interval SECONDS]
-                         [--non-global-client CLIENT_ID]...
+                         [--non-global-client CLIENT_ID]... [--append | --overwrite]
+                         [-- CMD [ARGS...]]
 
 A reverse proxy in front of URL (the tenant, or any implementation of the interface) that
 judges every exchange with the same rules as "tmi-conform run" and records it. Clients talk to
@@ -25,9 +35,20 @@ happen after each response has been sent. It forwards to URL only: absolute-form
 CONNECT are refused, and the Host header is always the target's.
 
 Prints "listening on http://HOST:PORT" on stdout once ready, and a status line on stderr every
-few seconds while traffic flows. On Ctrl-C or SIGTERM it lets in-flight exchanges finish (at
+few seconds while traffic flows. On Ctrl-C or SIGTERM, or when the process that launched it
+goes away (npx, npm exec or sh -c killed by SIGTERM), it lets in-flight exchanges finish (at
 most the upstream timeout plus one second; a second signal cuts them short), then writes the
 HAR file and the reports and exits 0.
+
+With "-- CMD ARGS...", once listening it runs CMD (stdin, stdout and stderr shared) with
+TMI_PROXY_URL set to the management API's base URL through the proxy (the proxy's URL plus
+${API_BASE_PATH}, or plus nothing when --target already ends in ${API_BASE_PATH}) and TMI_PROXY_ORIGIN to
+the proxy's URL alone (the token endpoint is TMI_PROXY_ORIGIN/oauth/token); with --tls also
+${CA_VARIABLES.join(', ')} set to the proxy's CA certificate unless already set.
+SIGINT and SIGTERM are passed on to CMD; when CMD ends, the proxy stops as above. Exit code:
+CMD's when it failed (128 + the signal's number when a signal ended it), else the verdict on
+the traffic under --fail-on (0 conforming, 1 not); one line on stderr says which decided.
+CMD not found: 127, not executable: 126 (as in a shell), before the proxy starts.
 
 Recording: every finished exchange is appended at once to a JSONL journal (one HAR 1.2 entry
 per line with "_conformance": operation, findings, token claims), so a crash loses at most the
@@ -41,10 +62,13 @@ Options:
   --listen HOST:PORT        where to listen (default ${DEFAULT_LISTEN}; port 0 = a free port)
   --record FILE.har         write a complete HAR 1.2 file at stop; the journal is FILE.har.jsonl
   --journal FILE.jsonl      where the journal goes (default: next to --record, else DIR/${JOURNAL_NAME})
-                            (an existing file is replaced)
+  --append                  resume an existing journal: new exchanges are appended, the HAR written
+                            at stop holds the earlier and the new, the reports judge both
+  --overwrite               replace an existing journal and HAR file
+                            (without either, an existing journal or --record file is refused: exit 2)
   --report-dir DIR          where report.json, junit.xml, report.md, report.html go (default ${DEFAULT_REPORT_DIR})
   --fail-on LEVEL           the reports' verdict: must (default) or should (warnings fail it too);
-                            the exit code stays 0
+                            the exit code stays 0, except with -- CMD
   --max-body-bytes N        bytes of each body kept for judging (default ${DEFAULT_MAX_BODY_BYTES}); bigger bodies
                             stream through whole, are recorded cut short and are not judged
   --upstream-timeout SECS   the target has this long to answer, and between two chunks (default ${DEFAULT_UPSTREAM_TIMEOUT_MS / 1000});
@@ -54,7 +78,8 @@ Options:
                             cannot delete" is judged (no token claim says it); repeatable
 
 Exit codes: 0 after a stop by signal, 2 usage error (bad flag, missing or unparseable --target,
-address in use, unwritable journal or report directory).`;
+address in use, unwritable journal or report directory, existing journal without --append or
+--overwrite). With -- CMD: see above.`;
 
 export interface ProxyControl {
   /** Resolves when the proxy should stop; default: the first SIGINT or SIGTERM. */
@@ -66,7 +91,10 @@ export interface ProxyControl {
 export async function run(argv: string[], control: ProxyControl = {}): Promise<number> {
   const out = control.out ?? ((text: string) => writeSafely(process.stdout, text));
   const err = control.err ?? ((text: string) => writeSafely(process.stderr, text));
-  const args = parseArgs('proxy', argv, {
+  // `-- CMD ARGS…`: everything after the first "--" is the command to run through the proxy.
+  const terminator = argv.indexOf('--');
+  const command = terminator === -1 ? undefined : argv.slice(terminator + 1);
+  const args = parseArgs('proxy', terminator === -1 ? argv : argv.slice(0, terminator), {
     target: { value: true },
     listen: { value: true },
     record: { value: true },
@@ -77,6 +105,8 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     'upstream-timeout': { value: true },
     'status-interval': { value: true },
     'non-global-client': { value: true, repeat: true },
+    append: { value: false },
+    overwrite: { value: false },
   });
   if (args.positionals.length > 0) throw new UsageError(`proxy: unexpected argument "${args.positionals[0]}" (the target goes in --target URL)`);
   const targetFlag = stringFlag(args, 'target');
@@ -98,33 +128,106 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   const upstreamTimeoutMs = secondsFlag(stringFlag(args, 'upstream-timeout'), '--upstream-timeout', DEFAULT_UPSTREAM_TIMEOUT_MS, false);
   const statusIntervalMs = secondsFlag(stringFlag(args, 'status-interval'), '--status-interval', DEFAULT_STATUS_INTERVAL_MS, true);
   const nonGlobalClients = (args.flags['non-global-client'] as string[] | undefined) ?? [];
+  if (args.flags['append'] === true && args.flags['overwrite'] === true) throw new UsageError('proxy: --append and --overwrite exclude each other (resume the journal, or replace it)');
+  const recordingMode: RecordingMode = args.flags['append'] === true ? 'append' : args.flags['overwrite'] === true ? 'overwrite' : 'refuse';
+  let commandFile: string | undefined;
+  if (command !== undefined) {
+    if (command.length === 0) throw new UsageError('proxy: "--" must be followed by the command to run through the proxy (e.g. -- npm test)');
+    try {
+      commandFile = findCommand(command[0]!);
+    } catch (error) {
+      if (error instanceof CommandError) throw new UsageError(`proxy: ${error.message}`, error.exitCode);
+      throw error;
+    }
+  }
+  await checkExistingRecording(journalPath, harPath, recordingMode);
 
-  // Listen for signals before starting, so an early Ctrl-C is not lost.
-  const signals = control.stopped ? undefined : signalListener();
-  const stopped = control.stopped ?? signals!.first;
+  // Listen for signals before starting, so an early Ctrl-C is not lost. A launcher that goes
+  // away (npx, npm exec or sh -c killed by SIGTERM) counts as SIGTERM: no signal reaches us then.
   const log = (line: string) => err(`tmi-conform proxy: ${line}\n`);
-  let proxy;
+  const signals = new SignalQueue(control.stopped === undefined);
+  const launcher = control.stopped ? undefined : watchLauncher();
+  void control.stopped?.then(() => signals.push('SIGTERM'));
+  void launcher?.gone.then((pid) => {
+    log(`its launcher (pid ${pid}) went away: stopping as on SIGTERM`);
+    signals.push('SIGTERM');
+  });
+  const dispose = () => {
+    signals.dispose();
+    launcher?.dispose();
+  };
+  let proxy: RunningProxy & { url?: string; caPath?: string };
   try {
-    proxy = await startProxy({ target, host, port, journalPath, ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, log });
+    proxy = await startProxy({ target, host, port, journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, log });
   } catch (error) {
-    signals?.dispose();
+    dispose();
     if (error instanceof ProxyStartError) throw new UsageError(`proxy: ${error.message}`);
     throw error;
   }
   out(`listening on ${proxy.origin}\n`);
-  log(`forwarding to ${target.origin}${target.basePath}; journal ${journalPath}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; reports in ${reportDir}`);
+  log(`forwarding to ${target.origin}${target.basePath}; journal ${journalPath}${recordingMode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; reports in ${reportDir}`);
 
-  await stopped;
-  log(`stopping: finishing the exchanges in flight (again to cut them short)`);
-  signals?.second.then(() => proxy.hurry());
-  try {
-    const summary = await proxy.stop();
-    out(summarize(summary));
-  } finally {
-    signals?.dispose();
+  let nextSignal = signals.next();
+  let ended: CommandEnd | undefined;
+  if (command === undefined) {
+    await nextSignal;
+    nextSignal = signals.next();
+  } else {
+    const proxyUrl = proxy.url ?? proxy.origin;
+    const env = commandEnvironment(proxyUrl, proxy.caPath, target);
+    log(`running ${command.join(' ')} with TMI_PROXY_URL=${env['TMI_PROXY_URL']}`);
+    const running = startCommand(commandFile!, command[0]!, command.slice(1), env);
+    while (ended === undefined) {
+      const next = await Promise.race([running.ended, nextSignal]);
+      if (typeof next === 'string') {
+        running.signal(next);
+        nextSignal = signals.next();
+      } else ended = next;
+    }
   }
-  return EXIT_OK;
+  log(`stopping: finishing the exchanges in flight (again to cut them short)`);
+  void nextSignal.then(() => proxy.hurry());
+  let summary: ProxySummary;
+  try {
+    summary = await proxy.stop();
+    out(summarize(summary));
+  } catch (error) {
+    // A failed command still decides the exit code, even when the recording could not be finished.
+    if (ended === undefined || ended.exitCode === 0) throw error;
+    log(`the recording could not be finished: ${(error as Error).message}`);
+    log(`exit ${ended.exitCode}: ${command![0]} ${ended.how}`);
+    return ended.exitCode;
+  } finally {
+    dispose();
+  }
+  if (ended === undefined) return EXIT_OK;
+  return decideExit(command![0]!, ended, summary, failOn, log);
 }
+
+/** With -- CMD: CMD's code when it failed, else the verdict; one line says which decided. */
+function decideExit(name: string, ended: CommandEnd, summary: ProxySummary, failOn: string, log: (line: string) => void): number {
+  const traffic = `the traffic is ${summary.report.passed ? 'conforming' : 'NOT conforming'} under --fail-on ${failOn}`;
+  if (ended.exitCode !== 0) {
+    log(`exit ${ended.exitCode}: ${name} ${ended.how}, which decides (${traffic})`);
+    return ended.exitCode;
+  }
+  const code = summary.report.passed ? EXIT_OK : EXIT_FAILED;
+  log(`exit ${code}: ${name} ${ended.how}; ${traffic}, which decides`);
+  return code;
+}
+
+/** CMD's environment: where the proxy is, and with --tls its CA for the usual TLS stacks. */
+function commandEnvironment(proxyUrl: string, caPath: string | undefined, target: Target): NodeJS.ProcessEnv {
+  // The proxy forwards its paths under the target's base path: a target that already names the
+  // API's base path makes the proxy's root the API's base URL.
+  const apiBase = target.basePath.endsWith(API_BASE_PATH) ? '' : API_BASE_PATH;
+  const env: NodeJS.ProcessEnv = { ...process.env, TMI_PROXY_URL: proxyUrl + apiBase, TMI_PROXY_ORIGIN: proxyUrl };
+  if (caPath !== undefined) {
+    for (const name of CA_VARIABLES) if (!env[name]) env[name] = caPath;
+  }
+  return env;
+}
+
 
 function integerFlag(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -137,35 +240,6 @@ function secondsFlag(value: string | undefined, name: string, fallback: number, 
   const seconds = /^\d{1,7}(\.\d{1,3})?$/.test(value) ? Number(value) : NaN;
   if (Number.isNaN(seconds) || (!zeroAllowed && seconds === 0)) throw new UsageError(`proxy: ${name} expects a number of seconds${zeroAllowed ? '' : ' above 0'}, got "${value}"`);
   return Math.round(seconds * 1000);
-}
-
-interface SignalListener {
-  first: Promise<NodeJS.Signals>;
-  second: Promise<NodeJS.Signals>;
-  dispose(): void;
-}
-
-function signalListener(): SignalListener {
-  let count = 0;
-  let resolveFirst!: (s: NodeJS.Signals) => void;
-  let resolveSecond!: (s: NodeJS.Signals) => void;
-  const first = new Promise<NodeJS.Signals>((resolve) => (resolveFirst = resolve));
-  const second = new Promise<NodeJS.Signals>((resolve) => (resolveSecond = resolve));
-  const onSignal = (signal: NodeJS.Signals) => {
-    count++;
-    if (count === 1) resolveFirst(signal);
-    else resolveSecond(signal);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return {
-    first,
-    second,
-    dispose: () => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    },
-  };
 }
 
 /** Output closed early (piped into head, terminal gone) is not worth a crash. */
@@ -183,7 +257,8 @@ function summarize(summary: ProxySummary): string {
   for (const [id, { level, subject, count }] of rows) lines.push(`  ${id.padEnd(34)} ${level.padEnd(6)} ${subject.padEnd(14)} ${count}`);
   if (c.internalErrors > 0) lines.push(`${c.internalErrors} exchanges hit an internal error (see above)`);
   lines.push(summary.report.passed ? 'verdict: conforming' : 'verdict: NOT conforming');
-  lines.push(`journal: ${summary.journal.path} (${summary.journal.written} entries${summary.journal.lost > 0 ? `, ${summary.journal.lost} NOT written` : ''})`);
+  const earlier = summary.journal.earlier > 0 ? `${summary.journal.earlier} earlier + ${summary.journal.written} new` : `${summary.journal.written}`;
+  lines.push(`journal: ${summary.journal.path} (${earlier} entries${summary.journal.lost > 0 ? `, ${summary.journal.lost} NOT written` : ''})`);
   if (summary.har) lines.push(`har: ${summary.har.path} (${summary.har.entries} entries)`);
   if (summary.shed > 0) lines.push(`${summary.shed} exchanges were recorded without their bodies: the recorder was behind the traffic`);
   lines.push(`reports: ${summary.reportFiles.join(', ')}`);

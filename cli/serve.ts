@@ -5,6 +5,7 @@ import { stringify } from 'yaml';
 import { FAULTS, FAULT_NAMES, isFaultName, isTenantDomain, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../fixtures/reference/index.ts';
 import { parseArgs, parseListen, stringFlag } from './args.ts';
 import { EXIT_OK, UsageError } from './errors.ts';
+import { watchLauncher } from './launcher.ts';
 import { stopSignal } from './signals.ts';
 
 const DEFAULT_LISTEN = '127.0.0.1:4010';
@@ -14,7 +15,8 @@ export const help = `Usage: tmi-conform serve [--listen HOST:PORT] [--config-out
 
 Starts the reference implementation (a conforming in-memory tenant with a token endpoint)
 alone, prints its base URL and the demo client credentials, and serves until interrupted
-(Ctrl-C or SIGTERM), then exits 0. Its data is seeded fresh at every start.
+(Ctrl-C or SIGTERM, or its launcher such as npx or sh -c goes away), then exits 0. Its data
+is seeded fresh at every start.
 
 Options:
   --listen HOST:PORT     where to listen (default ${DEFAULT_LISTEN}; port 0 = a free port)
@@ -71,12 +73,17 @@ export async function run(argv: string[], control: ServeControl = {}): Promise<n
   }
   const configOut = stringFlag(args, 'config-out');
 
-  // Listen for signals before starting, so an early Ctrl-C is not lost.
-  const stopped = control.stopped ?? stopSignal().promise;
+  // Listen for signals before starting, so an early Ctrl-C is not lost. A launcher that goes
+  // away (npx, npm exec or sh -c killed by SIGTERM) stops it the same way.
+  const signal = control.stopped ? undefined : stopSignal();
+  const launcher = control.stopped ? undefined : watchLauncher();
+  const stopped = control.stopped ?? Promise.race([signal!.promise, launcher!.gone.then((pid) => out(`its launcher (pid ${pid}) went away\n`))]);
   let ref: RunningReference;
   try {
     ref = await startReference(options);
   } catch (error) {
+    signal?.dispose();
+    launcher?.dispose();
     throw new UsageError(`serve: ${startFailure(error, host, port)}`);
   }
   try {
@@ -92,6 +99,8 @@ export async function run(argv: string[], control: ServeControl = {}): Promise<n
     await stopped;
     out('stopping\n');
   } finally {
+    signal?.dispose();
+    launcher?.dispose();
     await ref.close();
   }
   return EXIT_OK;

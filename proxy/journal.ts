@@ -3,7 +3,7 @@
 // is recorded it is in the kernel's hands: killing the process (even with SIGKILL) loses at
 // most the exchanges still in flight or still queued for the recorder thread (normally a few
 // milliseconds of traffic), and every line on disk is whole.
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Addon } from './flow.ts';
 import type { RecordedFlow } from './record.ts';
@@ -15,16 +15,49 @@ export class Journal implements Addon {
   written = 0;
   /** Lines that could not be written (disk full…); the proxy keeps forwarding. */
   lost = 0;
+  /** Bytes of earlier sessions the journal held when resumed (append); 0 for a new journal. */
+  readonly earlierBytes: number = 0;
   private fd: number | undefined;
 
-  /** Creates (or empties) the journal; throws when the file cannot be written. */
+  /**
+   * Creates (or empties) the journal, or with `append` resumes it: new lines go after the
+   * earlier ones. Throws when the file cannot be written.
+   */
   constructor(
     readonly path: string,
     private readonly warn: (message: string) => void,
+    append = false,
   ) {
     mkdirSync(dirname(path), { recursive: true });
     // Recordings hold business data even when redacted: readable by their owner only.
-    this.fd = openSync(path, 'w', 0o600);
+    this.fd = openSync(path, append ? 'a+' : 'w', 0o600);
+    if (append) this.earlierBytes = this.dropCutTail();
+  }
+
+  /**
+   * A journal whose recorder was killed mid-write ends in part of a line; a line appended
+   * after it would be glued to it, and both lost. That part (no whole exchange) is dropped.
+   * Returns the size of the whole lines kept.
+   */
+  private dropCutTail(): number {
+    const size = fstatSync(this.fd!).size;
+    if (size === 0) return 0;
+    const chunk = Buffer.alloc(Math.min(size, 64 * 1024));
+    for (let end = size; end > 0; end -= chunk.length) {
+      const start = Math.max(0, end - chunk.length);
+      const read = readSync(this.fd!, chunk, 0, end - start, start);
+      const newline = chunk.subarray(0, read).lastIndexOf(10);
+      if (newline === -1) continue;
+      const whole = start + newline + 1;
+      if (whole < size) {
+        ftruncateSync(this.fd!, whole);
+        this.warn(`the journal ${this.path} ended in a line cut short (a recorder stopped mid-write): its last ${size - whole} bytes were dropped`);
+      }
+      return whole;
+    }
+    ftruncateSync(this.fd!, 0);
+    this.warn(`the journal ${this.path} held only a line cut short (a recorder stopped mid-write): its ${size} bytes were dropped`);
+    return 0;
   }
 
   done(flow: RecordedFlow): void {

@@ -21,11 +21,16 @@ export class JudgeAddon implements Addon {
 
   done(flow: Flow): void {
     const exchange = exchangeOf(flow, this.origin);
-    const azp = exchange.token.claims?.['azp'];
-    if (typeof azp === 'string' && this.nonGlobalClients.has(azp)) exchange.token.clientGlobal = false;
+    markNonGlobalClient(exchange, this.nonGlobalClients);
     flow.exchange = exchange;
     flow.judgement = judgeExchange(exchange, this.tracker);
   }
+}
+
+/** A token of a client the operator declared not global says so, for the rule on deleting. */
+export function markNonGlobalClient(exchange: Exchange, nonGlobalClients: ReadonlySet<string>): void {
+  const azp = exchange.token.claims?.['azp'];
+  if (typeof azp === 'string' && nonGlobalClients.has(azp)) exchange.token.clientGlobal = false;
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;

@@ -3,6 +3,9 @@
 // beside the forwarding thread so that judging never delays a response.
 import { parentPort, workerData } from 'node:worker_threads';
 import { writeReports } from '../reports/write.ts';
+import type { Judgement } from '../rules/index.ts';
+import type { Exchange } from '../rules/types.ts';
+import { judgeEarlierTraffic } from './earlier-traffic.ts';
 import { writeHarFromJournal } from './har-writer.ts';
 import { Journal } from './journal.ts';
 import { JudgeAddon } from './judge.ts';
@@ -22,7 +25,7 @@ const warn = (message: string) => post({ type: 'warn', message });
 
 let journal: Journal | undefined;
 try {
-  journal = new Journal(settings.journalPath, warn);
+  journal = new Journal(settings.journalPath, warn, settings.appendToJournal === true);
 } catch (error) {
   post({ type: 'failed', message: `cannot write the journal ${settings.journalPath}: ${(error as Error).message}` });
 }
@@ -51,7 +54,33 @@ if (journal) {
     post({ type: 'progress', processed: pipeline.processed });
     countsTimer ??= setTimeout(postCounts, COUNTS_EVERY_MS);
   };
+  // A resumed journal's exchanges are judged first; what arrives meanwhile waits its turn (one
+  // batch at most: the forwarding thread sends the next only once this one is recorded).
+  let earlier = 0;
+  let judgingEarlier = open.earlierBytes > 0;
+  let earlierDone: Promise<void> = Promise.resolve();
+  if (judgingEarlier) {
+    const nonGlobal = new Set(settings.nonGlobalClients);
+    const add = (exchange: Exchange, judgement: Judgement | undefined) => {
+      if (judgement) report.builder.addExchange(exchange, judgement);
+      status.earlier(exchange, judgement);
+      earlier++;
+    };
+    earlierDone = judgeEarlierTraffic(open.path, nonGlobal, add, warn).then(
+      () => {
+        judgingEarlier = false;
+      },
+      (error: Error) => {
+        judgingEarlier = false;
+        warn(`cannot read the earlier exchanges of ${open.path} (${error.message}); the report covers only what it could read and this session`);
+      },
+    );
+  }
   port.on('message', (message: ToRecorder) => {
+    if (judgingEarlier) earlierDone = earlierDone.then(() => onMessage(message));
+    else onMessage(message);
+  });
+  const onMessage = (message: ToRecorder) => {
     if (message.type === 'flows') {
       pipeline.run(flowsFromBatch(message.batch, settings.maxBodyBytes));
       postProgress();
@@ -59,19 +88,19 @@ if (journal) {
     }
     if (countsTimer) clearTimeout(countsTimer);
     postCounts();
-    stop(open, status, report).then(
+    stop(open, status, report, earlier).then(
       (summary) => post({ type: 'stopped', summary }),
       (error: Error) => post({ type: 'stop-failed', message: error.message }),
     );
-  });
+  };
   post({ type: 'ready' });
 }
 
-async function stop(open: Journal, status: StatusAddon, report: ReportAddon): Promise<RecorderSummary> {
+async function stop(open: Journal, status: StatusAddon, report: ReportAddon, earlier: number): Promise<RecorderSummary> {
   open.close();
   const summary: RecorderSummary = {
     counts: status.counts,
-    journal: { path: open.path, written: open.written, lost: open.lost },
+    journal: { path: open.path, written: open.written, lost: open.lost, earlier },
     reportFiles: [],
     report: report.builder.build({ failOn: settings.failOn }),
   };

@@ -60,6 +60,8 @@ export class Recorder {
   static async start(settings: RecorderSettings, log: (line: string) => void): Promise<Recorder> {
     const worker = new Worker(new URL('./recorder-worker.mjs', import.meta.url), { workerData: settings });
     const recorder = new Recorder(worker, log);
+    // Listening from the start: warnings come before 'ready' too (a resumed journal's cut tail).
+    worker.on('message', (message: FromRecorder) => recorder.onMessage(message));
     await new Promise<void>((resolve, reject) => {
       const onMessage = (message: FromRecorder) => {
         if (message.type === 'ready') resolve();
@@ -71,7 +73,6 @@ export class Recorder {
       await worker.terminate();
       throw error;
     });
-    worker.on('message', (message: FromRecorder) => recorder.onMessage(message));
     worker.on('error', (error) => recorder.onFailure(`the recorder stopped on an internal error (${error.message}); exchanges are still forwarded but no longer recorded`));
     worker.on('exit', () => recorder.onFailure('the recorder stopped; exchanges are still forwarded but no longer recorded'));
     return recorder;

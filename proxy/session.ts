@@ -23,6 +23,8 @@ export interface ProxySessionOptions {
   /** 0: a free port. */
   port: number;
   journalPath: string;
+  /** Resume the journal (new exchanges appended, HAR and report over both) instead of emptying it. */
+  appendToJournal?: boolean;
   /** Also write a complete HAR here at stop. */
   harPath?: string;
   reportDir: string;
@@ -114,6 +116,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
         targetOrigin: options.target.origin,
         reportTarget: options.target.origin + options.target.basePath,
         journalPath: options.journalPath,
+        appendToJournal: options.appendToJournal === true,
         ...(options.harPath !== undefined ? { harPath: options.harPath } : {}),
         reportDir: options.reportDir,
         failOn: options.failOn,

@@ -1,5 +1,7 @@
 // Counts what the proxy has seen, for the status line printed while it runs and the summary
 // printed when it stops. Refusals are counted where they happen (the forwarding thread).
+import type { Judgement } from '../rules/index.ts';
+import type { Exchange, Finding } from '../rules/types.ts';
 import type { Addon, Flow } from './flow.ts';
 
 export interface StatusCounts {
@@ -22,17 +24,27 @@ export class StatusAddon implements Addon {
   readonly counts: StatusCounts = { exchanges: 0, notCovered: 0, failed: 0, refused: 0, findings: { must: 0, should: 0, client: 0 }, byOperation: {}, byRequirement: {}, internalErrors: 0 };
 
   done(flow: Flow): void {
+    if (flow.internalError !== undefined) this.counts.internalErrors++;
+    this.count(flow.error !== undefined, flow.judgement, flow.safeFindings ?? flow.judgement?.findings ?? []);
+  }
+
+  /** An exchange of an earlier session, judged again from a resumed journal (no judgement: the judge failed). */
+  earlier(exchange: Exchange, judgement: Judgement | undefined): void {
+    if (judgement === undefined) this.counts.internalErrors++;
+    this.count(exchange.error !== undefined, judgement, judgement?.findings ?? []);
+  }
+
+  private count(failed: boolean, judgement: Judgement | undefined, findings: readonly Finding[]): void {
     const c = this.counts;
     c.exchanges++;
-    if (flow.error !== undefined) c.failed++;
-    if (flow.internalError !== undefined) c.internalErrors++;
-    const operation = flow.judgement?.operation?.operation;
+    if (failed) c.failed++;
+    const operation = judgement?.operation?.operation;
     if (!operation) {
-      if (flow.judgement) c.notCovered++;
+      if (judgement) c.notCovered++;
       return;
     }
     c.byOperation[operation] = (c.byOperation[operation] ?? 0) + 1;
-    for (const f of flow.safeFindings ?? flow.judgement?.findings ?? []) {
+    for (const f of findings) {
       if (f.subject === 'client') c.findings.client++;
       else c.findings[f.level]++;
       const entry = (c.byRequirement[f.requirement] ??= { level: f.level, subject: f.subject, count: 0 });

@@ -14,6 +14,8 @@ export interface RecorderSettings {
   /** The target as the report names it (origin and base path). */
   reportTarget: string;
   journalPath: string;
+  /** Resume the journal: keep its exchanges, append new ones, and report on both. */
+  appendToJournal?: boolean;
   harPath?: string;
   reportDir: string;
   failOn: FailOn;
@@ -23,7 +25,8 @@ export interface RecorderSettings {
 
 export interface RecorderSummary {
   counts: StatusCounts;
-  journal: { path: string; written: number; lost: number };
+  /** `earlier`: exchanges the journal already held when resumed (they are in the report and the counts too). */
+  journal: { path: string; written: number; lost: number; earlier: number };
   har?: { path: string } & HarWritten;
   reportFiles: string[];
   report: Report;

@@ -11,6 +11,7 @@ import { Recorder, RecorderStartError } from './recorder.ts';
 import { ProxyServer } from './server.ts';
 import { statusLine, type StatusCounts } from './status.ts';
 import type { Target } from './target.ts';
+import { howToTrust, listenerCertificate, TlsSetupError, type TlsSource } from './tls.ts';
 import type { RecorderSummary } from './worker-protocol.ts';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -22,6 +23,8 @@ export interface ProxySessionOptions {
   host: string;
   /** 0: a free port. */
   port: number;
+  /** Listen with HTTPS, presenting the user's pair or a certificate of the local CA kept in a directory. */
+  tls?: TlsSource;
   journalPath: string;
   /** Resume the journal (new exchanges appended, HAR and report over both) instead of emptying it. */
   appendToJournal?: boolean;
@@ -58,8 +61,12 @@ export class ProxyStartError extends Error {
 }
 
 export interface RunningProxy {
-  /** http://HOST:PORT */
+  /** What clients connect to: http://HOST:PORT, or https://HOST:PORT with TLS. */
+  url: string;
+  /** The same as url. */
   origin: string;
+  /** With TLS from the local CA: the absolute path of the CA certificate (PEM) clients must trust. */
+  caPath?: string;
   host: string;
   port: number;
   /** What the recorder has counted so far (refusals included). */
@@ -85,6 +92,24 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
   } catch (error) {
     throw new ProxyStartError(`cannot write reports to ${options.reportDir}: ${(error as Error).message}`);
   }
+  let certificate;
+  try {
+    certificate = options.tls ? await listenerCertificate(options.tls, options.host) : undefined;
+  } catch (error) {
+    if (error instanceof TlsSetupError) throw new ProxyStartError(error.message);
+    throw error;
+  }
+  if (certificate) {
+    for (const note of certificate.notes) log(note);
+    if (certificate.caPath !== undefined) for (const line of howToTrust(certificate.caPath)) log(line);
+  }
+  // A client that does not trust the certificate fails in its own words; say once here what to check.
+  let tlsFailureTold = false;
+  const onTlsClientError = (error: NodeJS.ErrnoException) => {
+    if (tlsFailureTold || error.code === 'ECONNRESET') return; // a port probe, or a client that went away
+    tlsFailureTold = true;
+    log(`a client broke off the TLS handshake (${error.code ?? error.message})${certificate?.caPath !== undefined ? `: does it trust ${certificate.caPath}?` : ''} (said once)`);
+  };
   // Listen first: a busy port must fail before anything on disk (journal, reports) is touched.
   // Exchanges that finish before the recorder is ready wait for it.
   let recorder: Recorder | undefined;
@@ -96,6 +121,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
     upstreamTimeoutMs,
     onFlowDone: (flow) => (recorder ? recorder.record(flow) : early.push(flow)),
     onRefused: () => refused++,
+    ...(certificate ? { tls: { cert: certificate.cert, key: certificate.key }, onTlsClientError } : {}),
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -135,7 +161,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
   for (const flow of early.splice(0)) recorder.record(flow);
   const running = recorder;
   const { port } = server.server.address() as AddressInfo;
-  const origin = `http://${urlHost(options.host)}:${port}`;
+  const origin = `${certificate ? 'https' : 'http'}://${urlHost(options.host)}:${port}`;
   const counts = (): StatusCounts => ({ ...running.counts, refused });
 
   let statusTimer: NodeJS.Timeout | undefined;
@@ -172,7 +198,9 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
   };
 
   return {
+    url: origin,
     origin,
+    ...(certificate?.caPath !== undefined ? { caPath: certificate.caPath } : {}),
     host: options.host,
     port,
     counts,

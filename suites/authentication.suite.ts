@@ -1,8 +1,8 @@
 // Authentication and scopes: bearer JWTs, the 401 rules, and each operation's scope.
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { isSuccess } from '../rules/checks/check.ts';
 import { REQUIRED_SCOPES } from '../rules/checks/scopes.ts';
-import { api, config, covers, expectExamined, expectIssuedTokenConforms, expectNoFindings, needs, needsProfile, needsResourceServer, needsSession, restorableSessions, unknownId } from './context.ts';
+import { api, config, covers, expectAnswer, expectExamined, expectIssuedTokenConforms, expectNoFindings, expectStatus, needs, needsProfile, needsResourceServer, needsSession, restorableSessions, unknownId } from './context.ts';
 import { scopesOfToken } from './tokens.ts';
 
 const someResourceServer = () => config.fixtures.resourceServers[0] ?? unknownId('resource-server');
@@ -66,7 +66,7 @@ describe('scopes', () => {
     const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'no_scope' });
     expectNoFindings(answer, 'SCOPE-DELETE-REQUIRED');
     expectExamined(answer, 'SCOPE-DELETE-REQUIRED', 'expected an answer to judge');
-    expect(isSuccess(answer.status)).toBe(false);
+    expectAnswer(answer, !isSuccess(answer.status), 'a refusal of a delete by a token without delete:token_exchange_profiles');
   });
 
   it(covers('insufficient scope is answered 403 with a message that names delete:token_exchange_profiles', 'SCOPE-DELETE-403'), async (context) => {
@@ -74,7 +74,7 @@ describe('scopes', () => {
     needs(context, !scopesOfToken(await api.tokens.token('no_scope')).includes('delete:token_exchange_profiles'), 'the no_scope profile holds delete:token_exchange_profiles');
     const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'no_scope' });
     expectNoFindings(answer, 'SCOPE-DELETE-403');
-    expect(answer.status, `expected 403 for a token without the scope; received ${answer.status} ${answer.text.slice(0, 200)}`).toBe(403);
+    expectStatus(answer, 403, 'for a token without the scope');
   });
 
   it(covers('updating a session without update:sessions is refused', 'SCOPE-UPDATE-SESSION'), async (context) => {

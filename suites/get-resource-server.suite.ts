@@ -1,8 +1,8 @@
 // GET /resource-servers/{id}: by id or by audience, include_fields, every documented field.
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { oddIds } from './arbitraries.ts';
-import { api, boundedPredicate, config, covers, expectExamined, expectNoFindings, needsProfile, needsResourceServer, unknownId } from './context.ts';
+import { api, boundedPredicate, config, covers, expectAnswer, expectExamined, expectNoFindings, expectStatus, expectSuccess, needsProfile, needsResourceServer, unknownId } from './context.ts';
 import type { TestContext } from 'vitest';
 
 const SHAPE = ['RS-RESPONSE-SCHEMA', 'RS-SIGNING-ALG', 'RS-TOKEN-DIALECT', 'RS-TOKEN-ENCRYPTION', 'RS-NAME-CHARACTERS', 'RS-SIGNING-SECRET-LENGTH', 'RS-TOKEN-LIFETIME-FOR-WEB', 'RS-LOOKUP-BY-ID-OR-AUDIENCE', 'GEN-JSON-RESPONSE'];
@@ -18,23 +18,24 @@ describe('get a resource server', () => {
     for (const id of fixtures(context)) {
       const answer = await api.getResourceServer(id);
       expectNoFindings(answer, ...SHAPE);
-      expect(answer.status, `expected ${id} to be found; received ${answer.status} ${answer.text.slice(0, 200)}`).toBeLessThan(300);
+      expectSuccess(answer, `${id} to be found`);
       expectExamined(answer, 'RS-RESPONSE-SCHEMA', `expected resource server ${id}`);
     }
   });
 
   it(covers('a resource server read answers 200', 'RS-SUCCESS-200'), async (context) => {
     const answer = await api.getResourceServer(fixtures(context)[0]!);
-    expect(answer.status).toBe(200);
+    expectStatus(answer, 200);
   });
 
   it(covers('each fixture is found by its audience, read back from identifier', 'RS-LOOKUP-BY-ID-OR-AUDIENCE'), async (context) => {
     for (const id of fixtures(context)) {
-      const identifier = ((await api.getResourceServer(id)).json as { identifier?: unknown } | undefined)?.identifier;
-      expect(typeof identifier, `resource server ${id} has an identifier`).toBe('string');
+      const byId = await api.getResourceServer(id);
+      const identifier = (byId.json as { identifier?: unknown } | undefined)?.identifier;
+      expectAnswer(byId, typeof identifier === 'string', `resource server ${id} with an identifier (a string)`, `${byId.status}, identifier ${identifier === undefined ? 'missing' : JSON.stringify(identifier)}`);
       const answer = await api.getResourceServer(identifier as string);
       expectNoFindings(answer, 'RS-LOOKUP-BY-ID-OR-AUDIENCE');
-      expect(answer.status, `expected the audience ${identifier} to be found; received ${answer.status}`).toBeLessThan(300);
+      expectSuccess(answer, `the audience ${identifier} to be found`);
       expectExamined(answer, 'RS-LOOKUP-BY-ID-OR-AUDIENCE', 'expected the resource server');
     }
   });
@@ -55,7 +56,7 @@ describe('get a resource server', () => {
     needsProfile(context, 'full');
     const answer = await api.getResourceServer(unknownId('resource-server'));
     expectNoFindings(answer, 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY');
-    expect(answer.status, `expected a 4xx for an unknown resource server; received ${answer.status}`).toBeGreaterThanOrEqual(400);
+    expectAnswer(answer, answer.status >= 400, 'a 4xx for an unknown resource server');
   });
 
   it(covers('ids and audiences with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {

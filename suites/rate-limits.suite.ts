@@ -1,8 +1,8 @@
 // 429 and X-RateLimit-*. Runs last: the probe spends a client's quota on purpose.
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { nonNegativeInteger, rateLimitHeaders } from '../rules/rate-limit-tracker.ts';
 import type { Judged } from './http.ts';
-import { api, config, covers, expectExamined, expectNoFindings, needs, needsProfile, unknownId } from './context.ts';
+import { api, config, covers, expectExamined, expectNoFindings, expectStatus, needs, needsProfile, unknownId } from './context.ts';
 
 const target = () => config.fixtures.resourceServers[0] ?? unknownId('resource-server');
 /** Requests in flight at once during the probe. */
@@ -35,6 +35,6 @@ describe('rate limits', () => {
     needs(context, throttled !== undefined, `no 429 after ${sent} requests (probe_max_requests)`);
     expectExamined(throttled!, 'RL-429-HEADERS', 'expected a 429 to judge');
     expectNoFindings(throttled!, 'RL-429-HEADERS');
-    expect(throttled!.status).toBe(429);
+    expectStatus(throttled!, 429);
   });
 });

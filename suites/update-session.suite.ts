@@ -1,10 +1,10 @@
 // PATCH /sessions/{id}: session_metadata set, replaced, cleared by null or {}, limits enforced.
 // Only sessions whose original metadata is known are changed; the run puts it back.
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { isSuccess } from '../rules/checks/check.ts';
 import { invalidSessionUpdates, invalidUpdateExamples, oddIds, validMetadataExamples, validSessionMetadata } from './arbitraries.ts';
-import { api, boundedPredicate, config, covers, expectExamined, expectNoFindings, needsProfile, needsSession, restorableSessions, unknownId } from './context.ts';
+import { api, boundedPredicate, config, covers, expectAnswer, expectExamined, expectNoFindings, expectStatus, expectSuccess, needsProfile, needsSession, restorableSessions, unknownId } from './context.ts';
 import type { TestContext } from 'vitest';
 
 
@@ -25,21 +25,21 @@ describe('update session', () => {
   it(covers('setting session_metadata answers with the session in the documented shape', 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH', 'SES-REQUEST-CONTENT-TYPE', 'SES-REQUEST-BODY', 'GEN-JSON-RESPONSE'), async (context) => {
     const answer = await api.updateSession(sessionFor(context), { session_metadata: { plan: 'gold', locale: 'en-GB', note: 'set by tmi-conform' } });
     expectNoFindings(answer, 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH', 'GEN-JSON-RESPONSE');
-    expect(isSuccess(answer.status), `expected the update to succeed; received ${answer.status} ${answer.text.slice(0, 200)}`).toBe(true);
+    expectSuccess(answer, 'the update to succeed');
     expectExamined(answer, 'SES-RESPONSE-SCHEMA', 'expected the updated session');
   });
 
   it(covers('the update answers 200 with the metadata sent, for the session named in the path', 'SES-SUCCESS-200', 'SES-METADATA-ECHOED', 'SES-ID-MATCHES'), async (context) => {
     const answer = await api.updateSession(sessionFor(context), { session_metadata: { tier: 'silver' } });
     expectNoFindings(answer, 'SES-SUCCESS-200', 'SES-METADATA-ECHOED', 'SES-ID-MATCHES');
-    expect(answer.status).toBe(200);
+    expectStatus(answer, 200);
     expectExamined(answer, 'SES-METADATA-ECHOED', 'expected the updated session');
   });
 
   for (const [label, cleared] of [['null', null], ['{}', {}]] as const) {
     it(covers(`sending ${label} removes all session metadata`, 'SES-METADATA-CLEARED'), async (context) => {
       const id = sessionFor(context);
-      expect((await api.updateSession(id, { session_metadata: { a: '1', b: '2' } })).status).toBeLessThan(300);
+      expectSuccess(await api.updateSession(id, { session_metadata: { a: '1', b: '2' } }), 'the metadata to be set first');
       const answer = await api.updateSession(id, { session_metadata: cleared });
       expectExamined(answer, 'SES-METADATA-CLEARED', `expected the session back after sending ${label}`);
       expectNoFindings(answer, 'SES-METADATA-CLEARED');
@@ -52,7 +52,7 @@ describe('update session', () => {
       fc.asyncProperty(validSessionMetadata(), boundedPredicate(validMetadataExamples().length, async (metadata) => {
         const answer = await api.updateSession(id, { session_metadata: metadata });
         expectNoFindings(answer, 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
-        expect(isSuccess(answer.status), `expected valid metadata to be accepted; received ${answer.status} ${answer.text.slice(0, 200)}`).toBe(true);
+        expectSuccess(answer, 'valid metadata to be accepted');
       })),
       { numRuns: config.propertyRuns, examples: validMetadataExamples().map((m) => [m]) },
     );
@@ -64,7 +64,7 @@ describe('update session', () => {
       fc.asyncProperty(invalidSessionUpdates(), boundedPredicate(invalidUpdateExamples().length, async ({ why, body }) => {
         const answer = await api.updateSession(id, body, { deliberate: true });
         expectNoFindings(answer, 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
-        expect(isSuccess(answer.status), `expected ${why} to be refused; received ${answer.status}`).toBe(false);
+        expectAnswer(answer, !isSuccess(answer.status), `${why} to be refused`);
       })),
       { numRuns: config.propertyRuns, examples: invalidUpdateExamples().map((u) => [u]) },
     );
@@ -74,7 +74,7 @@ describe('update session', () => {
     needsProfile(context, 'full');
     const answer = await api.updateSession(unknownId('session'), { session_metadata: null });
     expectNoFindings(answer, 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY');
-    expect(answer.status, `expected a 4xx for an unknown session; received ${answer.status}`).toBeGreaterThanOrEqual(400);
+    expectAnswer(answer, answer.status >= 400, 'a 4xx for an unknown session');
   });
 
   it(covers('session ids with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {

@@ -1,0 +1,35 @@
+// The transport state of one exchange while the proxy relays it (server.ts); addons see only
+// its Flow. It hangs on the request, the response and the target's response as a property, not
+// in a WeakMap (cheaper for the garbage collector), so that the stream listeners can be shared
+// functions instead of closures made for every request.
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { Flow } from './flow.ts';
+import type { ProxyServer } from './server.ts';
+
+export const TRANSIT = Symbol('transit');
+export type InTransit<T> = T & { [TRANSIT]?: Transit };
+
+export interface Transit {
+  server: ProxyServer;
+  /** Neighbours in the list of exchanges in flight (in-flight.ts). */
+  previous: Transit | undefined;
+  next: Transit | undefined;
+  flow: Flow;
+  req: IncomingMessage;
+  res: ServerResponse;
+  proxyReq?: ClientRequest;
+  /** The target's response being relayed. */
+  proxyRes?: IncomingMessage;
+  /** Its head (proxyRes.headers, readied for the client) is written with the first chunk or the end: until then a failure can still be answered with a 502 or 504. */
+  headPending: boolean;
+  /** The target's response is paused until the client reads what it was sent: the client sets the pace, no upstream timeout applies. */
+  heldForClient: boolean;
+  timedOut: boolean;
+  retried: boolean;
+  /** The request has no body, so it may be sent again on a fresh connection. */
+  bodyless: boolean;
+  /** The client asked to close its connection after this exchange. */
+  clientCloses: boolean;
+  /** performance.now() of the last byte either way: the upstream timeout counts from it. */
+  lastActivity: number;
+}

@@ -1,7 +1,10 @@
 // What every suite file shares inside the test worker: the run's configuration (handed over by
 // `tmi-conform run` through vitest's provide/inject, never through a file), one API client,
 // and the helpers that tie a test to the requirements it covers.
-import { expect, inject, type TestContext } from 'vitest';
+import { inject, type TestContext } from 'vitest';
+import { findingMessage } from '../rules/message.ts';
+import { markFailing } from './evidence.ts';
+import { ConformanceFailure, failureText, receivedAnswer } from './failure.ts';
 import type { Profile, SuiteConfig } from './config.ts';
 import type { Judged } from './http.ts';
 import { SuiteApi } from './api.ts';
@@ -35,16 +38,41 @@ export function expectIssuedTokenConforms(judged: Judged, ...ids: string[]): voi
   failOnFindings(judged, judged.findings.filter((f) => ids.includes(f.requirement)));
 }
 
+/**
+ * Fails the running test in the kit's words: each line says what was expected and what was
+ * received, and the exchange beneath says what was sent and what came back. The exchange is
+ * marked, so the report shows it with a curl command that sends it again.
+ */
+function fail(judged: Judged, lines: string[]): never {
+  markFailing(judged.exchange);
+  throw new ConformanceFailure(failureText(lines, judged.exchange));
+}
+
 function failOnFindings(judged: Judged, findings: Judged['findings']): void {
   // The findings' own messages ("ID: expected …; received …") make the failure, so the report
   // can tell which of the test's requirements it is evidence against.
-  const where = `${judged.exchange.request.method} ${judged.exchange.request.url} → ${judged.status}`;
-  expect(findings.length, `${where}\n${findings.map((f) => f.message).join('\n')}`).toBe(0);
+  if (findings.length > 0) fail(judged, findings.map(findingMessage));
 }
 
 /** The exchange did put `id` to the test (e.g. a success response that the rule could judge). */
 export function expectExamined(judged: Judged, id: string, what: string): void {
-  expect(judged.examined.includes(id), `${what}; the target answered ${judged.status} ${judged.text.slice(0, 200)}`).toBe(true);
+  // Not "ID: expected …": an exchange that examined nothing is evidence against every requirement the test covers.
+  if (!judged.examined.includes(id)) fail(judged, [`${what} (to put ${id} to the test); received ${receivedAnswer(judged.exchange)}`]);
+}
+
+/** The target answered `status`; `why` follows it in the message ("for a token without the scope"). */
+export function expectStatus(judged: Judged, status: number, why?: string): void {
+  if (judged.status !== status) fail(judged, [`expected ${status}${why ? ` ${why}` : ''}; received ${receivedAnswer(judged.exchange)}`]);
+}
+
+/** The target carried the request out (2xx): "expected <what> (2xx); received 404". */
+export function expectSuccess(judged: Judged, what: string): void {
+  if (judged.status < 200 || judged.status >= 300) fail(judged, [`expected ${what} (2xx); received ${receivedAnswer(judged.exchange)}`]);
+}
+
+/** Any other expectation about an answer: "expected <expected>; received <received>" (default: its status). */
+export function expectAnswer(judged: Judged, met: boolean, expected: string, received: string = receivedAnswer(judged.exchange)): void {
+  if (!met) fail(judged, [`expected ${expected}; received ${received}`]);
 }
 
 /** Skips the test, with the reason in the report, unless the run has what it needs. */

@@ -9,6 +9,8 @@ import type { Exchange } from '../rules/types.ts';
 export interface RecordedExchange {
   exchange: Exchange;
   judgement: Judgement;
+  /** A failed expectation of the test concerns this exchange (the last one marked is the one reported). */
+  failing?: true;
 }
 
 export interface TestEvidence {
@@ -30,6 +32,8 @@ let current: RunnerTestCase | undefined;
 let pending: RecordedExchange[] = [];
 let pendingUnplanned = 0;
 let pendingRisked = 0;
+/** What each exchange of this worker was recorded as, so that a failure can mark it. */
+const recordedAs = new WeakMap<Exchange, RecordedExchange>();
 
 export function beginTest(task: RunnerTestCase): void {
   current = task;
@@ -49,9 +53,20 @@ export function endTest(): void {
  */
 export function recordExchange(exchange: Exchange, judgement: Judgement, deliberate: boolean): void {
   const findings = deliberate ? judgement.findings.filter((f) => f.subject !== 'client') : judgement.findings;
-  const recorded: RecordedExchange = { exchange: redactExchange(exchange), judgement: { ...judgement, findings } };
+  // The judgement's own fields only: a Judged answer also holds the unredacted exchange.
+  const kept: Judgement = { findings, examined: judgement.examined };
+  if (judgement.operation) kept.operation = judgement.operation;
+  if (judgement.rateLimit !== undefined) kept.rateLimit = judgement.rateLimit;
+  const recorded: RecordedExchange = { exchange: redactExchange(exchange), judgement: kept };
+  recordedAs.set(exchange, recorded);
   if (current?.meta.tmi) current.meta.tmi.exchanges.push(recorded);
   else pending.push(recorded);
+}
+
+/** The running test's failure concerns `exchange`: the report shows it (and a curl command for it). */
+export function markFailing(exchange: Exchange): void {
+  const recorded = recordedAs.get(exchange);
+  if (recorded) recorded.failing = true;
 }
 
 export function recordUnplanned429(): void {

@@ -1,7 +1,7 @@
 // Reads the bearer credential of a request. Decodes the JWT's claims (jose.decodeJwt) and
 // never verifies it: verification needs keys the rules do not have; drivers that know more
 // (a suite that corrupted the signature itself) say so in BearerToken.signatureValid.
-import { decodeJwt } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { perFrozenObject, RecentValues } from './memo.ts';
 import type { BearerToken, Headers } from './types.ts';
 
@@ -11,14 +11,28 @@ const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
  * Traffic reuses a few tokens for thousands of requests: what each decodes to is remembered
  * (bounded, oldest forgotten first). Entries are frozen, since every exchange shares them.
  */
-const decoded = new Map<string, Readonly<Pick<BearerToken, 'claims' | 'decodeError'>>>();
+type TokenReading = Readonly<Pick<BearerToken, 'claims' | 'decodeError' | 'alg' | 'signatureEmpty'>>;
+const decoded = new Map<string, TokenReading>();
 const DECODED_TOKENS_KEPT = 1024;
 
-function decodeToken(token: string): Readonly<Pick<BearerToken, 'claims' | 'decodeError'>> {
+/** The JOSE header's `alg` as written (a string or nothing), and whether the signature is missing. */
+function headerFacts(token: string): Pick<BearerToken, 'alg' | 'signatureEmpty'> {
+  const facts: Pick<BearerToken, 'alg' | 'signatureEmpty'> = {};
+  try {
+    const alg = decodeProtectedHeader(token).alg;
+    if (typeof alg === 'string') facts.alg = alg;
+  } catch {
+    // decodeJwt read the token, so its header is JSON; an unreadable one just has no alg.
+  }
+  if (token.endsWith('.')) facts.signatureEmpty = true;
+  return facts;
+}
+
+function decodeToken(token: string): TokenReading {
   let entry = decoded.get(token);
   if (!entry) {
     try {
-      entry = Object.freeze({ claims: Object.freeze(decodeJwt(token)) as Record<string, unknown> });
+      entry = Object.freeze({ claims: Object.freeze(decodeJwt(token)) as Record<string, unknown>, ...headerFacts(token) });
     } catch (error) {
       entry = Object.freeze({ decodeError: (error as Error).message });
     }
@@ -29,13 +43,18 @@ function decodeToken(token: string): Readonly<Pick<BearerToken, 'claims' | 'deco
 }
 
 /** What a well-formed Authorization header reads as, without the per-exchange facts. */
-type HeaderReading = Readonly<Pick<BearerToken, 'claims' | 'decodeError'>> | undefined;
+type HeaderReading = TokenReading | undefined;
 
 /** The last few Authorization headers read (see RecentValues); undefined: not "Bearer <token>". */
 const recentHeaders = new RecentValues<HeaderReading>(4, (raw) => {
   const credential = BEARER.exec(raw)?.[1];
   return credential === undefined ? undefined : decodeToken(credential);
 });
+
+/** The token of an `Authorization: Bearer <token>` header value; undefined when the value is not of that form. */
+export function bearerCredential(authorization: string | undefined): string | undefined {
+  return authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+}
 
 export function readBearerToken(headers: Headers): BearerToken {
   const raw = headers['authorization'];
@@ -45,6 +64,8 @@ export function readBearerToken(headers: Headers): BearerToken {
   const token: BearerToken = { headerPresent: true, wellFormed: true };
   if (reading.claims) token.claims = reading.claims;
   if (reading.decodeError !== undefined) token.decodeError = reading.decodeError;
+  if (reading.alg !== undefined) token.alg = reading.alg;
+  if (reading.signatureEmpty) token.signatureEmpty = true;
   return token;
 }
 

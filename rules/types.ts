@@ -32,6 +32,20 @@ export interface BearerToken {
    */
   signatureValid?: boolean;
   clientGlobal?: boolean;
+  /** The JOSE header's `alg`, decoded, never trusted (undefined: not decodable, or not recorded). */
+  alg?: string;
+  /** The JWS has nothing after its last dot: no signature at all. */
+  signatureEmpty?: true;
+  /**
+   * The issuer the driver knows the target's tokens carry (the suite: its auth_url). Undefined:
+   * unknown, and the issuer is not judged.
+   */
+  issuerExpected?: string;
+  /**
+   * false: the recording does not prove which credential was sent (a foreign recorder dropped
+   * the Authorization header or masked the token); no authentication finding is made then.
+   */
+  recorded?: false;
 }
 
 /** One request and its response: the unit every check judges. */

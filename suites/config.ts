@@ -17,8 +17,16 @@ export type Credential = { client_id: string; client_secret: string } | { token:
 
 export interface SessionFixture {
   id: string;
-  /** What the session held before the run; undefined when unknown (the suite leaves it alone). */
+  /**
+   * What the run puts back at its end: the session's metadata before the run. Undefined when
+   * unknown and allow_destructive is off (the suite leaves the session alone).
+   */
   original?: { session_metadata: Record<string, string> | null };
+  /**
+   * Given by id only, with allow_destructive: its metadata cannot be read without changing it, so
+   * it is tested too and left with none (original is { session_metadata: null }).
+   */
+  leftCleared?: true;
 }
 
 /** The resolved configuration every suite reads. */
@@ -26,6 +34,10 @@ export interface SuiteConfig {
   baseUrl: string;
   authUrl: string;
   audience: string;
+  /** The tenant's JSON Web Key Set: an http(s) URL or a file. Default {authUrl}/.well-known/jwks.json. */
+  jwksUrl: string;
+  /** jwks_url was given (flag, environment or file): a set that cannot be read is a usage error, not a note. */
+  jwksUrlGiven: boolean;
   credentials: Partial<Record<Profile, Credential>>;
   /** A token of the tenant that has expired, for the expiry attack; undefined: that attack is skipped. */
   expiredToken?: string;
@@ -44,6 +56,7 @@ export interface RawConfig {
   base_url?: string;
   auth_url?: string;
   audience?: string;
+  jwks_url?: string;
   credentials?: Partial<Record<Profile, Credential>> & { expired?: { token: string } };
   fixtures?: {
     sessions?: Array<string | { id: string; session_metadata: Record<string, string> | null }>;
@@ -140,6 +153,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
   if (env['TMI_BASE_URL']) raw.base_url = env['TMI_BASE_URL'];
   if (env['TMI_AUTH_URL']) raw.auth_url = env['TMI_AUTH_URL'];
   if (env['TMI_AUDIENCE']) raw.audience = env['TMI_AUDIENCE'];
+  if (env['TMI_JWKS_URL']) raw.jwks_url = env['TMI_JWKS_URL'];
   for (const profile of PROFILES) {
     const prefix = `TMI_${ENV_PROFILE[profile]}_`;
     const token = env[`${prefix}TOKEN`];
@@ -189,14 +203,20 @@ export function resolveConfig(raw: RawConfig): SuiteConfig {
   if (!raw.base_url) throw new UsageError('run: no base_url (give --base-url, TMI_BASE_URL or base_url in the config file)');
   const baseUrl = raw.base_url.replace(/\/+$/, '');
   const { expired, ...credentials } = raw.credentials ?? {};
+  const authUrl = (raw.auth_url ?? new URL(baseUrl).origin).replace(/\/+$/, '');
   return {
     baseUrl,
-    authUrl: (raw.auth_url ?? new URL(baseUrl).origin).replace(/\/+$/, ''),
+    authUrl,
     audience: raw.audience ?? `${baseUrl}/`,
+    jwksUrl: raw.jwks_url ?? `${authUrl}/.well-known/jwks.json`,
+    jwksUrlGiven: raw.jwks_url !== undefined,
     credentials,
     ...(expired ? { expiredToken: expired.token } : {}),
     fixtures: {
-      sessions: (raw.fixtures?.sessions ?? []).map((s) => (typeof s === 'string' ? { id: s } : { id: s.id, original: { session_metadata: s.session_metadata } })),
+      sessions: (raw.fixtures?.sessions ?? []).map((s): SessionFixture => {
+        if (typeof s !== 'string') return { id: s.id, original: { session_metadata: s.session_metadata } };
+        return raw.allow_destructive ? { id: s, original: { session_metadata: null }, leftCleared: true } : { id: s };
+      }),
       resourceServers: raw.fixtures?.resource_servers ?? [],
       tokenExchangeProfiles: raw.fixtures?.token_exchange_profiles ?? [],
     },

@@ -127,15 +127,21 @@ describe('authentication checks', () => {
     );
   });
 
-  it('missingTokenRefused: a request without a token that is carried out', () => {
-    const f = expectFinding(deleteExchange({ requestHeaders: {} }), 'missingTokenRefused', 'AUTH-MISSING-TOKEN-401');
-    expect(f.level).toBe('should');
+  it('missingTokenRefused: a request without a token refused with anything but 401 (must on delete, a 404 included; should on the others)', () => {
+    const f = expectFinding(errorExchange(deleteExchange({ requestHeaders: {} }), 404, {}), 'missingTokenRefused', 'AUTH-MISSING-TOKEN-401');
+    expect(f.level).toBe('must');
+    expect(f.message).toContain('looked up before the caller was checked');
+    const other = expectFinding(errorExchange(getExchange(resourceServer(), 'rs_1', { requestHeaders: {} }), 403, {}), 'missingTokenRefused', 'AUTH-MISSING-TOKEN-401-OTHER');
+    expect(other.level).toBe('should');
     expect(findingsOf(errorExchange(deleteExchange({ requestHeaders: {} }), 401, { message: 'Missing authentication' })).filter((x) => x.subject === 'implementation')).toEqual([]);
+    // Carried out: one finding, under AUTH-CREDENTIAL-REQUIRED, not under the 401 rule.
+    const carried = findingsOf(deleteExchange({ requestHeaders: {} })).filter((x) => x.subject === 'implementation');
+    expect(carried.map((x) => x.requirement)).toEqual(['AUTH-CREDENTIAL-REQUIRED']);
   });
 
   it('invalidSignatureRefused: must for delete, should for the others', () => {
     fc.assert(
-      fc.property(fc.constantFrom(200, 204, 403, 404), (status) => {
+      fc.property(fc.constantFrom(400, 403, 404, 500), (status) => {
         const del = expectFinding(errorExchange(deleteExchange({ tokenFacts: { signatureValid: false } }), status, {}), 'invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401');
         expect(del.level).toBe('must');
         const get = expectFinding(errorExchange(getExchange(resourceServer(), 'rs_1', { tokenFacts: { signatureValid: false } }), status, {}), 'invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401-OTHER');

@@ -1,8 +1,14 @@
 // Bearer-JWT authentication: what the caller sends, and how the implementation answers.
 import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
+import { credentialState, describeCredential, INVALID_CREDENTIAL_STATES, type CredentialState } from '../credential.ts';
 import type { Finding } from '../types.ts';
 
-export function requestCarriesBearerToken({ exchange }: CheckInput): CheckResult {
+/** A foreign recorder that dropped or masked the credential: nothing about authentication can be judged. */
+const notRecorded = ({ exchange }: CheckInput): boolean => exchange.token.recorded === false;
+
+export function requestCarriesBearerToken(input: CheckInput): CheckResult {
+  if (notRecorded(input)) return undefined;
+  const { exchange } = input;
   const { token } = exchange;
   if (token.wellFormed) return [];
   const received = token.headerPresent ? `Authorization: ${show(redactedScheme(exchange.request.headers['authorization']))}` : 'no Authorization header';
@@ -17,7 +23,7 @@ function redactedScheme(value: string | undefined): string {
 
 export function bearerTokenIsJwt({ exchange }: CheckInput): CheckResult {
   const { token } = exchange;
-  if (!token.wellFormed) return undefined;
+  if (!token.wellFormed || token.recorded === false) return undefined;
   if (token.claims) return [];
   return [finding(bearerTokenIsJwt.name, 'AUTH-TOKEN-IS-JWT', 'client', 'a bearer token in JWT format', `a token that does not decode as a JWT (${token.decodeError ?? 'unknown reason'})`)];
 }
@@ -25,27 +31,72 @@ export function bearerTokenIsJwt({ exchange }: CheckInput): CheckResult {
 /** 429 comes before authentication on many services: a throttled request says nothing about these rules. */
 const unanswered = (status: number | undefined) => status === undefined || status === 429;
 
-export function missingTokenRefused({ exchange }: CheckInput): CheckResult {
-  const status = exchange.response?.status;
-  if (unanswered(status) || exchange.token.claims) return undefined;
-  if (status === 401) return [];
-  const what = !exchange.token.headerPresent ? 'without an Authorization header' : !exchange.token.wellFormed ? 'with a malformed Authorization header' : 'with a bearer token that is not a JWT';
-  return [finding(missingTokenRefused.name, 'AUTH-MISSING-TOKEN-401', 'implementation', `401 for a request ${what}`, String(status))];
+const isDelete = ({ operation }: CheckInput): boolean => operation.operation === 'deleteTokenExchangeProfile';
+
+/** Credentials that prove nobody: none, not a bearer JWT, no signature, or a signature the tenant's keys reject. */
+const FORGED_OR_MISSING: ReadonlySet<CredentialState> = new Set(['absent', 'malformed', 'not-jwt', 'unsigned', 'signature-invalid']);
+
+/**
+ * A request whose credential is not valid, carried out (2xx). The 401 rules below judge the
+ * refusals; a 2xx is reported once, here. `states`: the credential states this check judges.
+ */
+function carriedOutWithout(input: CheckInput, states: ReadonlySet<CredentialState>, otherOperations: string): CheckResult {
+  const status = input.exchange.response?.status;
+  if (unanswered(status)) return undefined;
+  const state = credentialState(input.exchange);
+  if (!states.has(state)) return undefined;
+  if (!isSuccess(status!)) return [];
+  return [
+    finding(
+      isDelete(input) ? 'AUTH-CREDENTIAL-REQUIRED' : otherOperations,
+      'implementation',
+      `the request refused (401), not carried out, for ${describeCredential(state, input.exchange.token)}`,
+      `${status} (security: the request was carried out)`,
+    ),
+  ];
 }
 
-export function invalidSignatureRefused({ exchange, operation }: CheckInput): CheckResult {
+export function missingOrForgedCredentialNotCarriedOut(input: CheckInput): CheckResult {
+  return carriedOutWithout(input, FORGED_OR_MISSING, 'AUTH-CREDENTIAL-REQUIRED-OTHER');
+}
+
+/** Credentials signed by the tenant, perhaps, but not for this request: out of their time, or for another API or issuer. */
+const EXPIRED_OR_MISDIRECTED: ReadonlySet<CredentialState> = new Set(['expired', 'not-yet-valid', 'wrong-audience', 'wrong-issuer']);
+
+export function expiredOrMisdirectedTokenNotCarriedOut(input: CheckInput): CheckResult {
+  return carriedOutWithout(input, EXPIRED_OR_MISDIRECTED, 'AUTH-TOKEN-VALIDITY-OTHER');
+}
+
+export function missingTokenRefused(input: CheckInput): CheckResult {
+  const { exchange } = input;
   const status = exchange.response?.status;
-  if (unanswered(status) || exchange.token.signatureValid !== false || !exchange.token.claims) return undefined;
+  // A 2xx is missingOrForgedCredentialNotCarriedOut's finding.
+  if (unanswered(status) || isSuccess(status!)) return undefined;
+  const state = credentialState(exchange);
+  if (state !== 'absent' && state !== 'malformed' && state !== 'not-jwt') return undefined;
   if (status === 401) return [];
-  const id = operation.operation === 'deleteTokenExchangeProfile' ? 'AUTH-INVALID-SIGNATURE-401' : 'AUTH-INVALID-SIGNATURE-401-OTHER';
-  const security = isSuccess(status) ? ' (security: the request was carried out)' : '';
-  return [finding(invalidSignatureRefused.name, id, 'implementation', '401 for a token whose signature is invalid', `${status}${security}`)];
+  const id = isDelete(input) ? 'AUTH-MISSING-TOKEN-401' : 'AUTH-MISSING-TOKEN-401-OTHER';
+  // On delete, a 404 shows the server looked the id up before it checked who asks.
+  const lookedUp = status === 404 && isDelete(input) ? ' (the profile was looked up before the caller was checked)' : '';
+  return [finding(id, 'implementation', `401 for ${describeCredential(state, exchange.token)}`, `${status}${lookedUp}`)];
+}
+
+export function invalidSignatureRefused(input: CheckInput): CheckResult {
+  const { exchange } = input;
+  const status = exchange.response?.status;
+  // A 2xx is missingOrForgedCredentialNotCarriedOut's finding.
+  if (unanswered(status) || isSuccess(status!)) return undefined;
+  const state = credentialState(exchange);
+  if (state !== 'signature-invalid' && state !== 'unsigned') return undefined;
+  if (status === 401) return [];
+  const id = isDelete(input) ? 'AUTH-INVALID-SIGNATURE-401' : 'AUTH-INVALID-SIGNATURE-401-OTHER';
+  return [finding(id, 'implementation', `401 for ${describeCredential(state, exchange.token)}`, String(status))];
 }
 
 export function nonGlobalClientRefused({ exchange }: CheckInput): CheckResult {
   const status = exchange.response?.status;
   const { token } = exchange;
-  if (unanswered(status) || token.clientGlobal !== false || token.signatureValid === false || !token.claims) return undefined;
+  if (unanswered(status) || token.clientGlobal !== false || !token.claims || INVALID_CREDENTIAL_STATES.has(credentialState(exchange))) return undefined;
   if (status === 401) return [];
   const security = isSuccess(status) ? ' (security: the profile was deleted)' : '';
   return [finding(nonGlobalClientRefused.name, 'AUTH-NON-GLOBAL-401', 'implementation', '401 for a client that is not global', `${status}${security}`)];
@@ -77,7 +128,9 @@ export function tokenRequestNamesAudience(input: CheckInput): CheckResult {
 export const authenticationChecks = [
   defineCheck(requestCarriesBearerToken, ['AUTH-BEARER-HEADER']),
   defineCheck(bearerTokenIsJwt, ['AUTH-TOKEN-IS-JWT']),
-  defineCheck(missingTokenRefused, ['AUTH-MISSING-TOKEN-401']),
+  defineCheck(missingOrForgedCredentialNotCarriedOut, ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-CREDENTIAL-REQUIRED-OTHER']),
+  defineCheck(expiredOrMisdirectedTokenNotCarriedOut, ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-TOKEN-VALIDITY-OTHER']),
+  defineCheck(missingTokenRefused, ['AUTH-MISSING-TOKEN-401', 'AUTH-MISSING-TOKEN-401-OTHER']),
   defineCheck(invalidSignatureRefused, ['AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER']),
   defineCheck(nonGlobalClientRefused, ['AUTH-NON-GLOBAL-401'], ['deleteTokenExchangeProfile']),
   defineCheck(tokenRequestNamesAudience, ['AUTH-TOKEN-AUDIENCE'], ['getToken']),

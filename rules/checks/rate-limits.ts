@@ -72,8 +72,43 @@ export function rateLimitSequenceIsConsistent(input: CheckInput): CheckResult {
   ];
 }
 
+/**
+ * Statuses with which a server refuses a request without judging what it asks for: what a
+ * throttled request gets from a server that does not answer 429. A 400, 401 or 404 answers the
+ * request itself (the server handled it), and a 2xx carried it out: neither is judged here.
+ */
+const isBareRefusal = (status: number): boolean => status === 403 || status === 420 || status >= 500;
+
+export function throttledRequestAnswered429(input: CheckInput): CheckResult {
+  const { exchange, tracker } = input;
+  const status = exchange.response?.status;
+  if (!tracker || status === undefined) return undefined;
+  const client = rateLimitClient(exchange);
+  if (client === '(no token)') return undefined;
+  const start = Date.parse(exchange.startedAt);
+  if (Number.isNaN(start)) return undefined;
+  // The client's quota was spent: a request of its own, finished before this one began, said
+  // Remaining 0, and the window it named had not reset when this one was sent.
+  const previous = tracker.lastFinishedBefore(client, start);
+  if (!previous || previous.remaining !== 0 || start / 1000 >= previous.reset) return undefined;
+  // This response names another window (the limit was reset or changed): not over the old one.
+  const current = rateLimitObservationOf(input);
+  if (current && (current.limit !== previous.limit || current.reset !== previous.reset)) return undefined;
+  if (status === 429) return [];
+  if (!isBareRefusal(status)) return undefined;
+  return [
+    finding(
+      'RL-THROTTLED-429',
+      'implementation',
+      `429 for a request over the rate limit (an earlier request of this client had X-RateLimit-Remaining 0, window resetting at ${previous.reset})`,
+      `${status}`,
+    ),
+  ];
+}
+
 export const rateLimitChecks = [
   defineCheck(rateLimitHeadersOn429, ['RL-429-HEADERS']),
   defineCheck(rateLimitHeadersWellFormed, ['RL-HEADER-VALUES']),
   defineCheck(rateLimitSequenceIsConsistent, ['RL-SEQUENCE']),
+  defineCheck(throttledRequestAnswered429, ['RL-THROTTLED-429']),
 ];

@@ -1,0 +1,137 @@
+// What the credential of a request is worth, judged from what the exchange shows: the header,
+// the JOSE header and claims (decoded, never trusted), and the facts a driver knows (it checked
+// the signature against the tenant's keys, or forged the token itself). Pure: signatures are
+// checked outside the rule engine (keys/verifier.ts) and arrive as BearerToken.signatureValid.
+import type { BearerToken, Exchange } from './types.ts';
+
+export type CredentialState =
+  | 'absent'
+  | 'malformed'
+  | 'not-jwt'
+  | 'unsigned'
+  | 'signature-invalid'
+  | 'expired'
+  | 'not-yet-valid'
+  | 'wrong-audience'
+  | 'wrong-issuer'
+  | 'valid'
+  /** Nothing wrong is visible, but the signature was not checked (no keys). */
+  | 'unverified'
+  /** The recording does not show which credential was sent. */
+  | 'not-recorded';
+
+/** States in which a request proves nothing about who sent it: it must not be carried out. */
+export const INVALID_CREDENTIAL_STATES: ReadonlySet<CredentialState> = new Set([
+  'absent',
+  'malformed',
+  'not-jwt',
+  'unsigned',
+  'signature-invalid',
+  'expired',
+  'not-yet-valid',
+  'wrong-audience',
+  'wrong-issuer',
+]);
+
+/**
+ * Clock skew allowed between the issuer's clock (exp, nbf) and the clock that timed the exchange
+ * (the kit's, or a foreign recorder's): 60 s, the leeway Auth0's own SDKs allow. A token that
+ * expired less than a minute before the request is not called expired.
+ */
+export const CLOCK_SKEW_SECONDS = 60;
+
+/**
+ * Signature algorithms a tenant can sign with: asymmetric (RSA, RSA-PSS, ECDSA, EdDSA) and HMAC.
+ * A token naming anything else ("none", "None", "", an encryption algorithm) carries no
+ * signature anyone can check.
+ */
+const SIGNING_ALGORITHMS = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES256K', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'Ed448', 'HS256', 'HS384', 'HS512']);
+
+/** The API base path an audience must name: /api/v2/, as a path or inside an absolute URL, with or without the last slash. */
+export function audienceNamesApi(audience: unknown): boolean {
+  if (typeof audience !== 'string') return false;
+  let path = audience;
+  if (!audience.startsWith('/')) {
+    try {
+      path = new URL(audience).pathname;
+    } catch {
+      return false;
+    }
+  }
+  return /(^|\/)api\/v2\/?$/.test(path);
+}
+
+/** The host an issuer names (issuers are URLs; a bare host is read as one), lower-case. */
+function issuerHost(issuer: string): string | undefined {
+  try {
+    return new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(issuer) ? issuer : `https://${issuer}`).host.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+const numericDate = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+
+/** Time-bound states: exp and nbf against the exchange's start, with CLOCK_SKEW_SECONDS either way. */
+function timeState(claims: Record<string, unknown>, startedAt: string): CredentialState | undefined {
+  const at = Date.parse(startedAt) / 1000;
+  if (Number.isNaN(at)) return undefined;
+  const exp = numericDate(claims['exp']);
+  if (exp !== undefined && at > exp + CLOCK_SKEW_SECONDS) return 'expired';
+  const nbf = numericDate(claims['nbf']);
+  if (nbf !== undefined && at < nbf - CLOCK_SKEW_SECONDS) return 'not-yet-valid';
+  return undefined;
+}
+
+/** The token has no signature anyone can check: alg "none" or another non-signing value, or an empty signature. */
+export function isUnsigned(token: BearerToken): boolean {
+  if (token.signatureEmpty) return true;
+  return token.alg !== undefined && !SIGNING_ALGORITHMS.has(token.alg);
+}
+
+export function credentialState(exchange: Pick<Exchange, 'token' | 'startedAt'>): CredentialState {
+  const { token } = exchange;
+  if (token.recorded === false) return 'not-recorded';
+  if (!token.headerPresent) return 'absent';
+  if (!token.wellFormed) return 'malformed';
+  const claims = token.claims;
+  if (!claims) return 'not-jwt';
+  if (isUnsigned(token)) return 'unsigned';
+  if (token.signatureValid === false) return 'signature-invalid';
+  const time = timeState(claims, exchange.startedAt);
+  if (time) return time;
+  const aud = claims['aud'];
+  if (!(Array.isArray(aud) ? aud.some(audienceNamesApi) : audienceNamesApi(aud))) return 'wrong-audience';
+  if (token.issuerExpected !== undefined) {
+    const iss = claims['iss'];
+    const expected = issuerHost(token.issuerExpected);
+    if (expected !== undefined && (typeof iss !== 'string' || issuerHost(iss) !== expected)) return 'wrong-issuer';
+  }
+  return token.signatureValid === true ? 'valid' : 'unverified';
+}
+
+/** A credential state in words, for finding messages ("a request without an Authorization header"). */
+export function describeCredential(state: CredentialState, token: BearerToken): string {
+  switch (state) {
+    case 'absent':
+      return 'a request without an Authorization header';
+    case 'malformed':
+      return 'a request whose Authorization header is not "Bearer <token>"';
+    case 'not-jwt':
+      return 'a bearer token that is not a JWT';
+    case 'unsigned':
+      return token.signatureEmpty ? `an unsigned token (alg ${JSON.stringify(token.alg ?? null)}, empty signature)` : `an unsigned token (alg ${JSON.stringify(token.alg)})`;
+    case 'signature-invalid':
+      return "a token whose signature does not verify against the tenant's keys";
+    case 'expired':
+      return `a token that had expired (exp ${String(token.claims?.['exp'])}, more than ${CLOCK_SKEW_SECONDS} s before the request)`;
+    case 'not-yet-valid':
+      return `a token not yet valid (nbf ${String(token.claims?.['nbf'])}, more than ${CLOCK_SKEW_SECONDS} s after the request)`;
+    case 'wrong-audience':
+      return `a token for another audience (aud ${JSON.stringify(token.claims?.['aud'] ?? null)}, not the API base path /api/v2/)`;
+    case 'wrong-issuer':
+      return `a token from another issuer (iss ${JSON.stringify(token.claims?.['iss'] ?? null)}, expected ${JSON.stringify(token.issuerExpected)})`;
+    default:
+      return `a ${state} credential`;
+  }
+}

@@ -159,11 +159,13 @@ export class ReportBuilder {
     acc.failures.push(item);
   }
 
-  /** One suite test's outcome: listed as a test, and evidence for every requirement it names. */
-  addTest(outcome: TestOutcome): void {
+  /** One suite test's outcome: listed as a test, and evidence for every requirement it names. Returns its status in the report. */
+  addTest(outcome: TestOutcome): Status {
     const message = outcome.message === undefined ? undefined : redactText(outcome.message);
     const counterexample = outcome.counterexample === undefined ? undefined : redactText(outcome.counterexample);
-    this.tests.push(this.testResult(outcome, message, counterexample));
+    const exchange = outcome.exchange === undefined ? undefined : exchangeEvidence(outcome.exchange);
+    const result = this.testResult(outcome, message, counterexample);
+    this.tests.push(result);
     for (const id of outcome.requirements) {
       const acc = this.byId.get(id);
       if (!acc) continue;
@@ -176,6 +178,7 @@ export class ReportBuilder {
       const item: Evidence = { source: this.source.name, kind: 'test', test: outcome.name, status: outcome.status === 'fail' ? statusOfFailure(acc.requirement) : 'pass' };
       if (message !== undefined) item.message = message;
       if (counterexample !== undefined) item.counterexample = counterexample;
+      if (exchange !== undefined) item.exchange = exchange;
       if (outcome.status === 'fail') {
         acc.failingTests++;
         if (acc.failures.length < EVIDENCE_PER_REQUIREMENT) acc.failures.push(item);
@@ -183,6 +186,7 @@ export class ReportBuilder {
         acc.passes.push(item);
       }
     }
+    return result.status;
   }
 
   /** Why requirements that nothing examined were skipped (e.g. a missing credential profile). */

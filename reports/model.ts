@@ -1,6 +1,6 @@
 // The one report model that `run`, `proxy`, `validate` and `report merge` all produce.
 // report.json is this model serialised; schemas/report.schema.json documents it.
-import type { Finding, Level, OperationId, Subject } from '../rules/types.ts';
+import type { Exchange, Finding, Level, OperationId, Subject } from '../rules/types.ts';
 
 export type Status = 'pass' | 'fail' | 'warn' | 'skip';
 export type ReportKind = 'run' | 'proxy' | 'validate' | 'merge';
@@ -52,6 +52,8 @@ export interface TestOutcome {
   message?: string; // failure message or skip reason
   counterexample?: string; // fast-check's shrunk counterexample, when a property failed
   durationMs?: number;
+  /** The exchange a failure concerns (redacted): the report shows it, with a curl command to send it again. */
+  exchange?: Exchange;
 }
 
 /**

@@ -51,7 +51,7 @@ export interface ExchangeParts {
   responseBody?: string | CapturedBody;
   error?: string;
   /** Facts about the token the driver knows (see BearerToken). */
-  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal'>;
+  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'issuerExpected'>;
 }
 
 /** The body as judged: a body that was there but not captured stays, marked truncated (it is not "no body"). */
@@ -67,6 +67,7 @@ export function buildExchange(parts: ExchangeParts): Exchange {
   if (parts.tokenFacts) {
     if (parts.tokenFacts.signatureValid !== undefined) token.signatureValid = parts.tokenFacts.signatureValid;
     if (parts.tokenFacts.clientGlobal !== undefined) token.clientGlobal = parts.tokenFacts.clientGlobal;
+    if (parts.tokenFacts.issuerExpected !== undefined) token.issuerExpected = parts.tokenFacts.issuerExpected;
   }
   // Every field is set, present or not: one object shape for every exchange keeps the checks'
   // property reads monomorphic. (Absent fields stay undefined, which JSON and the rules read as absent.)

@@ -1,7 +1,9 @@
 // One request to the target, as an exchange judged by the rule engine. Suites and the run's
 // preflight send everything through here; nothing in suites/ judges a response itself.
 import { Agent, request } from 'undici';
-import { buildExchange } from '../rules/exchange.ts';
+import type { TokenVerifier } from '../keys/verifier.ts';
+import { buildExchange, type ExchangeParts } from '../rules/exchange.ts';
+import { bearerCredential } from '../rules/token.ts';
 import { judgeExchange, type Judgement, type RateLimitTracker } from '../rules/index.ts';
 import type { BearerToken, Exchange } from '../rules/types.ts';
 
@@ -13,6 +15,33 @@ export interface OutgoingRequest {
   body?: string;
   /** What the suite knows about the token that its claims cannot tell. */
   tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal'>;
+}
+
+/**
+ * What the run knows about the tenant's tokens: its keys (read once when the run starts; see
+ * keys/tenant-keys.ts) and the issuer its tokens carry. Every request's token is checked
+ * against them before the exchange is judged. Set once per process (the run, the suite worker).
+ */
+let tenantTokens: { verifier?: TokenVerifier; issuerExpected?: string } = {};
+export function judgeTokensAgainst(knowledge: { verifier?: TokenVerifier; issuerExpected?: string }): void {
+  tenantTokens = knowledge;
+}
+
+function authorizationOf(headers: Record<string, string>): string | undefined {
+  for (const name in headers) if (name.toLowerCase() === 'authorization') return headers[name];
+  return undefined;
+}
+
+/** The request's token facts with what the tenant's keys say of its signature (a token the suite forged stays forged). */
+async function withTenantFacts(outgoing: OutgoingRequest): Promise<ExchangeParts['tokenFacts']> {
+  const facts: ExchangeParts['tokenFacts'] = { ...outgoing.tokenFacts };
+  if (tenantTokens.issuerExpected !== undefined) facts.issuerExpected = tenantTokens.issuerExpected;
+  const credential = facts.signatureValid === false ? undefined : bearerCredential(authorizationOf(outgoing.headers));
+  if (credential !== undefined && tenantTokens.verifier) {
+    const verdict = await tenantTokens.verifier.verify(credential);
+    if (verdict !== undefined) facts.signatureValid = verdict;
+  }
+  return facts;
 }
 
 export interface Judged extends Judgement {
@@ -54,6 +83,7 @@ function parseJson(text: string): unknown {
 }
 
 export async function sendAndJudge(outgoing: OutgoingRequest, tracker: RateLimitTracker, timeoutMs: number): Promise<Judged> {
+  const tokenFacts = await withTenantFacts(outgoing);
   const started = Date.now();
   let response: Awaited<ReturnType<typeof request>>;
   const send = () => request(outgoing.url, { method: outgoing.method as 'GET', headers: outgoing.headers, body: outgoing.body ?? null, dispatcher: agentFor(timeoutMs) });
@@ -89,7 +119,7 @@ export async function sendAndJudge(outgoing: OutgoingRequest, tracker: RateLimit
     status,
     responseHeaders,
     responseBody: text,
-    ...(outgoing.tokenFacts ? { tokenFacts: outgoing.tokenFacts } : {}),
+    tokenFacts,
     ...(bodyError !== undefined ? { error: bodyError } : {}),
   });
   const judgement = judgeExchange(exchange, tracker);

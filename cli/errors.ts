@@ -1,4 +1,4 @@
-// Exit codes and the one-line errors of the command line (design.md, "Public contract").
+// Exit codes and the one-line errors of the command line (docs/architecture.md, "Public contract").
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;

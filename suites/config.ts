@@ -1,4 +1,4 @@
-// The configuration of a suite run (design.md, "Config file"): a YAML file, environment
+// The configuration of a suite run (docs/architecture.md, "Configuration"): a YAML file, environment
 // variables and flags, each layer validated against schemas/conformance.schema.json on its
 // own (so an error names where it came from), then merged: flag > environment > file.
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // `tmi-conform serve`: starts the reference alone, prints how to reach it, writes a config file
-// that design.md's config format describes, and stops cleanly on SIGTERM.
+// that docs/architecture.md's config format describes, and stops cleanly on SIGTERM.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -3,6 +3,7 @@
 import { stopSignal } from './signals.ts';
 import { FAULT_NAMES, isFaultName, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../fixtures/reference/index.ts';
 import { ReportBuilder } from '../reports/builder.ts';
+import { curlCommand, reproducible } from '../reports/curl.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import type { Report } from '../reports/model.ts';
 import { writeReports } from '../reports/write.ts';
@@ -10,6 +11,7 @@ import { loadRequirements } from '../rules/requirements.ts';
 import { SuiteApi } from '../suites/api.ts';
 import { configFromEnv, configFromFlags, mergeConfig, PROFILES, readConfigFile, resolveConfig, type RawConfig, type SuiteConfig } from '../suites/config.ts';
 import { closeAgents, TargetUnreachable } from '../suites/http.ts';
+import { countsLine } from '../suites/reporter.ts';
 import { runSuites } from '../suites/runner.ts';
 import { loadVitestNode } from '../suites/vitest-node.ts';
 import { CredentialsRefused } from '../suites/tokens.ts';
@@ -202,16 +204,32 @@ async function restoreSessions(api: SuiteApi, config: SuiteConfig, print: (line:
 function printSummary(report: Report, totals: Awaited<ReturnType<typeof runSuites>>['totals'] | undefined, api: SuiteApi, written: string[], ms: number, print: (line: string) => void): void {
   const { summary } = report;
   if (totals) {
-    print(`tests: ${totals.tests.pass} passed · ${totals.tests.fail} failed · ${totals.tests.skip} skipped; ${totals.exchanges} exchanges judged; unplanned 429s: ${totals.unplanned429}; 429s the pacer risked to learn window lengths: ${totals.risked429}`);
+    print(`tests: ${countsLine(totals.tests)}; ${totals.exchanges} exchanges judged; unplanned 429s: ${totals.unplanned429}; 429s the pacer risked to learn window lengths: ${totals.risked429}`);
   }
   print(`requirements: ${summary.pass} pass · ${summary.fail} fail · ${summary.warn} warn · ${summary.skip} skip`);
+  // Each failure: what was expected and received, the exchange (sent, answered), a property's
+  // counterexample, and a curl command that sends the exchange again.
+  const reproduce: string[] = [];
   for (const r of report.requirements.filter((x) => x.status === 'fail' || x.status === 'warn')) {
-    const first = r.evidence.find((e) => e.status === r.status);
-    const message = (first?.message ?? '').split('\n')[0]!.replace(new RegExp(`^${r.id}: `), '');
-    print(`  ${r.status === 'fail' ? 'FAIL' : 'warn'} ${r.id.padEnd(34)} ${message.slice(0, 160)}`);
+    const failing = reproducible(r);
+    const shown = failing ?? r.evidence.find((e) => e.status === r.status);
+    const message = (shown?.message ?? '').split('\n')[0]!.replace(new RegExp(`^${r.id}: `), '');
+    print(`  ${r.status === 'fail' ? 'FAIL' : 'warn'} ${r.id.padEnd(34)} ${message.slice(0, 300)}`);
+    const indent = ' '.repeat(7);
+    if (shown?.exchange) print(`${indent}${shown.exchange.request.method} ${shown.exchange.request.url} → ${shown.exchange.response?.status ?? shown.exchange.error ?? 'no response'}${shown.test ? `  (test "${shown.test}")` : ''}`);
+    const counterexample = r.evidence.find((e) => e.status === r.status && e.counterexample !== undefined)?.counterexample;
+    if (counterexample !== undefined) print(`${indent}counterexample: ${counterexample.length > 300 ? `${counterexample.slice(0, 300)}…` : counterexample}`);
+    if (failing) {
+      const command = curlCommand(failing.exchange, report.target);
+      print(`${indent}${command.length > 2000 ? 'curl command: in report.md (too long for the console)' : command}`);
+      reproduce.push(command);
+    }
   }
+  if (reproduce.some((c) => c.includes('$TOKEN'))) print('  (the curl commands read a bearer token of the same client from TOKEN: the reports never hold one)');
   const skipped = report.requirements.filter((x) => x.status === 'skip');
   if (skipped.length > 0) print(`  skipped: ${skipped.map((r) => r.id).join(', ')} (reasons in the report)`);
   print(`verdict: ${report.passed ? 'conforming' : 'NOT conforming'} (fail-on ${report.failOn}) in ${(ms / 1000).toFixed(1)} s${api.pacer.waitedMs > 0 ? `, ${(api.pacer.waitedMs / 1000).toFixed(1)} s waiting for rate-limit windows` : ''}`);
   print(`reports: ${written.join(', ')}`);
+  const seed = report.sources[0]?.seed;
+  if (seed !== undefined) print(`seed: ${seed} (tmi-conform run --seed ${seed} generates the same inputs again)`);
 }

@@ -4,6 +4,7 @@
 // evidence behind each verdict (redacted request/response, collapsible), filterable by status,
 // level and operation. Every string from a report is escaped: reports carry hostile text
 // from real traffic.
+import { curlCommand, curlVariables, reproducible } from './curl.ts';
 import { CONTENT_SECURITY_POLICY, SCRIPT, STYLE } from './html-assets.ts';
 import type { Evidence, ExchangeEvidence, Report, RequirementResult, Status, Summary, TestResult } from './model.ts';
 import { exchangesByStatus, OPERATIONS } from './operations.ts';
@@ -52,7 +53,17 @@ function evidenceItem(e: Evidence): string {
   return `<details class="evidence"><summary>${chip(e.status)} ${where}${headline ? ` <span class="muted">— ${esc(headline.length > 160 ? `${headline.slice(0, 160)}…` : headline)}</span>` : ''}</summary><div class="evidence-body">${body.join('')}</div></details>`;
 }
 
-function requirementRow(r: RequirementResult): string {
+/** The curl command that sends one failing exchange again, with the variables to set first. */
+function reproduceBlock(r: RequirementResult, target: string | undefined): string {
+  const failing = reproducible(r);
+  if (!failing) return '';
+  const command = curlCommand(failing.exchange, target);
+  const variables = curlVariables(command);
+  const set = variables.length === 0 ? '' : ` (set ${variables.map((v) => `<code>${esc(v)}</code>`).join(', ')} first${variables.includes('TOKEN') ? ': a bearer token of the same client' : ''}; the report masks credentials)`;
+  return `<div class="reproduce"><p class="note"><b>Reproduce</b>${set}</p><pre class="curl">${esc(command)}</pre></div>`;
+}
+
+function requirementRow(r: RequirementResult, target?: string): string {
   const against = r.evidence.filter((e) => e.status === 'fail' || e.status === 'warn');
   const supporting = r.evidence.filter((e) => e.status === 'pass' || e.status === 'skip');
   const notes: string[] = [];
@@ -69,7 +80,7 @@ function requirementRow(r: RequirementResult): string {
     `<tr class="req ${esc(r.status)}" id="req-${esc(r.id)}" data-status="${esc(r.status)}" data-level="${esc(r.level)}" data-operations="${esc(r.operations.join(' '))}">`,
     `<td class="status">${chip(r.status)}</td>`,
     `<td class="req-id"><div class="id">${esc(r.id)}</div><span class="level ${esc(r.level)}">${esc(r.level)}</span> ${r.operations.map((op) => `<span class="op">${esc(op === 'all' ? 'every operation' : op)}</span>`).join('')}</td>`,
-    `<td><div class="title">${esc(r.title)}</div><blockquote>${quoteHtml(r.quote)}</blockquote>${notes.join('')}${evidence.join('')}</td>`,
+    `<td><div class="title">${esc(r.title)}</div><blockquote>${quoteHtml(r.quote)}</blockquote>${notes.join('')}${evidence.join('')}${reproduceBlock(r, target)}</td>`,
     `<td class="counts">${counts.map(esc).join('<br>')}</td>`,
     '</tr>',
   ].join('');
@@ -94,7 +105,7 @@ function matrixSections(report: Report): string {
       (s) => `<section class="group" data-group="${esc(s.key)}">
 <h2>${esc(s.title)}<span class="route">${esc(s.route)}</span></h2>
 <div class="panel"><table class="matrix"><thead><tr><th>Status</th><th>Requirement</th><th>The document says · evidence</th><th>Examined by</th></tr></thead><tbody>
-${s.rows.map(requirementRow).join('\n')}
+${s.rows.map((r) => requirementRow(r, report.target)).join('\n')}
 </tbody></table></div>
 </section>`,
     )

@@ -2,6 +2,7 @@
 // operation, then every failed or warned requirement with the document's words and the
 // evidence behind it; skipped requirements and client findings folded away at the end.
 // Text from traffic is escaped, so a hostile string cannot restructure the page.
+import { curlCommand, curlVariables, reproducible } from './curl.ts';
 import type { Evidence, Report, RequirementResult, TestResult } from './model.ts';
 import { exchangesByStatus, OPERATIONS } from './operations.ts';
 import { byStatus } from './status.ts';
@@ -44,13 +45,29 @@ function evidenceLine(e: Evidence): string {
   return lines.join('\n');
 }
 
-function requirementSection(r: RequirementResult): string {
+/** A fenced code block whose fence no run of backticks in `text` can close. */
+function fenced(text: string, language: string): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(longest + 1);
+  return `${fence}${language}\n${text}\n${fence}`;
+}
+
+/** The curl command that sends one failing exchange again, and the variables to set first. */
+export function reproduceBlock(command: string): string[] {
+  const variables = curlVariables(command);
+  const set = variables.length === 0 ? '' : ` (set ${variables.map((v) => `\`${v}\``).join(', ')} first${variables.includes('TOKEN') ? ': a bearer token of the same client' : ''}; the report masks credentials)`;
+  return [`Reproduce${set}:`, '', fenced(command, 'sh')];
+}
+
+function requirementSection(r: RequirementResult, target?: string): string {
   const lines = [`#### ${ICON[r.status]} ${r.id} (${r.level}): ${inline(r.title)}`, '', `> ${r.quote.replace(/\s*\n\s*/g, ' ')}`, ''];
   if (r.inferred) lines.push(`Inferred: ${inline(r.inferred)}`, '');
   lines.push(`Examined by ${r.counts.exchanges} exchange(s) and ${r.counts.tests} test(s); ${r.counts.findings} against it.`, '');
   const against = r.evidence.filter((e) => e.status === r.status);
   for (const e of against.slice(0, MAX_EVIDENCE_LISTED)) lines.push(evidenceLine(e));
   if (against.length > MAX_EVIDENCE_LISTED) lines.push(`- … ${against.length - MAX_EVIDENCE_LISTED} more in report.html`);
+  const failing = reproducible(r);
+  if (failing) lines.push('', ...reproduceBlock(curlCommand(failing.exchange, target)));
   lines.push('');
   return lines.join('\n');
 }
@@ -104,7 +121,7 @@ export function renderMarkdown(report: Report): string {
     let listed = 0;
     let bytes = 0;
     for (const r of problems) {
-      const section = requirementSection(r);
+      const section = requirementSection(r, report.target);
       bytes += Buffer.byteLength(section);
       if (listed === MAX_REQUIREMENTS_LISTED || bytes > MAX_SECTION_BYTES) break;
       out.push(section);

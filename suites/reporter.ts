@@ -3,11 +3,9 @@
 import { basename } from 'node:path';
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
 import type { ReportBuilder } from '../reports/builder.ts';
-import type { TestOutcome } from '../reports/model.ts';
+import type { Status, TestOutcome } from '../reports/model.ts';
+import { describeTestError } from './failure.ts';
 import { requirementsOfTestName } from './requirement-names.ts';
-
-/** fast-check's failure text names the shrunk counterexample on one line. */
-const COUNTEREXAMPLE = /Counterexample: (.*)/;
 
 /**
  * The requirements a failed test is evidence against: those whose findings its failure
@@ -19,16 +17,25 @@ export function blamed(covered: string[], message: string): string[] {
   return named.length > 0 ? named : covered;
 }
 
+/** Tests per status, counted as the report counts them (a failure of `should` requirements only is a warning). */
+export type TestCounts = Record<Status, number>;
+
+const noTests = (): TestCounts => ({ pass: 0, fail: 0, warn: 0, skip: 0 });
+
+/** "3 passed · 0 failed · 1 warned · 0 skipped". */
+export const countsLine = (c: TestCounts): string => `${c.pass} passed · ${c.fail} failed · ${c.warn} warned · ${c.skip} skipped`;
+
 export interface RunTotals {
-  tests: { pass: number; fail: number; skip: number };
+  tests: TestCounts;
   unplanned429: number;
   risked429: number;
   exchanges: number;
 }
 
 export class SuiteReporter implements Reporter {
-  readonly totals: RunTotals = { tests: { pass: 0, fail: 0, skip: 0 }, unplanned429: 0, risked429: 0, exchanges: 0 };
+  readonly totals: RunTotals = { tests: noTests(), unplanned429: 0, risked429: 0, exchanges: 0 };
   private readonly startedAt = new Map<string, number>();
+  private readonly perModule = new Map<string, TestCounts>();
 
   constructor(
     private readonly builder: ReportBuilder,
@@ -39,6 +46,7 @@ export class SuiteReporter implements Reporter {
 
   onTestModuleStart(module: TestModule): void {
     this.startedAt.set(module.moduleId, Date.now());
+    this.perModule.set(module.moduleId, noTests());
   }
 
   onTestCaseResult(testCase: TestCase): void {
@@ -54,34 +62,32 @@ export class SuiteReporter implements Reporter {
     if (result.state === 'skipped') {
       outcome.status = 'skip';
       outcome.message = result.note ?? this.notSelected ?? 'skipped';
-      this.totals.tests.skip++;
     } else if (result.state === 'failed') {
       outcome.status = 'fail';
-      // fast-check puts the failing assertion in `cause`, beneath its counterexample.
-      const message = result.errors.map((e) => [e.message, (e.cause as { message?: string } | undefined)?.message].filter(Boolean).join('\n')).join('\n');
+      // The kit's words (suites/failure.ts); a property's shrunk counterexample beneath them.
+      const described = result.errors.map((e) => describeTestError(e));
+      const message = described.map((d) => d.message).join('\n');
       outcome.message = message.slice(0, 4000);
       outcome.requirements = blamed(outcome.requirements, message);
-      const counterexample = COUNTEREXAMPLE.exec(message)?.[1];
+      const counterexample = described.find((d) => d.counterexample !== undefined)?.counterexample;
       if (counterexample) outcome.counterexample = counterexample.slice(0, 2000);
-      this.totals.tests.fail++;
-    } else {
-      this.totals.tests.pass++;
+      // The last exchange a failed expectation marked: for a property, its shrunk counterexample's.
+      const failing = [...(evidence?.exchanges ?? [])].reverse().find((e) => e.failing);
+      if (failing) outcome.exchange = failing.exchange;
     }
-    this.builder.addTest(outcome);
+    const status = this.builder.addTest(outcome);
+    this.totals.tests[status]++;
+    const counts = this.perModule.get(testCase.module.moduleId);
+    if (counts) counts[status]++;
   }
 
   onTestModuleEnd(module: TestModule): void {
-    const counts = { passed: 0, failed: 0, skipped: 0 };
-    for (const test of module.children.allTests()) {
-      const state = test.result().state;
-      if (state === 'passed') counts.passed++;
-      else if (state === 'failed') counts.failed++;
-      else if (state === 'skipped') counts.skipped++;
-    }
+    // As the report counts them: a failed test naming only `should` requirements is a warning.
+    const counts = this.perModule.get(module.moduleId) ?? noTests();
     const seconds = ((Date.now() - (this.startedAt.get(module.moduleId) ?? Date.now())) / 1000).toFixed(1);
-    const mark = counts.failed > 0 ? '✗' : '✓';
+    const mark = counts.fail > 0 ? '✗' : counts.warn > 0 ? '⚠' : '✓';
     const name = basename(module.moduleId).replace(/\.suite\.ts$/, '');
-    this.print(`  ${mark} ${name.padEnd(32)} ${counts.passed} passed · ${counts.failed} failed · ${counts.skipped} skipped  (${seconds} s)`);
+    this.print(`  ${mark} ${name.padEnd(32)} ${countsLine(counts)}  (${seconds} s)`);
     for (const error of module.errors()) this.print(`    error in ${name}: ${error.message.split('\n')[0]}`);
   }
 }

@@ -106,7 +106,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
   // A client that does not trust the certificate fails in its own words; say once here what to check.
   let tlsFailureTold = false;
   const onTlsClientError = (error: NodeJS.ErrnoException) => {
-    if (tlsFailureTold || error.code === 'ECONNRESET') return; // a port probe, or a client that went away
+    if (tlsFailureTold) return;
     tlsFailureTold = true;
     log(`a client broke off the TLS handshake (${error.code ?? error.message})${certificate?.caPath !== undefined ? `: does it trust ${certificate.caPath}?` : ''} (said once)`);
   };

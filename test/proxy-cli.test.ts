@@ -1,62 +1,22 @@
 // `tmi-conform proxy` as a user runs it: one clear line and exit 2 for every usage error, the
 // "listening on" line once ready, a status line while traffic flows, and on SIGTERM or SIGINT
 // the recording and the reports written and exit 0.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
 import type { Report } from '../reports/model.ts';
-import { tokenFor } from './helpers/reference.ts';
+import { startCli, type CliChild } from './helpers/cli.ts';
 import { readJournal } from './helpers/proxy.ts';
+import { tokenFor } from './helpers/reference.ts';
 
-const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-proxy-cli-'));
 
-interface Child {
-  /** Resolves with the first stdout line. */
-  firstLine: Promise<string>;
-  /** Resolves once stderr contains `text`. */
-  stderrContains(text: string): Promise<void>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
-  kill(signal: NodeJS.Signals): void;
-}
-
-function start(args: string[]): Child {
-  const child = spawn(process.execPath, [BIN, 'proxy', ...args], { env: { ...process.env, GITHUB_STEP_SUMMARY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  const stderrWaiters: Array<{ text: string; resolve: () => void }> = [];
-  let resolveLine!: (line: string) => void;
-  const firstLine = new Promise<string>((resolve) => (resolveLine = resolve));
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-    if (stdout.includes('\n')) resolveLine(stdout.split('\n')[0]!);
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-    for (const waiter of stderrWaiters.filter((w) => stderr.includes(w.text))) {
-      stderrWaiters.splice(stderrWaiters.indexOf(waiter), 1);
-      waiter.resolve();
-    }
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => {
-      resolveLine(stdout.split('\n')[0]!);
-      resolve({ code, signal, stdout, stderr });
-    }),
-  );
-  return {
-    firstLine,
-    stderrContains: (text) => (stderr.includes(text) ? Promise.resolve() : new Promise((resolve) => stderrWaiters.push({ text, resolve }))),
-    exited,
-    kill: (signal) => child.kill(signal),
-  };
-}
+/** `tmi-conform proxy ...args` in a child process. */
+const start = (args: string[]): CliChild => startCli(['proxy', ...args]);
 
 describe('tmi-conform proxy: usage errors', () => {
   let busy: Server;

@@ -44,8 +44,12 @@ export function curlCommand(exchange: ExchangeEvidence, target?: string): string
   return body !== undefined && CUT_BODY.test(body) ? `${command}  # the body was cut in the report: send the full body from the recording` : command;
 }
 
-/** The failing evidence whose exchange a requirement's curl command sends: the first that has one. */
+/**
+ * The failing evidence whose exchange a requirement's curl command sends: a failed test's own
+ * (for a property, its shrunk counterexample's exchange), else the first failing exchange.
+ */
 export function reproducible(r: RequirementResult): (Evidence & { exchange: ExchangeEvidence }) | undefined {
   if (r.status !== 'fail' && r.status !== 'warn') return undefined;
-  return r.evidence.find((e): e is Evidence & { exchange: ExchangeEvidence } => e.status === r.status && e.exchange !== undefined);
+  const failing = r.evidence.filter((e): e is Evidence & { exchange: ExchangeEvidence } => e.status === r.status && e.exchange !== undefined);
+  return failing.find((e) => e.kind === 'test') ?? failing[0];
 }

@@ -1,7 +1,11 @@
 // `tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should]`:
 // judges recorded traffic offline with the same rule engine as the suites and the proxy.
 import { access } from 'node:fs/promises';
+import { tenantKeys, NO_JWKS_NOTE } from '../keys/tenant-keys.ts';
+import type { TokenVerifier } from '../keys/verifier.ts';
+import { credentialState } from '../rules/credential.ts';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import { bearerCredential } from '../rules/token.ts';
 import { readRecordingBatches, RecordingError, type ReadProgress } from '../recordings/read.ts';
 import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
@@ -10,16 +14,25 @@ import { writeReports } from '../reports/write.ts';
 import { parseArgs, stringFlag } from './args.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from './errors.ts';
 
-export const help = `Usage: tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should]
+export const help = `Usage: tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE]
 
 Judges recorded traffic offline: HAR 1.2 files (browser DevTools, mitmproxy, other proxies,
 converted cassettes) and the proxy's JSONL journal (one HAR entry per line). Files are read
 as streams, so their size does not matter. Exchanges to paths the document does not cover
 are counted, never judged.
 
+Credentials: the proxy's journal and HAR keep whether each request had an Authorization header,
+its shape and the token's non-secret claims (the token itself never), and whether its signature
+verified when the proxy saw it. A recording from another recorder that dropped the header or
+masked the token does not show what was sent: those exchanges are not judged for authentication
+("credentials not recorded: N exchanges …").
+
 Options:
   --report-dir DIR   where report.json, junit.xml, report.md, report.html go (default reports/latest)
   --fail-on LEVEL    must (default): exit 1 on a failed "must" requirement; should: also on warnings
+  --jwks URL|FILE    the tenant's JSON Web Key Set: tokens a recording kept whole have their signature
+                     checked against it (without it: "signatures not verified: no JWKS"); one that
+                     cannot be read is a usage error
 
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable input or usage error.`;
 
@@ -29,6 +42,24 @@ export interface ValidateSummary {
   judged: number;
   notCovered: number;
   findingsByRequirement: Map<string, { level: string; subject: string; count: number }>;
+  /** Judged exchanges whose recording does not show the credential sent. */
+  credentialsNotRecorded: number;
+  /** Judged exchanges with a JWT whose signature nobody checked (no JWKS, or a signature the recording masked). */
+  signaturesUnverified: number;
+  jwksGiven: boolean;
+}
+
+/** A compact JWS whose signature a recording kept as it was (base64url), so that checking it means something. */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
+
+/** With --jwks: a token the recording kept whole, whose signature no recorder checked, is checked now. */
+async function verifyRecordedToken(exchange: Exchange, verifier: TokenVerifier | undefined): Promise<void> {
+  if (!verifier || exchange.token.signatureValid !== undefined || !exchange.token.claims) return;
+  const credential = bearerCredential(exchange.request.headers['authorization']);
+  if (credential === undefined || !COMPACT_JWS.test(credential)) return;
+  const verdict = verifier.cached(credential);
+  const known = verdict === 'unknown' ? await verifier.verify(credential) : verdict;
+  if (known !== undefined) exchange.token.signatureValid = known;
 }
 
 function judgeInto(exchange: Exchange, tracker: RateLimitTracker, builder: ReportBuilder, summary: ValidateSummary): void {
@@ -40,6 +71,9 @@ function judgeInto(exchange: Exchange, tracker: RateLimitTracker, builder: Repor
     return;
   }
   summary.judged++;
+  const state = credentialState(exchange);
+  if (state === 'not-recorded') summary.credentialsNotRecorded++;
+  else if (state === 'unverified') summary.signaturesUnverified++;
   for (const f of judgement.findings) {
     const entry = summary.findingsByRequirement.get(f.requirement);
     if (entry) entry.count++;
@@ -48,7 +82,7 @@ function judgeInto(exchange: Exchange, tracker: RateLimitTracker, builder: Repor
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true } });
+  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true } });
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
@@ -60,14 +94,23 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
 
+  const jwksSource = stringFlag(args, 'jwks');
+  let verifier: TokenVerifier | undefined;
+  if (jwksSource !== undefined) {
+    const keys = await tenantKeys(jwksSource);
+    if ('problem' in keys) throw new UsageError(`validate: --jwks: ${keys.problem}`);
+    verifier = keys.verifier;
+  }
+
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}` });
-  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, findingsByRequirement: new Map() };
+  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, findingsByRequirement: new Map(), credentialsNotRecorded: 0, signaturesUnverified: 0, jwksGiven: jwksSource !== undefined };
   const unreadable: string[] = [];
   for (const file of args.positionals) {
     const tracker = new RateLimitTracker(); // rate-limit sequences are per recording
     const progress: ReadProgress = { truncatedTail: false };
     try {
       for await (const batch of readRecordingBatches(file, progress)) {
+        if (verifier) for (const exchange of batch) await verifyRecordedToken(exchange, verifier);
         for (const exchange of batch) judgeInto(exchange, tracker, builder, summary);
       }
       summary.files++;
@@ -93,6 +136,14 @@ function isFsError(error: unknown): boolean {
 function printSummary(summary: ValidateSummary, passed: boolean, written: string[]): void {
   const out: string[] = [];
   out.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${summary.notCovered} not covered by the document`);
+  if (summary.credentialsNotRecorded > 0) out.push(`credentials not recorded: ${summary.credentialsNotRecorded} exchanges not judged for authentication`);
+  if (summary.signaturesUnverified > 0) {
+    out.push(
+      summary.jwksGiven
+        ? `signatures not verified: ${summary.signaturesUnverified} exchanges whose recording kept no token to check`
+        : `${NO_JWKS_NOTE} (--jwks URL|FILE checks tokens a recording kept whole): ${summary.signaturesUnverified} exchanges`,
+    );
+  }
   const rows = [...summary.findingsByRequirement.entries()].sort((a, b) => b[1].count - a[1].count);
   if (rows.length === 0) out.push('no findings');
   for (const [id, { level, subject, count }] of rows) out.push(`  ${id.padEnd(34)} ${level.padEnd(6)} ${subject.padEnd(14)} ${count}`);

@@ -5,6 +5,7 @@ import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { buildExchange, type ExchangeParts } from '../rules/exchange.ts';
 import type { BearerToken, CapturedBody, Exchange } from '../rules/types.ts';
+import { judgeForeignCredential, restoreCredentialFacts } from './credentials.ts';
 
 /** A file that cannot be read as a recording; the message names the file and what is wrong. */
 export class RecordingError extends Error {
@@ -52,6 +53,7 @@ function recordedToken(conformance: unknown): BearerToken | undefined {
   if (typeof token['decodeError'] === 'string') facts.decodeError = token['decodeError'];
   if (typeof token['signatureValid'] === 'boolean') facts.signatureValid = token['signatureValid'];
   if (typeof token['clientGlobal'] === 'boolean') facts.clientGlobal = token['clientGlobal'];
+  restoreCredentialFacts(token, facts);
   return facts;
 }
 
@@ -117,6 +119,7 @@ export function exchangeFromHarEntry(entry: HarEntry, id: string): Exchange {
   if (exchange.response && mimeType && exchange.response.headers['content-type'] === undefined) exchange.response.headers['content-type'] = mimeType;
   const token = recordedToken(entry._conformance);
   if (token) exchange.token = token;
+  else judgeForeignCredential(exchange);
   return exchange;
 }
 

@@ -20,7 +20,7 @@ export { SECRET_KEYS };
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key']);
 
 /** The token claims kept for the audit; everything else in the token is dropped. */
-export const KEPT_CLAIMS = ['iss', 'sub', 'aud', 'azp', 'scope', 'gty', 'iat', 'exp'];
+export const KEPT_CLAIMS = ['iss', 'sub', 'aud', 'azp', 'scope', 'gty', 'iat', 'exp', 'nbf'];
 
 /** Values shorter than this are not scrubbed from free text: they would mangle it, and hide nothing. */
 const MIN_SCRUB_LENGTH = 4;
@@ -226,6 +226,11 @@ export function tokenFacts(token: BearerToken): BearerToken {
   if (token.decodeError !== undefined) facts.decodeError = token.decodeError;
   if (token.signatureValid !== undefined) facts.signatureValid = token.signatureValid;
   if (token.clientGlobal !== undefined) facts.clientGlobal = token.clientGlobal;
+  // The JOSE header's alg and an empty signature: an unsigned token is judged offline too.
+  if (token.alg !== undefined) facts.alg = token.alg;
+  if (token.signatureEmpty) facts.signatureEmpty = true;
+  if (token.issuerExpected !== undefined) facts.issuerExpected = token.issuerExpected;
+  if (token.recorded === false) facts.recorded = false;
   return facts;
 }
 

@@ -1,0 +1,37 @@
+// The benchmark's own servers, each run as a child process of it (so that each has a process,
+// and CPU, of its own):
+//   stub               the stub target: answers the three operations without verifying tokens
+//   bare TARGET        (b) a bare http-proxy in front of TARGET (same keep-alive pool settings)
+//   forwarding TARGET  (e) tmi-conform's forwarding alone: proxy/server.ts, bodies captured, flows dropped
+// Each prints "listening on ORIGIN" once ready and exits normally on SIGTERM (so that
+// `node --cpu-prof` writes its profile).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const [role, target] = process.argv.slice(2);
+
+if (role === 'stub') {
+  const { startStubTarget } = await import('../../test/helpers/proxy.ts');
+  const stub = await startStubTarget();
+  process.stdout.write(`listening on ${stub.origin}\n`);
+} else if (role === 'bare') {
+  const { default: httpProxy } = await import('http-proxy');
+  const { Agent } = await import('node:http');
+  const proxy = httpProxy.createProxyServer({ target: target!, agent: new Agent({ keepAlive: true, timeout: 30_000, scheduling: 'lifo' }) });
+  proxy.on('error', (_error, _req, res) => {
+    if ('writeHead' in res && !res.headersSent) res.writeHead(502).end();
+  });
+  serve(createServer((req, res) => proxy.web(req, res)));
+} else if (role === 'forwarding') {
+  const { ProxyServer } = await import('../../proxy/server.ts');
+  const { parseTarget } = await import('../../proxy/target.ts');
+  serve(new ProxyServer({ target: parseTarget(target!), maxBodyBytes: 1024 * 1024, upstreamTimeoutMs: 30_000, onFlowDone: () => {} }).server);
+} else {
+  console.error(`child-server: unknown role "${role}" (stub, bare TARGET, forwarding TARGET)`);
+  process.exit(2);
+}
+
+function serve(server: Server): void {
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
+  process.once('SIGTERM', () => process.exit(0));
+}

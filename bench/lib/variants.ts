@@ -1,0 +1,101 @@
+// The variants compared, by name, and how each is started in front of an upstream:
+//   (a) the upstream directly
+//   (b) a bare http-proxy (same keep-alive pool, no judging, no recording): the baseline
+//   (c) tmi-conform proxy (judging, journal, report)
+//   (d) Stoplight Prism's validating proxy on schemas/openapi.yaml, installed into bench/out/
+//       at bench time (never into package.json); skipped with the reason when it cannot run
+//   (e) tmi-conform's forwarding alone (proxy/server.ts, bodies captured, flows dropped): what
+//       (c) costs without judging and recording, so that (c) against (e) shows what those cost
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { packageRoot } from '../../rules/paths.ts';
+import { BIN, CHILD_SERVER, JOURNAL, OUT, PRISM_BIN, PRISM_DIR } from './files.ts';
+import { freePort, launch, waitForPort, type Running } from './processes.ts';
+
+export const UPSTREAM = '(a) upstream directly';
+/** The baseline every other variant is compared with, round by round. */
+export const BARE = '(b) bare http-proxy';
+export const OURS = '(c) tmi-conform proxy';
+export const PRISM = '(d) Prism proxy';
+export const FORWARDING = '(e) forwarding alone';
+export const VARIANTS = [UPSTREAM, BARE, OURS, PRISM, FORWARDING];
+
+/** Node arguments of (c), `tmi-conform proxy` as the bench runs it. */
+export function oursArgs(target: string): string[] {
+  return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--journal', JOURNAL, '--report-dir', join(OUT, 'proxy-bench-reports'), '--status-interval', '0'];
+}
+
+/** Node arguments of (b), the bare http-proxy (a child server of the benchmark). */
+export function bareArgs(target: string): string[] {
+  return ['--import', 'tsx', CHILD_SERVER, 'bare', target];
+}
+
+/** Node arguments of (e), tmi-conform's forwarding alone (a child server of the benchmark). */
+function forwardingArgs(target: string): string[] {
+  return ['--import', 'tsx', CHILD_SERVER, 'forwarding', target];
+}
+
+/** (b) and (c) in front of `target`, each started when called: the pair the fixed-rate modes compare. */
+export function bareAndOurs(target: string): Array<[string, () => Promise<Running>]> {
+  return [
+    [BARE, () => launch(process.execPath, bareArgs(target))],
+    [OURS, () => launch(process.execPath, oursArgs(target))],
+  ];
+}
+
+/** A variant under test: the upstream itself (no process of its own) or a proxy in front of it. */
+export interface Contender {
+  name: string;
+  origin: string;
+  running?: Running;
+  /** Where it writes its journal: (c) only. A run of it ends once the journal stops growing. */
+  journal?: string;
+  /** Responses the benchmark received from it, warm-ups included. */
+  served: number;
+}
+
+/** Starts every proxy in front of `upstream` (Prism when it is installed), side by side. */
+export async function startContenders(upstream: string, prism: { ok: boolean; why?: string }, notes: Map<string, string>): Promise<Contender[]> {
+  const contenders: Contender[] = [{ name: UPSTREAM, origin: upstream, served: 0 }];
+  const add = async (name: string, start: () => Promise<Running>, journal?: string) => {
+    const running = await start();
+    contenders.push({ name, origin: running.origin, running, served: 0, ...(journal ? { journal } : {}) });
+  };
+  await add(BARE, () => launch(process.execPath, bareArgs(upstream)));
+  await add(OURS, () => launch(process.execPath, oursArgs(upstream)), JOURNAL);
+  await add(FORWARDING, () => launch(process.execPath, forwardingArgs(upstream)));
+  if (prism.ok) {
+    try {
+      const port = await freePort();
+      await add(PRISM, async () => {
+        const running = await launch(PRISM_BIN, ['proxy', join(packageRoot, 'schemas', 'openapi.yaml'), upstream, '--port', String(port), '--host', '127.0.0.1', '--errors', 'false', '-v', 'error'], /(?:)/);
+        await waitForPort(port);
+        return { ...running, origin: `http://127.0.0.1:${port}` };
+      });
+    } catch (error) {
+      notes.set(PRISM, `could not run: ${(error as Error).message}`);
+    }
+  } else {
+    notes.set(PRISM, prism.why ?? 'not installed');
+  }
+  return contenders;
+}
+
+/** The contenders in round `round`'s order: the list shifted by one more place each round. */
+export function inTurn<T>(contenders: T[], round: number): T[] {
+  const shift = round % contenders.length;
+  return [...contenders.slice(shift), ...contenders.slice(0, shift)];
+}
+
+/** Installs Prism into bench/out/prism once; says why when it cannot. */
+export function ensurePrism(): { ok: true } | { ok: false; why: string } {
+  if (existsSync(PRISM_BIN)) return { ok: true };
+  console.log(`installing @stoplight/prism-cli into ${PRISM_DIR} …`);
+  mkdirSync(PRISM_DIR, { recursive: true });
+  const result = spawnSync('npm', ['install', '--prefix', PRISM_DIR, '--no-audit', '--no-fund', '--loglevel=error', '@stoplight/prism-cli'], { encoding: 'utf8', timeout: 300_000 });
+  if (result.status === 0 && existsSync(PRISM_BIN)) return { ok: true };
+  rmSync(PRISM_DIR, { recursive: true, force: true });
+  const why = (result.error?.message ?? result.stderr ?? '').trim().split('\n').at(-1) ?? 'unknown reason';
+  return { ok: false, why: `not installed (npm install failed: ${why})` };
+}

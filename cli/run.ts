@@ -8,9 +8,10 @@ import { parseFailOn } from '../reports/fail-on.ts';
 import type { Report } from '../reports/model.ts';
 import { writeReports } from '../reports/write.ts';
 import { loadRequirements } from '../rules/requirements.ts';
+import { noJwksLine, tenantKeys } from '../keys/tenant-keys.ts';
 import { SuiteApi } from '../suites/api.ts';
 import { configFromEnv, configFromFlags, mergeConfig, PROFILES, readConfigFile, resolveConfig, type RawConfig, type SuiteConfig } from '../suites/config.ts';
-import { closeAgents, TargetUnreachable } from '../suites/http.ts';
+import { closeAgents, judgeTokensAgainst, TargetUnreachable } from '../suites/http.ts';
 import { countsLine } from '../suites/reporter.ts';
 import { runSuites } from '../suites/runner.ts';
 import { loadVitestNode } from '../suites/vitest-node.ts';
@@ -30,6 +31,10 @@ Target and credentials (flag > environment > config file; see schemas/conformanc
   --base-url URL         {base_url}: tenant address + /api/v2 (env TMI_BASE_URL)
   --auth-url URL         tokens come from {auth_url}/oauth/token/ (env TMI_AUTH_URL; default: the origin of base_url)
   --audience AUDIENCE    audience of the token request (env TMI_AUDIENCE; default {base_url}/)
+  --jwks URL|FILE        the tenant's public keys (JWKS), fetched once at start: every token the run sends has
+                         its signature checked against them (env TMI_JWKS_URL; default
+                         {auth_url}/.well-known/jwks.json; when that default cannot be fetched the run says
+                         "signatures not verified: no JWKS" and goes on; a --jwks that cannot be read: exit 2)
   credentials            only in the file or the environment (TMI_FULL_CLIENT_ID, TMI_FULL_CLIENT_SECRET,
                          TMI_FULL_TOKEN, likewise TMI_NO_SCOPE_* and TMI_NON_GLOBAL_*): never on a command line
   --allow-destructive    may delete the disposable token exchange profiles listed (env TMI_ALLOW_DESTRUCTIVE)
@@ -56,6 +61,7 @@ const FLAGS = {
   'base-url': { value: true },
   'auth-url': { value: true },
   audience: { value: true },
+  jwks: { value: true },
   'report-dir': { value: true },
   'fail-on': { value: true },
   requirement: { value: true, repeat: true },
@@ -78,6 +84,8 @@ async function configuration(args: ReturnType<typeof parseArgs>, env: NodeJS.Pro
   if (auth !== undefined) flags.auth_url = auth;
   const audience = stringFlag(args, 'audience');
   if (audience !== undefined) flags.audience = audience;
+  const jwks = stringFlag(args, 'jwks');
+  if (jwks !== undefined) flags.jwks_url = jwks;
   if (args.flags['allow-destructive'] === true) flags.allow_destructive = true;
   if (args.flags['rate-limit-probe'] === true) flags.rate_limit_probe = true;
   const runs = stringFlag(args, 'property-runs');
@@ -137,6 +145,13 @@ export async function run(argv: string[]): Promise<number> {
     const config = reference ? embeddedConfig(reference, raw) : resolveConfig(raw);
     print(`tmi-conform run → ${config.baseUrl}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
     print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
+    const keys = await tenantKeys(config.jwksUrl);
+    if ('problem' in keys) {
+      if (config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
+      process.stderr.write(`tmi-conform run: ${noJwksLine(keys)}\n`);
+    }
+    // The run's own requests (preflight, restore) are judged here; the suites' in their worker (suites/tenant-tokens.ts).
+    judgeTokensAgainst({ ...('verifier' in keys ? { verifier: keys.verifier } : {}), issuerExpected: `${config.authUrl}/` });
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
     const mainApi = new SuiteApi(config, {}, {
       exchange: (exchange, judgement) => builder.addExchange(exchange, judgement, 'run: preflight and restore'),
@@ -147,7 +162,7 @@ export async function run(argv: string[]): Promise<number> {
     await preflight(mainApi, config);
     const interrupted = stopSignal();
     let stopSuites: (() => Promise<void>) | undefined;
-    const suites = runSuites({ config, tokens: mainApi.tokens.snapshot(), requirements, builder, print, onStart: (stop) => (stopSuites = stop) });
+    const suites = runSuites({ config, tokens: mainApi.tokens.snapshot(), jwks: 'jwks' in keys ? keys.jwks : null, requirements, builder, print, onStart: (stop) => (stopSuites = stop) });
     const outcome = await Promise.race([suites.then((r) => ({ kind: 'done' as const, ...r })), interrupted.promise.then(() => ({ kind: 'interrupted' as const }))]);
     interrupted.dispose();
     if (outcome.kind === 'interrupted') {

@@ -7,6 +7,7 @@ import { markFailing } from './evidence.ts';
 import { ConformanceFailure, failureText, receivedAnswer } from './failure.ts';
 import type { Profile, SuiteConfig } from './config.ts';
 import type { Judged } from './http.ts';
+import './tenant-tokens.ts';
 import { SuiteApi } from './api.ts';
 import { boundedPredicate as bounded, MAX_SHRINK_STEPS } from './budget.ts';
 export { covers } from './requirement-names.ts';

@@ -2,8 +2,7 @@
 // external), then in headless Chromium: it loads without a console error, no request leaves
 // the file, hostile strings stay inert, the filters hide rows, and a screenshot is written to
 // .tmp/report-html/report.png (git ignores .tmp/) for people to look at.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -14,20 +13,10 @@ import { CONTENT_SECURITY_POLICY } from '../reports/html-assets.ts';
 import { renderHtml } from '../reports/html.ts';
 import { renderRateLimitChart } from '../reports/rate-limit-chart.ts';
 import { writeReports } from '../reports/write.ts';
+import { findChromium } from './helpers/chromium.ts';
 import { LEAKED_TOKEN, sampleReport, XSS } from './report-fixtures.ts';
 
 const OUT = join(packageRoot, '.tmp', 'report-html');
-
-/** The system Chromium (Debian's package), never a browser a tool downloads. */
-function findChromium(): string | undefined {
-  const candidates = [process.env['CHROMIUM_PATH'], '/usr/bin/chromium', '/usr/bin/chromium-browser'];
-  for (const path of candidates) if (path && existsSync(path)) return path;
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const rowsOf = (html: string) => [...html.matchAll(/<tr class="req (\w+)" id="req-([A-Z0-9-]+)" data-status="(\w+)" data-level="(\w+)"/g)].map((m) => ({ id: m[2]!, status: m[3]!, level: m[4]! }));
 

@@ -47,7 +47,7 @@ describe('tmi-conform run against the embedded reference', () => {
     const { code, stdout, stderr } = await run(['--report-dir', reportDir]);
     expect(stderr).toBe('');
     expect(code, stdout).toBe(0);
-    for (const suite of ['authentication', 'delete-token-exchange-profile', 'update-session', 'get-resource-server', 'rate-limits']) expect(stdout).toMatch(new RegExp(`✓ ${suite}\\s+\\d+ passed · 0 failed · 0 skipped`));
+    for (const suite of ['authentication', 'delete-token-exchange-profile', 'update-session', 'get-resource-server', 'rate-limits']) expect(stdout).toMatch(new RegExp(`✓ ${suite}\\s+\\d+ passed · 0 failed · 0 warned · 0 skipped`));
     expect(stdout).toMatch(/unplanned 429s: 0/);
     expect(stdout).toContain('verdict: conforming');
     const report = readReport(reportDir);
@@ -92,7 +92,7 @@ describe('tmi-conform run against a target given by config', () => {
     expect(report.get('AUTH-NON-GLOBAL-401')).toMatchObject({ status: 'skip', reason: expect.stringContaining('no "non_global" credentials') });
     expect(report.get('SCOPE-DELETE-403')).toMatchObject({ status: 'skip', reason: expect.stringContaining('no "no_scope" credentials') });
     // Without allow_destructive only the delete of an id that exists nowhere runs.
-    expect(stdout).toMatch(/delete-token-exchange-profile\s+1 passed · 0 failed · 3 skipped/);
+    expect(stdout).toMatch(/delete-token-exchange-profile\s+1 passed · 0 failed · 0 warned · 3 skipped/);
     expect(report.get('SES-METADATA-CLEARED')!.reason).toContain('no fixture session');
     expect(report.get('RL-429-HEADERS')!.reason).toContain('rate_limit_probe is not set');
     expect(report.get('RS-RESPONSE-SCHEMA')!.status).toBe('pass');

@@ -47,8 +47,9 @@ export async function profile(dir: string): Promise<void> {
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread; the
   // others are the recorder and the module loaders' threads (idle once everything is loaded).
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
-    const title = `thread ${file.split('.')[4]}${file.split('.')[4] === '0' ? ' (main: forwarding)' : ''}: ${file}`;
-    printProfile(title, JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, window);
+    const thread = file.split('.')[4] === '0' ? 'main' : 'recorder';
+    const title = `thread ${file.split('.')[4]}${thread === 'main' ? ' (main: forwarding)' : ''}: ${file}`;
+    printProfile(title, thread, JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, window);
   }
 }
 
@@ -65,11 +66,11 @@ function areaOf(node: CpuProfileNode): string {
   if (url.startsWith('node:')) return 'node internals';
   const nodeModule = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (nodeModule) return nodeModule[1]!;
-  const own = /\/(proxy|rules|recordings|reports|cli)\//.exec(url);
+  const own = KIT_FOLDERS.exec(url);
   return own ? `${own[1]}/` : 'other';
 }
 
-function printProfile(title: string, profile: CpuProfile, window: { responses: number; fromUs: number; toUs: number }): void {
+function printProfile(title: string, thread: 'main' | 'recorder', profile: CpuProfile, window: { responses: number; fromUs: number; toUs: number }): void {
   const exchanges = window.responses;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfOf = new Map<number, number>();
@@ -114,20 +115,27 @@ function printProfile(title: string, profile: CpuProfile, window: { responses: n
   }
   console.log(`  busy ${perExchange(busy)} µs/exchange (idle ${(idle / 1e6).toFixed(1)} s of ${((busy + idle) / 1e6).toFixed(1)} s)`);
   console.log('  by stage (µs/exchange):');
-  for (const [stage, us] of [...stageTimes(profile, selfOf)].sort((a, b) => b[1] - a[1])) console.log(`  ${perExchange(us)}  ${stage}`);
+  for (const [stage, us] of [...stageTimes(profile, selfOf, thread)].sort((a, b) => b[1] - a[1])) console.log(`  ${perExchange(us)}  ${stage}`);
   console.log('  self time by area (µs/exchange):');
   for (const [area, us] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`  ${perExchange(us)}  ${area}`);
   console.log('  self time, top functions (µs/exchange):');
   for (const [key, us] of [...self].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${perExchange(us)}  ${key}`);
   console.log('  inclusive time, top functions of the kit (µs/exchange):');
-  const ours = [...inclusive].filter(([k]) => / (proxy|rules|recordings|reports)\//.test(k));
+  const ours = [...inclusive].filter(([k]) => / (proxy|rules|keys|recordings|reports|core)\//.test(k));
   for (const [key, us] of ours.sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`  ${perExchange(us)}  ${key}`);
 }
 
-/** The stage a frame of the kit stands for, when it stands for one (matched on "function file"). */
-function stageOf(key: string): string | undefined {
-  const stages: Array<[string, RegExp]> = [
-    ['recorder: unpack the batch', /^(flowsFromBatch|flowFromMessage) proxy\/worker-protocol/],
+/** The kit's own folders in a script's URL, for the per-area totals. */
+const KIT_FOLDERS = /\/(proxy|rules|keys|recordings|reports|core|cli)\//;
+
+/**
+ * The stages of each thread, matched on "function file" of a frame: the entry point of each step
+ * a flow goes through (proxy/recorder-worker.ts runs them on the recorder thread, proxy/server.ts
+ * and its helpers on the main thread). A frame below the entry point counts for its stage.
+ */
+const STAGES: Record<'main' | 'recorder', Array<[string, RegExp]>> = {
+  recorder: [
+    ['recorder: unpack the batch', /^(flowsFromBatch|flow) proxy\/worker-protocol/],
     ['recorder: build the exchange', /^exchangeOf proxy\/judge/],
     ['recorder: judge (rule engine)', /^judgeExchange rules\//],
     ['recorder: redact, HAR entry', /^recordExchange recordings\/write/],
@@ -135,11 +143,20 @@ function stageOf(key: string): string | undefined {
     ['recorder: journal write', /^flush proxy\/journal/],
     ['recorder: report builder', /^done proxy\/report/],
     ['recorder: status counts', /^done proxy\/status/],
-    ['main: hand-off to the recorder', /^(record|send|take|add|scheduleSend|flowToMessage) proxy\/(recorder|worker-protocol)/],
+  ],
+  main: [
+    ['main: hand-off to the recorder', /^(record|scheduleSend|sendScheduled|send|add|take) proxy\/(recorder|worker-protocol)/],
     ['main: recorder messages received', /^onMessage proxy\/recorder/],
-    ['main: flow bookkeeping', /^(onRequest|onProxyRequest|onProxyResponse|onResponseClosed|onResponseClose|onRequestData|onRequestEnd|onResponseData|onResponseEnd|forwardedHeaders) proxy\/server/],
-  ];
-  for (const [stage, pattern] of stages) if (pattern.test(key)) return stage;
+    [
+      'main: flow bookkeeping',
+      /^(onRequest|onProxyRequest|onProxyResponse|writeResponseHead|onResponseClosed|onResponseClose|onRequestData|onRequestEnd|onResponseData|onClientDrained|onResponseEnd|onResponseBroken) proxy\/server|^(forwardedHeaders|readyHeadForClient) proxy\/headers|^(add|delete) proxy\/in-flight|^sweep proxy\/timeout-sweep/,
+    ],
+  ],
+};
+
+/** The stage a frame of the kit stands for on `thread`, when it stands for one. */
+function stageOf(key: string, thread: 'main' | 'recorder'): string | undefined {
+  for (const [stage, pattern] of STAGES[thread]) if (pattern.test(key)) return stage;
   return undefined;
 }
 
@@ -147,7 +164,7 @@ function stageOf(key: string): string | undefined {
  * Busy time by stage: each sample goes to the innermost frame of its stack that stands for a
  * stage (forwarding proper, GC and the rest are named as such).
  */
-function stageTimes(profile: CpuProfile, selfOf: Map<number, number>): Map<string, number> {
+function stageTimes(profile: CpuProfile, selfOf: Map<number, number>, thread: 'main' | 'recorder'): Map<string, number> {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
@@ -160,7 +177,7 @@ function stageTimes(profile: CpuProfile, selfOf: Map<number, number>): Map<strin
       const key = frameKey(byId.get(at)!);
       // onRequest holds http-proxy's whole forwarding: below forward() it is forwarding proper.
       if (/^forward proxy\/server|~\/http-proxy\//.test(key)) break;
-      stage = stageOf(key);
+      stage = stageOf(key, thread);
     }
     stage ??= leaf.callFrame.functionName === '(garbage collector)' ? 'garbage collector' : leaf.callFrame.functionName === '(program)' ? 'native, unattributed' : 'Node internals (main thread: the forwarding itself; recorder: messages)';
     times.set(stage, (times.get(stage) ?? 0) + us);

@@ -21,9 +21,9 @@ export const PRISM = '(d) Prism proxy';
 export const FORWARDING = '(e) forwarding alone';
 export const VARIANTS = [UPSTREAM, BARE, OURS, PRISM, FORWARDING];
 
-/** Node arguments of (c), `tmi-conform proxy` as the bench runs it. */
+/** Node arguments of (c), `tmi-conform proxy` as the bench runs it (each start replaces the journal of the one before). */
 export function oursArgs(target: string): string[] {
-  return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--journal', JOURNAL, '--report-dir', join(OUT, 'proxy-bench-reports'), '--status-interval', '0'];
+  return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--journal', JOURNAL, '--overwrite', '--report-dir', join(OUT, 'proxy-bench-reports'), '--status-interval', '0'];
 }
 
 /** Node arguments of (b), the bare http-proxy (a child server of the benchmark). */

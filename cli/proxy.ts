@@ -8,6 +8,7 @@ import { parseFailOn } from '../reports/fail-on.ts';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/target.ts';
 import { parseArgs, parseListen, stringFlag } from './args.ts';
+import { CA_BUNDLE_NAME, writeCaBundle } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from './errors.ts';
 import { checkExistingRecording, type RecordingMode } from './existing-recording.ts';
 import { watchLauncher } from './launcher.ts';
@@ -19,8 +20,10 @@ const DEFAULT_REPORT_DIR = 'reports/latest';
 const JOURNAL_NAME = 'traffic.jsonl';
 /** The management API's base path on a tenant; the token endpoint is beside it, at /oauth/token. */
 const API_BASE_PATH = '/api/v2';
-/** Set for CMD (unless already set) to the proxy's CA with --tls: Node, Go/curl/OpenSSL, Python requests. */
-const CA_VARIABLES = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE'] as const;
+/** Set for CMD with --tls (unless already set): Node adds this CA to its roots... */
+const EXTRA_CA_VARIABLE = 'NODE_EXTRA_CA_CERTS';
+/** ...where these replace the roots (Go, curl, OpenSSL; Python requests): they get the system's roots plus the CA. */
+const CA_BUNDLE_VARIABLES = ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE'] as const;
 
 export const help = `Usage: tmi-conform proxy --target URL [--listen HOST:PORT] [--record FILE.har] [--journal FILE.jsonl]
                          [--report-dir DIR] [--fail-on must|should] [--max-body-bytes N]
@@ -44,7 +47,9 @@ With "-- CMD ARGS...", once listening it runs CMD (stdin, stdout and stderr shar
 TMI_PROXY_URL set to the management API's base URL through the proxy (the proxy's URL plus
 ${API_BASE_PATH}, or plus nothing when --target already ends in ${API_BASE_PATH}) and TMI_PROXY_ORIGIN to
 the proxy's URL alone (the token endpoint is TMI_PROXY_ORIGIN/oauth/token); with --tls also
-${CA_VARIABLES.join(', ')} set to the proxy's CA certificate unless already set.
+${EXTRA_CA_VARIABLE} set to the proxy's CA certificate and ${CA_BUNDLE_VARIABLES.join(', ')} to
+${CA_BUNDLE_NAME} beside it (the system's roots plus that CA: they replace the roots), each unless
+already set.
 SIGINT and SIGTERM are passed on to CMD; when CMD ends, the proxy stops as above. Exit code:
 CMD's when it failed (128 + the signal's number when a signal ended it), else the verdict on
 the traffic under --fail-on (0 conforming, 1 not); one line on stderr says which decided.
@@ -156,7 +161,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     signals.dispose();
     launcher?.dispose();
   };
-  let proxy: RunningProxy & { url?: string; caPath?: string };
+  let proxy: RunningProxy;
   try {
     proxy = await startProxy({ target, host, port, journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, log });
   } catch (error) {
@@ -173,8 +178,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     await nextSignal;
     nextSignal = signals.next();
   } else {
-    const proxyUrl = proxy.url ?? proxy.origin;
-    const env = commandEnvironment(proxyUrl, proxy.caPath, target);
+    const env = await commandEnvironment(proxy.url, proxy.caPath, target, log);
     log(`running ${command.join(' ')} with TMI_PROXY_URL=${env['TMI_PROXY_URL']}`);
     const running = startCommand(commandFile!, command[0]!, command.slice(1), env);
     while (ended === undefined) {
@@ -217,13 +221,22 @@ function decideExit(name: string, ended: CommandEnd, summary: ProxySummary, fail
 }
 
 /** CMD's environment: where the proxy is, and with --tls its CA for the usual TLS stacks. */
-function commandEnvironment(proxyUrl: string, caPath: string | undefined, target: Target): NodeJS.ProcessEnv {
+async function commandEnvironment(proxyUrl: string, caPath: string | undefined, target: Target, log: (line: string) => void): Promise<NodeJS.ProcessEnv> {
   // The proxy forwards its paths under the target's base path: a target that already names the
   // API's base path makes the proxy's root the API's base URL.
   const apiBase = target.basePath.endsWith(API_BASE_PATH) ? '' : API_BASE_PATH;
   const env: NodeJS.ProcessEnv = { ...process.env, TMI_PROXY_URL: proxyUrl + apiBase, TMI_PROXY_ORIGIN: proxyUrl };
-  if (caPath !== undefined) {
-    for (const name of CA_VARIABLES) if (!env[name]) env[name] = caPath;
+  if (caPath === undefined) return env;
+  if (!env[EXTRA_CA_VARIABLE]) env[EXTRA_CA_VARIABLE] = caPath;
+  const unset = CA_BUNDLE_VARIABLES.filter((name) => !env[name]);
+  if (unset.length > 0) {
+    let bundle = caPath;
+    try {
+      bundle = await writeCaBundle(caPath);
+    } catch (error) {
+      log(`cannot write ${CA_BUNDLE_NAME} beside ${caPath} (${(error as Error).message}): ${unset.join(' and ')} name the CA alone`);
+    }
+    for (const name of unset) env[name] = bundle;
   }
   return env;
 }

@@ -45,8 +45,13 @@ function evidenceLine(e: Evidence): string {
   return lines.join('\n');
 }
 
-/** A fenced code block whose fence no run of backticks in `text` can close. */
-function fenced(text: string, language: string): string {
+/**
+ * A code block: fenced (no run of backticks in `text` can close the fence); a
+ * <pre> element with the text escaped when it holds "<" or "&", so that no renderer can take
+ * text from traffic for HTML (as `code` does for inline text).
+ */
+function codeBlock(text: string, language: string): string {
+  if (/[<&]/.test(text)) return `<pre><code>${text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</code></pre>`;
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = '`'.repeat(longest + 1);
   return `${fence}${language}\n${text}\n${fence}`;
@@ -56,7 +61,7 @@ function fenced(text: string, language: string): string {
 export function reproduceBlock(command: string): string[] {
   const variables = curlVariables(command);
   const set = variables.length === 0 ? '' : ` (set ${variables.map((v) => `\`${v}\``).join(', ')} first${variables.includes('TOKEN') ? ': a bearer token of the same client' : ''}; the report masks credentials)`;
-  return [`Reproduce${set}:`, '', fenced(command, 'sh')];
+  return [`Reproduce${set}:`, '', codeBlock(command, 'sh')];
 }
 
 function requirementSection(r: RequirementResult, target?: string): string {

@@ -192,6 +192,11 @@ describe('the seed replays the generated inputs', () => {
     expect(printed, first.stdout).toBeDefined();
     const a = readReport(join(dir, 'seed-1'));
     expect(a.sources[0]!.seed).toBe(Number(printed));
+    // GEN-NO-SERVER-ERROR is a `should`: its failed tests are warnings, on the console as in the report.
+    const warned = [...first.stdout.matchAll(/^ {2}[✓✗⚠] \S+\s+\d+ passed · (\d+) failed · (\d+) warned/gm)];
+    expect(warned.map((m) => Number(m[1])).reduce((x, y) => x + y, 0)).toBe(0);
+    expect(warned.map((m) => Number(m[2])).reduce((x, y) => x + y, 0)).toBe(a.tests.filter((t) => t.status === 'warn').length);
+    expect(first.stdout).toMatch(/^ {2}⚠ delete-token-exchange-profile\s+\d+ passed · 0 failed · 1 warned/m);
     const again = await run(args(join(dir, 'seed-2')), { TMI_SEED: printed! });
     const b = readReport(join(dir, 'seed-2'));
     expect(b.sources[0]!.seed).toBe(Number(printed));

@@ -7,6 +7,8 @@
 //       at bench time (never into package.json); skipped with the reason when it cannot run
 //   (e) tmi-conform's forwarding alone (proxy/server.ts, bodies captured, flows dropped): what
 //       (c) costs without judging and recording, so that (c) against (e) shows what those cost
+//   (f) a bare http-proxy behind an HTTPS listener, and (g) tmi-conform proxy --tls presenting the
+//       same certificate: (g) is compared with (f) as (c) is with (b); --no-tls leaves them out
 // first with the reference implementation as upstream (rate limit off), then with a stub
 // upstream that answers without verifying tokens: the reference verifies an RS256 signature on
 // every request and can set the pace itself, which hides what the proxies cost.
@@ -16,7 +18,7 @@
 // (load.ts), one measured run (measure.ts, machine.ts for /proc), the tables (table.ts), and
 // the modes (rounds.ts, fixed-rate.ts, profile.ts).
 //
-//   npm run bench:proxy [-- --duration SECONDS] [--rounds N] [--latency-rate N] [--no-prism] [--no-stub]
+//   npm run bench:proxy [-- --duration SECONDS] [--rounds N] [--latency-rate N] [--no-prism] [--no-stub] [--no-tls]
 //   npm run bench:proxy -- --cpu [--rate N] [--rounds N] [--duration SECONDS] [--stub]
 //   npm run bench:proxy -- --profile DIR [--duration SECONDS] [--stub] [--bare] [--interval µs]
 //   npm run bench:proxy -- --warm-up-curve [--rate N] [--windows N]

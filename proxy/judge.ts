@@ -4,6 +4,7 @@ import { buildExchange, judgeExchange, RateLimitTracker } from '../rules/index.t
 import type { ExchangeParts } from '../rules/exchange.ts';
 import type { Exchange } from '../rules/types.ts';
 import type { Addon, Flow } from './flow.ts';
+import type { FlowSignatures } from './signatures.ts';
 
 export class JudgeAddon implements Addon {
   readonly name = 'judge';
@@ -12,16 +13,22 @@ export class JudgeAddon implements Addon {
   /**
    * `origin`: the target's, which recorded URLs start with. `nonGlobalClients`: client ids
    * the operator declared not global (no token claim says it), so the rule that such a
-   * client may not delete can be judged.
+   * client may not delete can be judged. `signatures`: the tenant's keys' verdict on each
+   * flow's token (checked before the batch is judged); undefined: no keys.
    */
   constructor(
     private readonly origin: string,
     private readonly nonGlobalClients: ReadonlySet<string> = new Set(),
+    private readonly signatures?: FlowSignatures,
   ) {}
 
   done(flow: Flow): void {
     const exchange = exchangeOf(flow, this.origin);
     markNonGlobalClient(exchange, this.nonGlobalClients);
+    if (this.signatures && exchange.token.claims) {
+      const verdict = this.signatures.verdictOf(flow.request.headers);
+      if (verdict !== undefined) exchange.token.signatureValid = verdict;
+    }
     flow.exchange = exchange;
     flow.judgement = judgeExchange(exchange, this.tracker);
   }

@@ -11,6 +11,7 @@ import { Journal } from './journal.ts';
 import { JudgeAddon } from './judge.ts';
 import { Pipeline } from './pipeline.ts';
 import { RecordAddon } from './record.ts';
+import { FlowSignatures } from './signatures.ts';
 import { ReportAddon } from './report.ts';
 import { StatusAddon } from './status.ts';
 import { flowsFromBatch, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';
@@ -34,7 +35,8 @@ if (journal) {
   const open = journal;
   const status = new StatusAddon();
   const report = new ReportAddon(settings.reportTarget);
-  const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients)), new RecordAddon(), open, report, status], warn);
+  const signatures = FlowSignatures.from(settings.jwks);
+  const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), signatures), new RecordAddon(), open, report, status], warn);
 
   // Progress goes back after every batch: the forwarding thread sends the next one then.
   // The counts go along now and then; a timer sends the latest once traffic pauses.
@@ -80,11 +82,41 @@ if (journal) {
     if (judgingEarlier) earlierDone = earlierDone.then(() => onMessage(message));
     else onMessage(message);
   });
-  const onMessage = (message: ToRecorder) => {
+  // A batch with a token not seen before waits while its signature is checked (asynchronous);
+  // what arrives meanwhile waits its turn, so batches are judged in order.
+  let waiting: Promise<void> | undefined;
+  const onMessage = (message: ToRecorder): void => {
+    if (waiting) waiting = waiting.then(() => receive(message));
+    else {
+      const wait = receive(message);
+      if (!wait) return;
+      waiting = wait;
+    }
+    const tail = waiting;
+    void tail.then(() => {
+      if (waiting === tail) waiting = undefined;
+    });
+  };
+  const judgeBatch = (flows: ReturnType<typeof flowsFromBatch>) => {
+    pipeline.run(flows);
+    postProgress();
+  };
+  /** Handles one message; a promise when it has to wait for signatures (it never rejects). */
+  const receive = (message: ToRecorder): Promise<void> | undefined => {
     if (message.type === 'flows') {
-      pipeline.run(flowsFromBatch(message.batch, settings.maxBodyBytes));
-      postProgress();
-      return;
+      const flows = flowsFromBatch(message.batch, settings.maxBodyBytes);
+      const checking = signatures?.prepare(flows);
+      if (!checking) {
+        judgeBatch(flows);
+        return undefined;
+      }
+      return checking.then(
+        () => judgeBatch(flows),
+        (error: Error) => {
+          warn(`checking token signatures: ${error.message}`);
+          judgeBatch(flows);
+        },
+      );
     }
     if (countsTimer) clearTimeout(countsTimer);
     postCounts();

@@ -13,6 +13,7 @@ import { statusLine, type StatusCounts } from './status.ts';
 import type { Target } from './target.ts';
 import { howToTrust, listenerCertificate, TlsSetupError, type TlsSource } from './tls.ts';
 import type { RecorderSummary } from './worker-protocol.ts';
+import type { ProxyJwks } from './signatures.ts';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
@@ -40,6 +41,8 @@ export interface ProxySessionOptions {
   drainTimeoutMs?: number;
   /** Client ids (azp) the operator declares not global. */
   nonGlobalClients?: string[];
+  /** The tenant's keys (read by the caller at start): every token's signature is checked against them. */
+  jwks?: ProxyJwks;
   /** Status lines and warnings (the CLI writes them to stderr). */
   log?: (line: string) => void;
 }
@@ -148,6 +151,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
         failOn: options.failOn,
         nonGlobalClients: options.nonGlobalClients ?? [],
         maxBodyBytes,
+        ...(options.jwks ? { jwks: options.jwks } : {}),
       },
       log,
     );

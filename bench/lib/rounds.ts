@@ -4,15 +4,15 @@
 // below what any of them sustains (the latency each adds). Each variant is compared with (b) in
 // the same round, seconds apart, and the median of those per-round ratios is kept.
 import { mkdirSync, readFileSync } from 'node:fs';
-import { JOURNAL, PRISM_DIR, OUT } from './files.ts';
+import { PRISM_DIR, OUT } from './files.ts';
 import { CONNECTIONS, warmUp } from './load.ts';
 import { peakRssMiB } from './machine.ts';
 import { measure, measurePaced, SETTLE_SECONDS, type Result } from './measure.ts';
 import { flag, option, WARM_UP_SECONDS } from './options.ts';
 import { stop, type Running } from './processes.ts';
-import { print, summarise, type Row } from './table.ts';
+import { print, printTargets, summarise, type Row } from './table.ts';
 import { startReferenceUpstream, startStubUpstream } from './upstream.ts';
-import { ensurePrism, inTurn, OURS, PRISM, startContenders, VARIANTS } from './variants.ts';
+import { baselineOf, benchCertificate, ensurePrism, inTurn, OURS, OURS_TLS, PRISM, startContenders, VARIANTS } from './variants.ts';
 
 export async function compareInRounds(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
@@ -26,8 +26,11 @@ export async function compareInRounds(): Promise<void> {
   console.log(`autocannon: ${CONNECTIONS} connections as fast as they go; mix: GET resource server, PATCH session, DELETE token exchange profile`);
   console.log(`then the same rounds at a steady ${latencyRate} requests/s (each run after ${SETTLE_SECONDS} s at that rate)`);
   console.log(`prism: ${prism.ok ? `installed in ${PRISM_DIR}` : prism.why}`);
+  const tls = flag('--no-tls') ? undefined : await benchCertificate();
+  console.log(`tls: ${tls ? `(f) and (g) present the same certificate (${tls.cert}), each compared with (f)` : 'skipped (--no-tls)'}`);
 
   const tables: Array<{ title: string; rows: Row[] }> = [];
+  const targets: Array<{ title: string; pairs: Array<{ name: string; fullSpeed: Row; steady: Row }> }> = [];
   const upstreams: Array<{ title: string; origin: string }> = [{ title: 'upstream: the reference implementation (rate limit off)', origin: reference.origin }];
   let stub: Running | undefined;
   if (!flag('--no-stub')) {
@@ -38,7 +41,7 @@ export async function compareInRounds(): Promise<void> {
   for (const upstream of upstreams) {
     console.log(upstream.title);
     const notes = new Map<string, string>();
-    const contenders = await startContenders(upstream.origin, prism, notes);
+    const contenders = await startContenders(upstream.origin, prism, notes, tls);
     for (const contender of contenders) {
       if (!contender.running) continue;
       contender.served += await warmUp(contender.origin, requests, WARM_UP_SECONDS);
@@ -69,17 +72,24 @@ export async function compareInRounds(): Promise<void> {
         results.set(contender.name, result);
       }
     }
-    const ours = contenders.find((c) => c.name === OURS)!;
-    const rss = peakRssMiB(ours.running!.child.pid!);
+    const recording = contenders.filter((c) => c.journal !== undefined);
+    const rss = new Map(recording.map((c) => [c.name, peakRssMiB(c.running!.child.pid!)]));
     for (const contender of contenders) if (contender.running) await stop(contender.running);
-    const entries = readFileSync(JOURNAL, 'utf8').split('\n').filter((l) => l !== '');
-    const cutOff = entries.filter((l) => l.includes('"_error":"client closed the connection')).length;
-    notes.set(OURS, `journal: ${entries.length} entries, ${cutOff} of them requests the client cut off (a run's end); responses the benchmark counted: ${ours.served}, warm-up included; peak RSS ${rss} MiB`);
-    tables.push({ title: `${upstream.title}\n as fast as ${CONNECTIONS} connections go`, rows: VARIANTS.map((name) => summarise(name, fullSpeed, notes.get(name))) });
-    tables.push({ title: `${upstream.title}\n at a steady ${latencyRate} requests/s, ${CONNECTIONS} connections`, rows: VARIANTS.filter((name) => name !== PRISM).map((name) => summarise(name, atRate, undefined, true)) });
+    for (const ours of recording) {
+      const entries = readFileSync(ours.journal!, 'utf8').split('\n').filter((l) => l !== '');
+      const cutOff = entries.filter((l) => l.includes('"_error":"client closed the connection')).length;
+      notes.set(ours.name, `journal: ${entries.length} entries, ${cutOff} of them requests the client cut off (a run's end); responses the benchmark counted: ${ours.served}, warm-up included; peak RSS ${rss.get(ours.name)} MiB`);
+    }
+    const fullSpeedRows = VARIANTS.map((name) => summarise(name, fullSpeed, notes.get(name), false, baselineOf(name)));
+    const steadyRows = VARIANTS.filter((name) => name !== PRISM).map((name) => summarise(name, atRate, undefined, true, baselineOf(name)));
+    tables.push({ title: `${upstream.title}\n as fast as ${CONNECTIONS} connections go`, rows: fullSpeedRows });
+    tables.push({ title: `${upstream.title}\n at a steady ${latencyRate} requests/s, ${CONNECTIONS} connections`, rows: steadyRows });
+    const rowOf = (rows: Row[], name: string) => rows.find((r) => r.name === name)!;
+    targets.push({ title: upstream.title, pairs: [OURS, OURS_TLS].map((name) => ({ name, fullSpeed: rowOf(fullSpeedRows, name), steady: rowOf(steadyRows, name) })) });
   }
 
   if (stub) await stop(stub);
   await stop(reference);
   for (const table of tables) print(table.title, table.rows);
+  for (const { title, pairs } of targets) printTargets(title, pairs);
 }

@@ -1,5 +1,6 @@
-// The printed tables: each variant's medians over the rounds and, against (b), the medians of
-// each round's ratio or difference, with how far the rounds agree.
+// The printed tables: each variant's medians over the rounds and, against its bare baseline ((b),
+// or (f) for the TLS variants), the medians of each round's ratio or difference, with how far the
+// rounds agree; and how the proxy stands against its performance targets.
 import { describeCpu, medianCpu } from './machine.ts';
 import type { Result } from './measure.ts';
 import { median } from './stats.ts';
@@ -54,10 +55,10 @@ function signedMs(value: number): string {
 
 export function print(title: string, rows: Row[]): void {
   const dash = '—';
-  const widths = [8, 8, 8, 8, 9, 11, 11];
+  const widths = [8, 8, 8, 8, 9, 12, 12];
   const line = (values: string[]) => values[0]!.padEnd(24) + values.slice(1).map((v, i) => v.padStart(widths[i]!)).join('');
   console.log(`\n${title}`);
-  console.log('  ' + line(['run', 'req/s', 'p50', 'p99', 'p99.9', 'vs (b)', 'p50 vs (b)', 'p99 vs (b)']) + '  notes');
+  console.log('  ' + line(['run', 'req/s', 'p50', 'p99', 'p99.9', 'vs bare', 'p50 vs bare', 'p99 vs bare']) + '  notes');
   for (const r of rows) {
     const fixed = (value: number | undefined) => (value === undefined || Number.isNaN(value) ? dash : value.toFixed(2));
     const cells =
@@ -75,7 +76,26 @@ export function print(title: string, rows: Row[]): void {
     const notes = [r.errors ? `${r.errors} errors/non-2xx` : '', r.note ?? ''].filter((s) => s !== '').join('; ');
     console.log('  ' + line([r.name, ...cells]) + (notes ? `  ${notes}` : ''));
   }
-  console.log('  (medians of the rounds; against (b): the median of each round\'s ratio or difference; latencies in ms, measured per response;');
-  console.log('   CPU: the proxy process\'s user + system time per response in the measured run (for (c), until its recorder caught up), from /proc;');
+  console.log('  (medians of the rounds; against bare: the median of each round\'s ratio or difference with (b), or with (f) for the TLS rows;');
+  console.log('   latencies in ms, measured per response;');
+  console.log('   CPU: the proxy process\'s user + system time per response in the measured run (for (c) and (g), until the recorder caught up), from /proc;');
   console.log('   steal: the machine\'s CPU time its hypervisor gave to others during a run, the highest of the rounds, when 1% or more)');
+}
+
+/**
+ * The proxy's targets, reported and not gated: throughput at full speed at least 0.8× the bare
+ * proxy's (the median of the rounds' ratios), and at most 1 ms added to p99 at a steady rate
+ * below saturation. `pairs`: each variant of ours and the rows of its two tables.
+ */
+export function printTargets(title: string, pairs: Array<{ name: string; fullSpeed: Row; steady: Row }>): void {
+  console.log(`\n${title}\n targets: throughput ≥ 0.80× bare (median), p99 added at a steady rate ≤ 1 ms (median); reported, not gated`);
+  for (const { name, fullSpeed, steady } of pairs) {
+    if (!fullSpeed.vsBare || !steady.vsBare) {
+      console.log(`  ${name.padEnd(24)} not measured${fullSpeed.note ? ` (${fullSpeed.note})` : ''}`);
+      continue;
+    }
+    const throughput = fullSpeed.vsBare.rps;
+    const added = steady.vsBare.p99;
+    console.log(`  ${name.padEnd(24)} throughput ${throughput.toFixed(2)}× (${throughput >= 0.8 ? 'met' : 'NOT met'}), p99 added ${signedMs(added)} ms (${added <= 1 ? 'met' : 'NOT met'})`);
+  }
 }

@@ -6,11 +6,14 @@
 //       at bench time (never into package.json); skipped with the reason when it cannot run
 //   (e) tmi-conform's forwarding alone (proxy/server.ts, bodies captured, flows dropped): what
 //       (c) costs without judging and recording, so that (c) against (e) shows what those cost
+//   (f) a bare http-proxy behind an HTTPS listener: the baseline of (g); skipped with --no-tls
+//   (g) tmi-conform proxy --tls, presenting the same certificate as (f), compared with (f)
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../../rules/paths.ts';
-import { BIN, CHILD_SERVER, JOURNAL, OUT, PRISM_BIN, PRISM_DIR } from './files.ts';
+import { localCertificates, LEAF_FILE, LEAF_KEY_FILE } from '../../proxy/local-ca.ts';
+import { BIN, CHILD_SERVER, JOURNAL, JOURNAL_TLS, OUT, PRISM_BIN, PRISM_DIR, TLS_DIR } from './files.ts';
 import { freePort, launch, waitForPort, type Running } from './processes.ts';
 
 export const UPSTREAM = '(a) upstream directly';
@@ -19,11 +22,34 @@ export const BARE = '(b) bare http-proxy';
 export const OURS = '(c) tmi-conform proxy';
 export const PRISM = '(d) Prism proxy';
 export const FORWARDING = '(e) forwarding alone';
-export const VARIANTS = [UPSTREAM, BARE, OURS, PRISM, FORWARDING];
+/** The baseline of the TLS variant: both terminate TLS with the same certificate. */
+export const BARE_TLS = '(f) bare http-proxy, TLS';
+export const OURS_TLS = '(g) tmi-conform, TLS';
+export const VARIANTS = [UPSTREAM, BARE, OURS, PRISM, FORWARDING, BARE_TLS, OURS_TLS];
+/** The variant each one is compared with in its round: the bare proxy that terminates TLS, or not, as it does. */
+export const BASELINE: Record<string, string> = { [BARE_TLS]: BARE_TLS, [OURS_TLS]: BARE_TLS };
+export const baselineOf = (name: string): string => BASELINE[name] ?? BARE;
 
 /** Node arguments of (c), `tmi-conform proxy` as the bench runs it (each start replaces the journal of the one before). */
 export function oursArgs(target: string): string[] {
   return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--journal', JOURNAL, '--overwrite', '--report-dir', join(OUT, 'proxy-bench-reports'), '--status-interval', '0'];
+}
+
+/** Node arguments of (g): (c) with an HTTPS listener presenting `tls`, with a journal of its own. */
+function oursTlsArgs(target: string, tls: TlsPair): string[] {
+  return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--tls-cert', tls.cert, '--tls-key', tls.key, '--journal', JOURNAL_TLS, '--overwrite', '--report-dir', join(OUT, 'proxy-bench-tls-reports'), '--status-interval', '0'];
+}
+
+/** PEM files of the one certificate both TLS variants present. */
+export interface TlsPair {
+  cert: string;
+  key: string;
+}
+
+/** The certificate of the TLS variants, for 127.0.0.1: made once by the proxy's own local CA in bench/out/tls, reused after. */
+export async function benchCertificate(): Promise<TlsPair> {
+  await localCertificates(TLS_DIR, '127.0.0.1');
+  return { cert: join(TLS_DIR, LEAF_FILE), key: join(TLS_DIR, LEAF_KEY_FILE) };
 }
 
 /** Node arguments of (b), the bare http-proxy (a child server of the benchmark). */
@@ -55,8 +81,8 @@ export interface Contender {
   served: number;
 }
 
-/** Starts every proxy in front of `upstream` (Prism when it is installed), side by side. */
-export async function startContenders(upstream: string, prism: { ok: boolean; why?: string }, notes: Map<string, string>): Promise<Contender[]> {
+/** Starts every proxy in front of `upstream` (Prism when it is installed, the TLS pair when `tls` is given), side by side. */
+export async function startContenders(upstream: string, prism: { ok: boolean; why?: string }, notes: Map<string, string>, tls?: TlsPair): Promise<Contender[]> {
   const contenders: Contender[] = [{ name: UPSTREAM, origin: upstream, served: 0 }];
   const add = async (name: string, start: () => Promise<Running>, journal?: string) => {
     const running = await start();
@@ -65,6 +91,13 @@ export async function startContenders(upstream: string, prism: { ok: boolean; wh
   await add(BARE, () => launch(process.execPath, bareArgs(upstream)));
   await add(OURS, () => launch(process.execPath, oursArgs(upstream)), JOURNAL);
   await add(FORWARDING, () => launch(process.execPath, forwardingArgs(upstream)));
+  if (tls) {
+    await add(BARE_TLS, () => launch(process.execPath, ['--import', 'tsx', CHILD_SERVER, 'bare-tls', upstream, tls.cert, tls.key]));
+    await add(OURS_TLS, () => launch(process.execPath, oursTlsArgs(upstream, tls)), JOURNAL_TLS);
+  } else {
+    notes.set(BARE_TLS, 'skipped (--no-tls)');
+    notes.set(OURS_TLS, 'skipped (--no-tls)');
+  }
   if (prism.ok) {
     try {
       const port = await freePort();

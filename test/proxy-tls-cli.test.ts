@@ -26,18 +26,16 @@ async function curl(caPath: string, token: string, urls: string[]): Promise<stri
 }
 
 describe('tmi-conform proxy --tls', () => {
-  let ref: RunningReference;
-  let token: string;
-
-  beforeAll(async () => {
-    ref = await startReference();
-    token = await tokenFor(ref, 'full');
-  });
-  afterAll(async () => {
-    await ref?.close();
-  });
-
   it('listens on https://, says how to trust its CA (made in .tmi-conform/tls/), curl --cacert keeps one connection for two requests; the next start keeps the CA', async () => {
+    const ref = await startReference();
+    try {
+      await sessionsOverHttps(ref, await tokenFor(ref, 'full'));
+    } finally {
+      await ref.close();
+    }
+  });
+
+  async function sessionsOverHttps(ref: RunningReference, token: string): Promise<void> {
     const caPath = join(dir, '.tmi-conform', 'tls', 'ca.pem');
     const first = startCli(['proxy', '--target', ref.origin, '--listen', '127.0.0.1:0', '--tls', '--report-dir', 'first', '--status-interval', '0'], { cwd: dir });
     const line = await first.firstLine;
@@ -66,7 +64,7 @@ describe('tmi-conform proxy --tls', () => {
     expect(again.stderr).not.toContain('made a');
     expect(again.stderr).toContain(`NODE_EXTRA_CA_CERTS=${caPath}`);
     expect(readFileSync(caPath, 'utf8')).toBe(ca);
-  });
+  }
 
   it('--help lists the TLS options', async () => {
     const { code, stdout } = await startCli(['proxy', '--help']).exited;

@@ -1,11 +1,20 @@
-// The trust file for SSL_CERT_FILE and REQUESTS_CA_BUNDLE in `proxy --tls -- CMD`. Those two
-// replace the roots a program trusts (Go, curl and OpenSSL, Python), where NODE_EXTRA_CA_CERTS
-// adds to them: pointed at the proxy's CA alone, every other HTTPS call of CMD (a package
-// registry, an identity provider) would fail to verify. So they get the system's roots with the
-// proxy's CA after them.
+// How `proxy --tls -- CMD` makes CMD trust the proxy's local CA, through the variables each TLS
+// stack reads. NODE_EXTRA_CA_CERTS adds certificates to Node's roots; SSL_CERT_FILE (Go,
+// OpenSSL, Python's ssl), REQUESTS_CA_BUNDLE (Python requests) and CURL_CA_BUNDLE (curl)
+// replace the roots. Pointed at the CA alone, the latter would break every other HTTPS call of
+// CMD (a registry, an identity provider), and a variable the user already set names roots they
+// chose (a corporate bundle). So each variable gets a file of the roots it would have had —
+// the file it already names, else for the replacing ones the system's roots — with the CA after them.
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { rootCertificates } from 'node:tls';
+
+/** Adds to Node's roots: the CA alone when unset. */
+export const ADDING_VARIABLE = 'NODE_EXTRA_CA_CERTS';
+/** Replace the roots: the system's roots plus the CA when unset. */
+export const REPLACING_VARIABLES = ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE'] as const;
+/** The system's roots plus the CA, beside the CA. */
+export const CA_BUNDLE_NAME = 'ca-bundle.pem';
 
 /** Where the system keeps its roots as one PEM file (the places Go looks, in its order). */
 const SYSTEM_BUNDLES = [
@@ -17,26 +26,44 @@ const SYSTEM_BUNDLES = [
   '/etc/ssl/cert.pem',
 ];
 
-export const CA_BUNDLE_NAME = 'ca-bundle.pem';
+/** Sets the trust variables in `env` (CMD's environment) so that CMD trusts the CA at `caPath`. */
+export async function trustCa(env: NodeJS.ProcessEnv, caPath: string, log: (line: string) => void): Promise<void> {
+  const ca = (await readFile(caPath, 'utf8')).trimEnd();
+  let systemBundle: string | undefined;
+  for (const name of [ADDING_VARIABLE, ...REPLACING_VARIABLES]) {
+    const current = env[name];
+    if (!current) {
+      if (name === ADDING_VARIABLE) env[name] = caPath;
+      else env[name] = systemBundle ??= await writeBundle(join(dirname(caPath), CA_BUNDLE_NAME), await systemRoots(), ca);
+      continue;
+    }
+    let roots: string;
+    try {
+      roots = await readFile(current, 'utf8');
+    } catch (error) {
+      log(`${name} names ${current}, which cannot be read (${(error as Error).message}): left as it is, so what reads it may not trust the proxy`);
+      continue;
+    }
+    if (roots.includes(ca)) continue; // trusts the CA already
+    env[name] = await writeBundle(join(dirname(caPath), `${name.toLowerCase().replaceAll('_', '-')}-with-ca.pem`), roots, ca);
+  }
+}
 
-/**
- * Writes the system's roots (else Node's own, Mozilla's list) plus the CA at `caPath` next to
- * it, as ca-bundle.pem; returns its path.
- */
-export async function writeCaBundle(caPath: string): Promise<string> {
-  const ca = await readFile(caPath, 'utf8');
-  let roots: string | undefined;
+async function systemRoots(): Promise<string> {
   for (const file of SYSTEM_BUNDLES) {
     try {
-      roots = await readFile(file, 'utf8');
-      break;
+      return await readFile(file, 'utf8');
     } catch {
       // not this system's place
     }
   }
-  const bundle = join(dirname(caPath), CA_BUNDLE_NAME);
-  const temporary = `${bundle}.${process.pid}.tmp`;
-  await writeFile(temporary, `${(roots ?? rootCertificates.join('\n')).trimEnd()}\n${ca.trimEnd()}\n`, { mode: 0o644 });
-  await rename(temporary, bundle);
-  return bundle;
+  return rootCertificates.join('\n'); // Node's own (Mozilla's list)
+}
+
+/** Writes `roots` then `ca` to `path` (through a temporary name: a reader never sees half a file). */
+async function writeBundle(path: string, roots: string, ca: string): Promise<string> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, `${roots.trimEnd()}\n${ca}\n`, { mode: 0o644 });
+  await rename(temporary, path);
+  return path;
 }

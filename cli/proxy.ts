@@ -7,9 +7,8 @@ import { resolve } from 'node:path';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/target.ts';
-import { noJwksLine, tenantKeys } from '../keys/tenant-keys.ts';
 import { parseArgs, parseListen, stringFlag } from './args.ts';
-import { CA_BUNDLE_NAME, writeCaBundle } from './ca-bundle.ts';
+import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from './errors.ts';
 import { checkExistingRecording, type RecordingMode } from './existing-recording.ts';
 import { watchLauncher } from './launcher.ts';
@@ -21,15 +20,11 @@ const DEFAULT_REPORT_DIR = 'reports/latest';
 const JOURNAL_NAME = 'traffic.jsonl';
 /** The management API's base path on a tenant; the token endpoint is beside it, at /oauth/token. */
 const API_BASE_PATH = '/api/v2';
-/** Set for CMD with --tls (unless already set): Node adds this CA to its roots... */
-const EXTRA_CA_VARIABLE = 'NODE_EXTRA_CA_CERTS';
-/** ...where these replace the roots (Go, curl, OpenSSL; Python requests): they get the system's roots plus the CA. */
-const CA_BUNDLE_VARIABLES = ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE'] as const;
 
 export const help = `Usage: tmi-conform proxy --target URL [--listen HOST:PORT] [--record FILE.har] [--journal FILE.jsonl]
                          [--report-dir DIR] [--fail-on must|should] [--max-body-bytes N]
                          [--upstream-timeout SECONDS] [--status-interval SECONDS]
-                         [--non-global-client CLIENT_ID]... [--jwks URL|FILE] [--append | --overwrite]
+                         [--non-global-client CLIENT_ID]... [--append | --overwrite]
                          [-- CMD [ARGS...]]
 
 A reverse proxy in front of URL (the tenant, or any implementation of the interface) that
@@ -48,9 +43,9 @@ With "-- CMD ARGS...", once listening it runs CMD (stdin, stdout and stderr shar
 TMI_PROXY_URL set to the management API's base URL through the proxy (the proxy's URL plus
 ${API_BASE_PATH}, or plus nothing when --target already ends in ${API_BASE_PATH}) and TMI_PROXY_ORIGIN to
 the proxy's URL alone (the token endpoint is TMI_PROXY_ORIGIN/oauth/token); with --tls also
-${EXTRA_CA_VARIABLE} set to the proxy's CA certificate and ${CA_BUNDLE_VARIABLES.join(', ')} to
-${CA_BUNDLE_NAME} beside it (the system's roots plus that CA: they replace the roots), each unless
-already set.
+${ADDING_VARIABLE} set to the proxy's CA certificate and ${REPLACING_VARIABLES.join(', ')}
+(which replace the roots) to ${CA_BUNDLE_NAME} beside it, the system's roots plus the CA; a variable
+already set keeps the roots it names, with the CA added (in a file beside the CA).
 SIGINT and SIGTERM are passed on to CMD; when CMD ends, the proxy stops as above. Exit code:
 CMD's when it failed (128 + the signal's number when a signal ended it), else the verdict on
 the traffic under --fail-on (0 conforming, 1 not); one line on stderr says which decided.
@@ -82,11 +77,6 @@ Options:
   --status-interval SECS    how often the status line is printed (default ${DEFAULT_STATUS_INTERVAL_MS / 1000}; 0 = never)
   --non-global-client ID    a client (token azp) that is not global, so that "a non-global client
                             cannot delete" is judged (no token claim says it); repeatable
-  --jwks URL|FILE           the tenant's public keys (JWKS), read once at start (a URL is fetched again, at most
-                            every 30 s, when a token names a key it does not hold): every token's signature is
-                            checked, so a forged token that got a 2xx is a security finding. Default: the
-                            target's origin + /.well-known/jwks.json; when that cannot be fetched the proxy says
-                            "signatures not verified: no JWKS" and judges the rest; a --jwks that cannot be read: exit 2
 
 Exit codes: 0 after a stop by signal, 2 usage error (bad flag, missing or unparseable --target,
 address in use, unwritable journal or report directory, existing journal without --append or
@@ -116,7 +106,6 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     'upstream-timeout': { value: true },
     'status-interval': { value: true },
     'non-global-client': { value: true, repeat: true },
-    jwks: { value: true },
     append: { value: false },
     overwrite: { value: false },
   });
@@ -153,11 +142,6 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     }
   }
   await checkExistingRecording(journalPath, harPath, recordingMode);
-  const jwksFlag = stringFlag(args, 'jwks');
-  const jwksSource = jwksFlag ?? `${target.origin}/.well-known/jwks.json`;
-  const keys = await tenantKeys(jwksSource);
-  if ('problem' in keys && jwksFlag !== undefined) throw new UsageError(`proxy: --jwks: ${keys.problem}`);
-  const jwks = 'jwks' in keys ? { jwks: keys.jwks, ...(/^https?:\/\//i.test(jwksSource) ? { refetchFrom: jwksSource } : {}) } : undefined;
 
   // Listen for signals before starting, so an early Ctrl-C is not lost. A launcher that goes
   // away (npx, npm exec or sh -c killed by SIGTERM) counts as SIGTERM: no signal reaches us then.
@@ -175,14 +159,13 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   };
   let proxy: RunningProxy;
   try {
-    proxy = await startProxy({ target, host, port, journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, ...(jwks ? { jwks } : {}), log });
+    proxy = await startProxy({ target, host, port, journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, log });
   } catch (error) {
     dispose();
     if (error instanceof ProxyStartError) throw new UsageError(`proxy: ${error.message}`);
     throw error;
   }
   out(`listening on ${proxy.origin}\n`);
-  if ('problem' in keys) log(noJwksLine(keys));
   log(`forwarding to ${target.origin}${target.basePath}; journal ${journalPath}${recordingMode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; reports in ${reportDir}`);
 
   let nextSignal = signals.next();
@@ -240,16 +223,10 @@ async function commandEnvironment(proxyUrl: string, caPath: string | undefined, 
   const apiBase = target.basePath.endsWith(API_BASE_PATH) ? '' : API_BASE_PATH;
   const env: NodeJS.ProcessEnv = { ...process.env, TMI_PROXY_URL: proxyUrl + apiBase, TMI_PROXY_ORIGIN: proxyUrl };
   if (caPath === undefined) return env;
-  if (!env[EXTRA_CA_VARIABLE]) env[EXTRA_CA_VARIABLE] = caPath;
-  const unset = CA_BUNDLE_VARIABLES.filter((name) => !env[name]);
-  if (unset.length > 0) {
-    let bundle = caPath;
-    try {
-      bundle = await writeCaBundle(caPath);
-    } catch (error) {
-      log(`cannot write ${CA_BUNDLE_NAME} beside ${caPath} (${(error as Error).message}): ${unset.join(' and ')} name the CA alone`);
-    }
-    for (const name of unset) env[name] = bundle;
+  try {
+    await trustCa(env, caPath, log);
+  } catch (error) {
+    log(`cannot write the CA bundles beside ${caPath} (${(error as Error).message}): CMD's trust variables are left as they were`);
   }
   return env;
 }

@@ -5,7 +5,8 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
+import { rootCertificates } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
@@ -28,7 +29,7 @@ const env = process.env;
 if (env.TEST_HANDLE) process.on('SIGTERM', () => process.exit(42));
 const response = await fetch(env.TMI_PROXY_URL + '/resource-servers/' + env.TEST_RS, { headers: { authorization: 'Bearer ' + env.TEST_TOKEN } });
 await response.text();
-writeFileSync(env.TEST_OUT, JSON.stringify({ status: response.status, url: env.TMI_PROXY_URL, origin: env.TMI_PROXY_ORIGIN, ca: env.NODE_EXTRA_CA_CERTS ?? null, args: process.argv.slice(2) }));
+writeFileSync(env.TEST_OUT, JSON.stringify({ status: response.status, url: env.TMI_PROXY_URL, origin: env.TMI_PROXY_ORIGIN, ca: env.NODE_EXTRA_CA_CERTS ?? null, sslCertFile: env.SSL_CERT_FILE ?? null, requestsCaBundle: env.REQUESTS_CA_BUNDLE ?? null, args: process.argv.slice(2) }));
 if (env.TEST_WAIT) setInterval(() => {}, 1000);
 else process.exit(Number(env.TEST_EXIT ?? 0));
 `,
@@ -56,9 +57,10 @@ afterAll(async () => {
 });
 
 let runs = 0;
+const TRUST_VARIABLES = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE'];
 
 /** Runs `tmi-conform proxy --target … -- CMD…`; `onOutput` sees the command's report once written. */
-function proxyWith(options: { target?: string; extra?: string[]; command: string[]; env?: Record<string, string>; whileRunning?: (child: ReturnType<typeof spawn>, out: string) => Promise<void> }) {
+function proxyWith(options: { target?: string; extra?: string[]; command: string[]; env?: Record<string, string>; keepTrustVariables?: boolean; whileRunning?: (child: ReturnType<typeof spawn>, out: string) => Promise<void> }) {
   const name = `run-${++runs}`;
   const out = join(dir, `${name}.json`);
   const harPath = join(dir, `${name}.har`);
@@ -66,7 +68,8 @@ function proxyWith(options: { target?: string; extra?: string[]; command: string
   const target = options.target ?? ref.origin;
   const useFaulty = target.startsWith(faulty.origin);
   const env: NodeJS.ProcessEnv = { ...process.env, GITHUB_STEP_SUMMARY: '', TEST_OUT: out, TEST_TOKEN: useFaulty ? faultyToken : token, TEST_RS: (useFaulty ? faulty : ref).fixtures.resource_servers[0]!, ...options.env };
-  delete env['NODE_EXTRA_CA_CERTS'];
+  // The trust variables as the test sets them, unless the machine's own are kept on purpose.
+  if (!options.keepTrustVariables) for (const name of TRUST_VARIABLES) if (!options.env?.[name]) delete env[name];
   const child = spawn(process.execPath, [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--record', harPath, '--report-dir', reportDir, '--status-interval', '0', ...(options.extra ?? []), '--', ...options.command], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -82,8 +85,12 @@ function proxyWith(options: { target?: string; extra?: string[]; command: string
     harPath,
     reportDir,
     ended: during ? during.then(() => ended) : ended,
-    seen: () => JSON.parse(readFileSync(out, 'utf8')) as { status: number; url: string; origin: string; ca: string | null; args: string[] },
+    seen: () => JSON.parse(readFileSync(out, 'utf8')) as { status: number; url: string; origin: string; ca: string | null; sslCertFile: string | null; requestsCaBundle: string | null; args: string[] },
   };
+}
+
+function onPath(name: string): boolean {
+  return (process.env['PATH'] ?? '').split(delimiter).some((folder) => folder !== '' && existsSync(join(folder, name)));
 }
 
 async function fileAppears(path: string): Promise<void> {
@@ -161,7 +168,34 @@ describe('proxy -- CMD: its environment and arguments', () => {
     const { code, stdout } = await run.ended;
     expect(code).toBe(0);
     const origin = /^listening on (\S+)/.exec(stdout)![1]!;
-    expect(run.seen()).toEqual({ status: 200, url: `${origin}/api/v2`, origin, ca: null, args: ['--help', 'x y'] });
+    expect(run.seen()).toEqual({ status: 200, url: `${origin}/api/v2`, origin, ca: null, sslCertFile: null, requestsCaBundle: null, args: ['--help', 'x y'] });
+  });
+
+  it('with --tls: an https TMI_PROXY_URL the command trusts through NODE_EXTRA_CA_CERTS; SSL_CERT_FILE gets the system roots plus the CA; one already set keeps its roots, with the CA added', async () => {
+    const tlsDir = join(dir, 'tls');
+    const corporate = join(dir, 'corporate.pem');
+    writeFileSync(corporate, `${rootCertificates[0]}\n`);
+    const run = proxyWith({ extra: ['--tls', '--tls-dir', tlsDir], command: [process.execPath, COMMAND], env: { REQUESTS_CA_BUNDLE: corporate } });
+    const { code, stdout } = await run.ended;
+    expect(code).toBe(0);
+    const origin = /^listening on (\S+)/.exec(stdout)![1]!;
+    expect(origin).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const caPath = join(tlsDir, 'ca.pem');
+    const ca = readFileSync(caPath, 'utf8').trimEnd();
+    expect(run.seen()).toMatchObject({ status: 200, url: `${origin}/api/v2`, ca: caPath, sslCertFile: join(tlsDir, 'ca-bundle.pem'), requestsCaBundle: join(tlsDir, 'requests-ca-bundle-with-ca.pem') });
+    const bundle = readFileSync(join(tlsDir, 'ca-bundle.pem'), 'utf8');
+    expect(bundle.trimEnd().endsWith(ca)).toBe(true);
+    expect(bundle.match(/-----BEGIN CERTIFICATE-----/g)!.length).toBeGreaterThan(10);
+    expect(readFileSync(join(tlsDir, 'requests-ca-bundle-with-ca.pem'), 'utf8')).toBe(`${rootCertificates[0]}\n${ca}\n`);
+  });
+
+  it.skipIf(!onPath('curl'))('with --tls: curl in CMD verifies the proxy with the variables it was given (the machine\'s own trust variables kept)', async () => {
+    const script = 'curl -sS -o /dev/null -w "%{http_code}" -H "authorization: Bearer $TEST_TOKEN" "$TMI_PROXY_URL/resource-servers/$TEST_RS" > "$TEST_OUT"';
+    const run = proxyWith({ extra: ['--tls', '--tls-dir', join(dir, 'tls')], command: ['sh', '-c', script], keepTrustVariables: true });
+    const { code, stderr } = await run.ended;
+    expect(stderr).not.toContain('broke off the TLS handshake');
+    expect(readFileSync(run.out, 'utf8')).toBe('200');
+    expect(code).toBe(0);
   });
 
   it('a --target that already ends in /api/v2 makes the proxy root the API base URL', async () => {

@@ -28,6 +28,8 @@ const KEY_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 const LOCK_FILE = '.lock';
 const STALE_LOCK_MS = 30_000;
 const LOCK_WAIT_MS = 10_000;
+/** Written into a directory made here, so that its private keys never end up in the user's git repository. */
+const GITIGNORE = '# Made by tmi-conform proxy --tls: a local CA and its private keys. Not for version control.\n*\n';
 
 /** The directory cannot be used (unreadable, not a directory, files that cannot be written). */
 export class LocalCaError extends Error {
@@ -55,7 +57,8 @@ export function leafNames(listenHost: string): string[] {
 export async function localCertificates(directory: string, listenHost: string, now: Date = new Date()): Promise<LocalCertificates> {
   const dir = resolve(directory);
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const made = await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (made !== undefined) await writeFile(join(dir, '.gitignore'), GITIGNORE);
   } catch (error) {
     throw new LocalCaError(`cannot use --tls-dir ${directory}: ${describe(error)}`);
   }

@@ -27,6 +27,8 @@ describe('the local CA', () => {
     expect(first.made).toHaveLength(2);
     expect(first.caPath).toBe(join(tlsDir, CA_FILE));
     expect(modeOf(tlsDir)).toBe(0o700);
+    // Made here, so kept out of version control: the keys must not reach the user's repository.
+    expect(read(tlsDir, '.gitignore')).toMatch(/^\*$/m);
     expect(modeOf(join(tlsDir, CA_KEY_FILE))).toBe(0o600);
     expect(modeOf(join(tlsDir, LEAF_KEY_FILE))).toBe(0o600);
 

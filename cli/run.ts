@@ -36,8 +36,10 @@ Target and credentials (flag > environment > config file; see schemas/conformanc
                          {auth_url}/.well-known/jwks.json; when that default cannot be fetched the run says
                          "signatures not verified: no JWKS" and goes on; a --jwks that cannot be read: exit 2)
   credentials            only in the file or the environment (TMI_FULL_CLIENT_ID, TMI_FULL_CLIENT_SECRET,
-                         TMI_FULL_TOKEN, likewise TMI_NO_SCOPE_* and TMI_NON_GLOBAL_*): never on a command line
-  --allow-destructive    may delete the disposable token exchange profiles listed (env TMI_ALLOW_DESTRUCTIVE)
+                         TMI_FULL_TOKEN, likewise TMI_NO_SCOPE_* and TMI_NON_GLOBAL_*; TMI_EXPIRED_TOKEN, a token
+                         of the tenant that has expired, for the expiry attack): never on a command line
+  --allow-destructive    may delete the disposable token exchange profiles listed, and test fixture sessions
+                         given by id only, leaving their session_metadata cleared (env TMI_ALLOW_DESTRUCTIVE)
   --rate-limit-probe     may provoke a 429 with a bounded burst (env TMI_RATE_LIMIT_PROBE)
   --property-runs N      runs of each property-based test, 1..1000 (env TMI_PROPERTY_RUNS; default 25)
   --seed N               seed of the generated inputs (env TMI_SEED; default: a new one): every run prints
@@ -145,6 +147,8 @@ export async function run(argv: string[]): Promise<number> {
     const config = reference ? embeddedConfig(reference, raw) : resolveConfig(raw);
     print(`tmi-conform run → ${config.baseUrl}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
     print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
+    const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
+    if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
     const keys = await tenantKeys(config.jwksUrl);
     if ('problem' in keys) {
       if (config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
@@ -169,7 +173,17 @@ export async function run(argv: string[]): Promise<number> {
       print('interrupted: stopping the suites, restoring fixture sessions, writing the reports of what ran');
       await stopSuites?.().catch(() => {});
     }
-    await restoreSessions(mainApi, config, print);
+    const restored = await restoreSessions(mainApi, config, print);
+    if (cleared.length > 0) {
+      // Listed in the report beside the tests: what the run did to sessions it could not restore.
+      const failed = cleared.filter((id) => !restored.includes(id));
+      builder.addTest({
+        name: `run: fixture sessions given by id only, left with session_metadata cleared: ${cleared.join(', ')}`,
+        requirements: [],
+        status: failed.length === 0 ? 'pass' : 'fail',
+        ...(failed.length > 0 ? { message: `could not clear: ${failed.join(', ')}` } : {}),
+      });
+    }
     if (outcome.kind === 'done' && outcome.errors.length > 0) {
       for (const error of outcome.errors) process.stderr.write(`tmi-conform run: ${error}\n`);
       throw new UsageError('run: a suite could not run (see above)');
@@ -198,22 +212,29 @@ async function preflight(api: SuiteApi, config: SuiteConfig): Promise<void> {
   }
 }
 
-/** Puts every fixture session whose original metadata is known back as it was. */
-async function restoreSessions(api: SuiteApi, config: SuiteConfig, print: (line: string) => void): Promise<void> {
+/**
+ * Puts every fixture session whose original metadata is known back as it was (those given by id
+ * only under allow_destructive: cleared). Returns the ids put back.
+ */
+async function restoreSessions(api: SuiteApi, config: SuiteConfig, print: (line: string) => void): Promise<string[]> {
   const untouched = config.fixtures.sessions.filter((s) => !s.original).map((s) => s.id);
   if (untouched.length > 0) print(`left untouched (original session_metadata unknown): ${untouched.join(', ')}`);
   const restorable = config.fixtures.sessions.filter((s) => s.original);
-  if (restorable.length === 0 || !api.has('full')) return;
+  if (restorable.length === 0 || !api.has('full')) return [];
   const failed: string[] = [];
+  const done: string[] = [];
   for (const session of restorable) {
     try {
       const answer = await api.updateSession(session.id, { session_metadata: session.original!.session_metadata });
       if (answer.status >= 300) failed.push(`${session.id} (${answer.status})`);
+      else done.push(session.id);
     } catch (error) {
       failed.push(`${session.id} (${(error as Error).message})`);
     }
   }
-  print(failed.length === 0 ? `restored session_metadata of ${restorable.length} fixture session(s)` : `could NOT restore: ${failed.join(', ')}`);
+  const cleared = restorable.filter((s) => s.leftCleared && done.includes(s.id)).map((s) => s.id);
+  print(failed.length === 0 ? `restored session_metadata of ${restorable.length} fixture session(s)${cleared.length > 0 ? ` (${cleared.length} given by id only: cleared)` : ''}` : `could NOT restore: ${failed.join(', ')}`);
+  return done;
 }
 
 function printSummary(report: Report, totals: Awaited<ReturnType<typeof runSuites>>['totals'] | undefined, api: SuiteApi, written: string[], ms: number, print: (line: string) => void): void {

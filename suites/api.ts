@@ -10,16 +10,31 @@ import type { Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
 import { sendAndJudge, type Judged, type OutgoingRequest } from './http.ts';
 import { RateLimitPacer, sleep } from './pacing.ts';
-import { corruptSignature, TokenProvider, type CachedToken } from './tokens.ts';
+import { REQUIRED_SCOPES } from '../rules/checks/scopes.ts';
+import { loadJwks } from '../keys/jwks.ts';
+import { corruptSignature, keyConfusionTokens, signedByForeignKey, TokenProvider, unsignedToken, withScopeAdded, type CachedToken } from './tokens.ts';
 
-/** Who calls: a configured profile, or a credential the suite derives itself. */
-export type Caller = Profile | 'anonymous' | 'corrupted-signature';
+/**
+ * Who calls: a configured profile, or a credential the suite derives itself (token-attacks.suite.ts):
+ * - anonymous: no Authorization header
+ * - corrupted-signature: the full client's token with its signature bytes altered
+ * - unsigned: the full client's claims with {"alg":"none"} and an empty signature
+ * - tampered-scope: the no_scope client's token with the operation's scope added, old signature kept
+ * - key-confusion: the full client's claims signed HS256 with the tenant's public key (JWKS) as the secret
+ * - foreign-key: the full client's token re-signed RS256 with a key that is not the tenant's
+ * - expired: a token of the tenant that has expired (credentials.expired)
+ */
+export type Caller = Profile | 'anonymous' | 'corrupted-signature' | 'unsigned' | 'tampered-scope' | 'key-confusion' | 'foreign-key' | 'expired';
+
+type ApiOperation = keyof typeof REQUIRED_SCOPES;
 
 export interface CallOptions {
   /** Default "full". */
   as?: Caller;
   /** A raw Authorization header instead of one derived from `as` (malformed-header tests). */
   authorization?: string;
+  /** The scheme word before the token of `as`; default "Bearer" (e.g. "bearer": the scheme is case-insensitive). */
+  scheme?: string;
   /** Query string, starting with "?". */
   query?: string;
   /** The path segment exactly as sent (already encoded); default: the id encoded once. */
@@ -61,6 +76,10 @@ export class SuiteApi {
   /** 429s on requests the pacer sent early to learn a window's length (bounded per client). */
   risked429 = 0;
 
+  /** Forged tokens, made once per source token. */
+  private readonly forged = new Map<string, Promise<string | undefined>>();
+  private jwks: ReturnType<typeof loadJwks> | undefined;
+
   constructor(
     readonly config: SuiteConfig,
     seed: Partial<Record<Profile, CachedToken>> = {},
@@ -74,27 +93,72 @@ export class SuiteApi {
   }
 
   deleteTokenExchangeProfile(id: string, options: CallOptions = {}): Promise<Judged> {
-    return this.call('DELETE', '/token-exchange-profiles/', id, options);
+    return this.call('DELETE', '/token-exchange-profiles/', id, options, 'deleteTokenExchangeProfile');
   }
 
   updateSession(id: string, body: unknown, options: CallOptions = {}): Promise<Judged> {
-    return this.call('PATCH', '/sessions/', id, { body, ...options });
+    return this.call('PATCH', '/sessions/', id, { body, ...options }, 'updateSession');
   }
 
   getResourceServer(id: string, options: CallOptions = {}): Promise<Judged> {
-    return this.call('GET', '/resource-servers/', id, options);
+    return this.call('GET', '/resource-servers/', id, options, 'getResourceServer');
   }
 
-  private async authorization(caller: Caller): Promise<{ header?: string; facts?: OutgoingRequest['tokenFacts'] }> {
+  /** The tenant's key set (fetched once), or undefined when it cannot be had. */
+  tenantKeys(): ReturnType<typeof loadJwks> {
+    this.jwks ??= loadJwks(this.config.jwksUrl);
+    return this.jwks;
+  }
+
+  /**
+   * The token a derived caller sends, or undefined when the run cannot make it (no JWKS, no
+   * expired token, a source token that is not a JWT). Forged once per source token.
+   */
+  async attackToken(caller: Exclude<Caller, Profile | 'anonymous'>, operation: ApiOperation): Promise<string | undefined> {
+    if (caller === 'expired') return this.config.expiredToken;
+    const source = await this.tokens.token(caller === 'tampered-scope' ? 'no_scope' : 'full');
+    const key = `${caller} ${caller === 'tampered-scope' ? operation : ''} ${source}`;
+    let made = this.forged.get(key);
+    if (!made) {
+      made = this.forge(caller, operation, source).catch(() => undefined);
+      this.forged.set(key, made);
+    }
+    return made;
+  }
+
+  private async forge(caller: Exclude<Caller, Profile | 'anonymous' | 'expired'>, operation: ApiOperation, source: string): Promise<string | undefined> {
+    switch (caller) {
+      case 'corrupted-signature':
+        return corruptSignature(source);
+      case 'unsigned':
+        return unsignedToken(source);
+      case 'tampered-scope':
+        return withScopeAdded(source, REQUIRED_SCOPES[operation].scope);
+      case 'foreign-key':
+        return signedByForeignKey(source);
+      case 'key-confusion': {
+        const jwks = await this.tenantKeys();
+        return jwks ? (await keyConfusionTokens(source, jwks))[0] : undefined;
+      }
+    }
+  }
+
+  private async authorization(caller: Caller, operation: ApiOperation): Promise<{ token?: string; facts?: OutgoingRequest['tokenFacts'] }> {
     if (caller === 'anonymous') return {};
-    if (caller === 'corrupted-signature') return { header: `Bearer ${corruptSignature(await this.tokens.token('full'))}`, facts: { signatureValid: false } };
+    if (caller !== 'full' && caller !== 'no_scope' && caller !== 'non_global') {
+      const token = await this.attackToken(caller, operation);
+      if (token === undefined) throw new Error(`cannot make the "${caller}" token for this run`);
+      // The suite forged it: the signature does not hold, whatever the target's keys say.
+      return { token, ...(caller === 'expired' ? {} : { facts: { signatureValid: false } }) };
+    }
     const facts = caller === 'non_global' ? { clientGlobal: false } : undefined;
-    return { header: `Bearer ${await this.tokens.token(caller)}`, ...(facts ? { facts } : {}) };
+    return { token: await this.tokens.token(caller), ...(facts ? { facts } : {}) };
   }
 
-  async call(method: string, prefix: string, id: string, options: CallOptions): Promise<Judged> {
+  async call(method: string, prefix: string, id: string, options: CallOptions, operation: ApiOperation): Promise<Judged> {
     const caller = options.as ?? 'full';
-    const { header, facts } = await this.authorization(caller);
+    const { token, facts } = await this.authorization(caller, operation);
+    const header = token === undefined ? undefined : `${options.scheme ?? 'Bearer'} ${token}`;
     const headers: Record<string, string> = { accept: 'application/json' };
     const authorization = options.authorization ?? header;
     if (authorization !== undefined) headers['authorization'] = authorization;

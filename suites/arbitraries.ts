@@ -132,3 +132,25 @@ export function oddIds(): fc.Arbitrary<string> {
   const odd = fc.constantFrom('/', '?', '#', '%', '%25', '..', ' ', '+', '&', '=', ';', ':', '@', '|', '\\', '"', "'", '<', '>', '{', '}', 'é', 'Ω', '✓', '𝄞', '漢字', '\u200b', 'https://api.example.com/x/');
   return fc.array(fc.oneof(odd, fc.string({ maxLength: 6, unit: 'grapheme' })), { minLength: 1, maxLength: 5 }).map((parts) => `tmi-conform-${parts.join('')}`);
 }
+
+/** A base64url run that never decodes to JSON: its first character is not one a JSON text can start with once decoded ("e" for "{", "C", "D", "I" for whitespace). */
+const notJsonSegment = fc.tuple(fc.constantFrom(...'fghjkmnpqrstuvwxyz'), fc.stringMatching(/^[A-Za-z0-9_-]{0,30}$/)).map(([first, rest]) => first + rest);
+
+/**
+ * Authorization headers that carry no bearer JWT: "Bearer" in any letter case with nothing or a
+ * non-JWT after it, another scheme (Basic, Token, Digest, …), or a bare value with no scheme.
+ * Never a real token: a server may refuse them all, and must carry none of them out.
+ */
+export function malformedAuthorizations(): fc.Arbitrary<string> {
+  const notJwt = fc.oneof(
+    fc.constant(''),
+    notJsonSegment,
+    fc.tuple(notJsonSegment, notJsonSegment).map(([a, b]) => `${a}.${b}`),
+    fc.tuple(notJsonSegment, notJsonSegment, notJsonSegment).map(([a, b, c]) => `${a}.${b}.${c}`),
+    fc.tuple(notJsonSegment, notJsonSegment).map(([a, b]) => `${a}.${b}.`),
+  );
+  const bearer = fc.tuple(fc.constantFrom('Bearer', 'bearer', 'BEARER', 'BeArEr'), fc.constantFrom('', ' ', '  '), notJwt).map(([scheme, gap, credential]) => `${scheme}${gap}${credential}`.trim());
+  const basicCredential = fc.tuple(fc.stringMatching(/^[a-z0-9_]{1,12}$/), fc.stringMatching(/^[A-Za-z0-9]{0,16}$/)).map(([user, password]) => Buffer.from(`${user}:${password}`).toString('base64'));
+  const otherScheme = fc.tuple(fc.constantFrom('Basic', 'Token', 'Digest', 'JWT', 'Negotiate', 'OAuth', 'Bearer:', 'Bearer-Token'), fc.oneof(basicCredential, notJwt)).map(([scheme, credential]) => `${scheme} ${credential}`.trim());
+  return fc.oneof(bearer, otherScheme, notJsonSegment);
+}

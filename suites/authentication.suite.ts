@@ -8,25 +8,7 @@ import { scopesOfToken } from './tokens.ts';
 const someResourceServer = () => config.fixtures.resourceServers[0] ?? unknownId('resource-server');
 
 describe('authentication', () => {
-  it(covers('a request without a bearer token is refused with 401', 'AUTH-MISSING-TOKEN-401'), async () => {
-    const answers = [
-      await api.getResourceServer(someResourceServer(), { as: 'anonymous', deliberate: true }),
-      await api.updateSession(unknownId('session'), { session_metadata: null }, { as: 'anonymous', deliberate: true }),
-      await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'anonymous', deliberate: true }),
-    ];
-    for (const answer of answers) {
-      expectNoFindings(answer, 'AUTH-MISSING-TOKEN-401');
-      expectExamined(answer, 'AUTH-MISSING-TOKEN-401', 'expected an answer to judge');
-    }
-  });
-
-  it(covers('a malformed Authorization header, or a bearer token that is not a JWT, is refused with 401', 'AUTH-MISSING-TOKEN-401'), async () => {
-    for (const authorization of ['Bearer', 'Token abc123', 'Basic dG1pOmNvbmZvcm0=', 'Bearer not-a-jwt']) {
-      const answer = await api.getResourceServer(someResourceServer(), { authorization, deliberate: true });
-      expectExamined(answer, 'AUTH-MISSING-TOKEN-401', `expected an answer to judge for "${authorization.split(' ')[0]} …"`);
-      expectNoFindings(answer, 'AUTH-MISSING-TOKEN-401');
-    }
-  });
+  // Requests without a credential, or with a malformed one, are attacked in token-attacks.suite.ts.
 
   it(covers('a token with an invalid signature is refused with 401 when deleting', 'AUTH-INVALID-SIGNATURE-401'), async (context) => {
     needsProfile(context, 'full');

@@ -12,7 +12,7 @@ import { SuiteReporter, type RunTotals } from './reporter.ts';
 import type { CachedToken } from './tokens.ts';
 
 /** The suites, in the order they run. */
-export const SUITE_FILES = ['authentication.suite.ts', 'delete-token-exchange-profile.suite.ts', 'update-session.suite.ts', 'get-resource-server.suite.ts', 'rate-limits.suite.ts'];
+export const SUITE_FILES = ['authentication.suite.ts', 'token-attacks.suite.ts', 'delete-token-exchange-profile.suite.ts', 'update-session.suite.ts', 'get-resource-server.suite.ts', 'rate-limits.suite.ts'];
 
 const suitesDir = join(packageRoot, 'suites');
 

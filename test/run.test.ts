@@ -47,7 +47,7 @@ describe('tmi-conform run against the embedded reference', () => {
     const { code, stdout, stderr } = await run(['--report-dir', reportDir]);
     expect(stderr).toBe('');
     expect(code, stdout).toBe(0);
-    for (const suite of ['authentication', 'delete-token-exchange-profile', 'update-session', 'get-resource-server', 'rate-limits']) expect(stdout).toMatch(new RegExp(`✓ ${suite}\\s+\\d+ passed · 0 failed · 0 warned · 0 skipped`));
+    for (const suite of ['authentication', 'token-attacks', 'delete-token-exchange-profile', 'update-session', 'get-resource-server', 'rate-limits']) expect(stdout).toMatch(new RegExp(`✓ ${suite}\\s+\\d+ passed · 0 failed · 0 warned · 0 skipped`));
     expect(stdout).toMatch(/unplanned 429s: 0/);
     expect(stdout).toContain('verdict: conforming');
     const report = readReport(reportDir);
@@ -70,16 +70,41 @@ describe('tmi-conform run against a target given by config', () => {
   });
   afterAll(() => ref.close());
 
-  it('restores fixture sessions with known metadata, and leaves sessions given by id alone', async () => {
+  it('restores fixture sessions with known metadata, and without allow_destructive leaves sessions given by id alone', async () => {
     const config = ref.config();
     const [first, second] = config.fixtures.sessions;
     const before = [ref.sessionMetadata(first!.id), ref.sessionMetadata(second!.id)];
-    const path = writeConfig('restore.yaml', { ...config, fixtures: { ...config.fixtures, sessions: [first, second!.id], token_exchange_profiles: [] }, rate_limit_probe: false, property_runs: 5 });
+    const path = writeConfig('restore.yaml', { ...config, fixtures: { ...config.fixtures, sessions: [first, second!.id], token_exchange_profiles: [] }, allow_destructive: false, rate_limit_probe: false, property_runs: 5 });
     const { code, stdout } = await run(['--config', path, '--report-dir', join(dir, 'restore')]);
     expect(code, stdout).toBe(0);
     expect(stdout).toContain('restored session_metadata of 1 fixture session(s)');
     expect(stdout).toContain(`left untouched (original session_metadata unknown): ${second!.id}`);
     expect([ref.sessionMetadata(first!.id), ref.sessionMetadata(second!.id)]).toEqual(before);
+  });
+
+  it('with allow_destructive, tests sessions given by id only: says so before it starts, leaves them cleared, and the report lists them', async () => {
+    const own = await startReference();
+    try {
+      const config = own.config();
+      const [first, second] = config.fixtures.sessions;
+      expect(first!.session_metadata, 'the seed gives the first session metadata').not.toBeNull();
+      const path = writeConfig('by-id.yaml', { ...config, fixtures: { ...config.fixtures, sessions: [first!.id, second], token_exchange_profiles: [] }, rate_limit_probe: false, property_runs: 3 });
+      const reportDir = join(dir, 'by-id');
+      const { code, stdout } = await run(['--config', path, '--report-dir', reportDir]);
+      expect(code, stdout).toBe(0);
+      const announced = stdout.indexOf(`will be tested and left with session_metadata cleared: ${first!.id}`);
+      expect(announced, stdout).toBeGreaterThan(-1);
+      expect(announced, 'announced before the first suite runs').toBeLessThan(stdout.indexOf('✓ authentication'));
+      expect(stdout).not.toContain('left untouched');
+      expect(own.sessionMetadata(first!.id)).toBeNull();
+      expect(own.sessionMetadata(second!.id)).toEqual(second!.session_metadata);
+      const report = readReport(reportDir);
+      expect(report.tests.find((t) => t.name.includes('left with session_metadata cleared'))).toMatchObject({ status: 'pass', name: expect.stringContaining(first!.id) });
+      // The session was tested: the update tests ran instead of being skipped.
+      expect(byId(report).get('SES-METADATA-CLEARED')!.status).toBe('pass');
+    } finally {
+      await own.close();
+    }
   });
 
   it('a missing profile or fixture skips exactly the tests that need it, with the reason', async () => {
@@ -117,14 +142,15 @@ describe('tmi-conform run against a target given by config', () => {
     expect(stderr).not.toContain('wrong-secret-value');
   });
 
-  it('interrupted: exit 130, sessions restored, the reports of what ran written', async () => {
+  // The token attacks run before the update suite: at 5 requests a second they take a while.
+  it('interrupted: exit 130, sessions restored, the reports of what ran written', { timeout: 90_000 }, async () => {
     // A slow target (5 requests a second) leaves time to interrupt mid-run.
     const slow = await startReference({ rateLimit: { limit: 5, windowSeconds: 1 } });
     try {
       const config = slow.config();
       const id = config.fixtures.sessions[0]!.id;
       const before = slow.sessionMetadata(id);
-      const path = writeConfig('slow.yaml', { ...config, rate_limit_probe: false });
+      const path = writeConfig('slow.yaml', { ...config, rate_limit_probe: false, property_runs: 3 });
       const reportDir = join(dir, 'interrupted');
       const child = spawn(process.execPath, [BIN, 'run', '--config', path, '--report-dir', reportDir], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';

@@ -1,11 +1,15 @@
 // Runs `tmi-conform run` against the embedded reference once per fault switch, in one process
 // (the command's own code path, without paying the start-up of a process per switch), and
-// prints one JSON line per run: the exit code and the status of every requirement.
+// prints one JSON line per run: the exit code and the status of every requirement. A switch
+// that breaks a `must` requirement runs at the default level (--fail-on must), so its exit code
+// proves the verdict fails without being asked to count warnings; one that breaks a `should`
+// runs with --fail-on should.
 //   node --import tsx test/helpers/run-faults.ts OUT_DIR [FAULT...]
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../cli/run.ts';
 import { FAULTS, FAULT_NAMES } from '../../fixtures/reference/index.ts';
+import { requirement as requirementNamed } from '../../rules/requirements.ts';
 import type { Report } from '../../reports/model.ts';
 
 const [outDir, ...only] = process.argv.slice(2);
@@ -15,7 +19,8 @@ for (const fault of only.length > 0 ? only : FAULT_NAMES) {
   const requirement = FAULTS[fault as keyof typeof FAULTS]!.requirement;
   // The command's own progress lines are not needed here.
   process.stdout.write = (() => true) as typeof process.stdout.write;
-  const code = await run(['--fault', fault, '--requirement', requirement, '--property-runs', '5', '--fail-on', 'should', '--report-dir', reportDir]).catch((error: Error) => `error: ${error.message}`);
+  const failOn = requirementNamed(requirement).level === 'must' ? [] : ['--fail-on', 'should'];
+  const code = await run(['--fault', fault, '--requirement', requirement, '--property-runs', '5', ...failOn, '--report-dir', reportDir]).catch((error: Error) => `error: ${error.message}`);
   process.stdout.write = write;
   const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
   const statuses = Object.fromEntries(report.requirements.map((r) => [r.id, r.status]));

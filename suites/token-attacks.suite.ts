@@ -1,0 +1,152 @@
+// Attacks on the credential, each against the three operations. A correct server refuses every
+// one with 401 before it looks anything up; one that carries a request out is a security finding
+// (the rule engine's AUTH-CREDENTIAL-* checks), and on the delete it fails the verdict.
+//
+// What is attacked: the delete aims at an id that exists nowhere and, with allow_destructive, at
+// the last disposable profile of the config (a correct server refuses and the profile stays for
+// the delete suite; a 2xx proves the hole on an object the user declared disposable). The update
+// sends a fixture session the metadata the run restores it to, so even a hole changes nothing
+// the run does not put back. The read asks for the first fixture resource server.
+import fc from 'fast-check';
+import { describe, it, type TestContext } from 'vitest';
+import type { CallOptions } from './api.ts';
+import { malformedAuthorizations } from './arbitraries.ts';
+import { api, boundedPredicate, config, covers, expectExamined, expectNoFindings, needs, needsProfile, restorableSessions, unknownId } from './context.ts';
+import type { Judged } from './http.ts';
+
+/**
+ * What the engine judges each kind of attack under: on the delete (all `must`), and on the other
+ * two operations the stated ones (`must`) apart from the inferred ones (`should`), since a test
+ * names requirements of one level. The first id of each list is the one every answer must have
+ * been examined for.
+ */
+const REQUIREMENTS = {
+  // absent, malformed, not a JWT: 2xx → AUTH-CREDENTIAL-REQUIRED(-OTHER); another refusal than 401 → AUTH-MISSING-TOKEN-401(-OTHER)
+  missing: { delete: ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-MISSING-TOKEN-401'], other: ['AUTH-CREDENTIAL-REQUIRED-OTHER'], otherInferred: ['AUTH-MISSING-TOKEN-401-OTHER'] },
+  // unsigned, or a signature that does not verify: 2xx → AUTH-CREDENTIAL-REQUIRED(-OTHER); another refusal than 401 → AUTH-INVALID-SIGNATURE-401(-OTHER)
+  forged: { delete: ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-INVALID-SIGNATURE-401'], other: ['AUTH-CREDENTIAL-REQUIRED-OTHER'], otherInferred: ['AUTH-INVALID-SIGNATURE-401-OTHER'] },
+  // signed by the tenant, but expired: 2xx → AUTH-CREDENTIAL-REQUIRED on the delete, AUTH-TOKEN-VALIDITY-OTHER elsewhere
+  expired: { delete: ['AUTH-CREDENTIAL-REQUIRED'], other: [], otherInferred: ['AUTH-TOKEN-VALIDITY-OTHER'] },
+} as const;
+
+interface TokenAttack {
+  /** What is sent, as the test names say it. */
+  what: string;
+  kind: keyof typeof REQUIREMENTS;
+  options: CallOptions;
+  /** Skips the test, with the reason, when the run cannot make this attack. */
+  possible?: (context: TestContext) => Promise<void>;
+  /** Sent first, once per test (a replay attack needs the genuine token seen). */
+  before?: () => Promise<unknown>;
+}
+
+const canForgeFromFull = async (context: TestContext) => needsProfile(context, 'full');
+
+const ATTACKS: TokenAttack[] = [
+  { what: 'no Authorization header', kind: 'missing', options: { as: 'anonymous' } },
+  { what: '"Bearer" with nothing after it', kind: 'missing', options: { authorization: 'Bearer' } },
+  { what: 'another scheme (Basic)', kind: 'missing', options: { authorization: `Basic ${Buffer.from('tmi-conform:not-a-secret').toString('base64')}` } },
+  // "bearer <valid token>" is the same credential as "Bearer <valid token>" (RFC 7235 §2.1: the
+  // scheme is case-insensitive), so serving it is right and nothing is judged there. What a
+  // lowercase scheme may slip past is the verification: a forged token behind it must be refused.
+  { what: 'lowercase "bearer" with a token signed by a key that is not the tenant\'s', kind: 'forged', options: { as: 'foreign-key', scheme: 'bearer' }, possible: canForgeFromFull },
+  { what: 'alg "none": the full client\'s claims with an empty signature', kind: 'forged', options: { as: 'unsigned' }, possible: canForgeFromFull },
+  {
+    what: "a tampered payload: the no_scope client's token with the operation's scope added, its signature kept",
+    kind: 'forged',
+    options: { as: 'tampered-scope' },
+    possible: async (context) => needsProfile(context, 'no_scope'),
+    // The genuine token first (refused for its scope), as an attacker replays a token it saw.
+    before: () => api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'no_scope' }),
+  },
+  {
+    what: "key confusion: HS256 signed with the tenant's public key (from its JWKS) as the secret",
+    kind: 'forged',
+    options: { as: 'key-confusion' },
+    possible: async (context) => {
+      needsProfile(context, 'full');
+      needs(context, (await api.attackToken('key-confusion', 'getResourceServer')) !== undefined, 'no RSA or EC signing key could be read from the tenant\'s JWKS (jwks_url)');
+    },
+  },
+  { what: "a token signed by a key that is not the tenant's", kind: 'forged', options: { as: 'foreign-key' }, possible: canForgeFromFull },
+  {
+    what: 'an expired token of the tenant',
+    kind: 'expired',
+    options: { as: 'expired' },
+    possible: async (context) => needs(context, config.expiredToken !== undefined, 'no expired token in the configuration (credentials.expired, TMI_EXPIRED_TOKEN): keep a token of the tenant until it has expired'),
+  },
+];
+
+/** Ids a delete attack aims at: one that exists nowhere, and with allow_destructive the last disposable profile. */
+function deleteTargets(): string[] {
+  const disposable = config.allowDestructive ? config.fixtures.tokenExchangeProfiles.at(-1) : undefined;
+  return disposable === undefined ? [unknownId('profile')] : [unknownId('profile'), disposable];
+}
+
+/** The update an attack sends: a fixture session and the metadata the run leaves it with, or an unknown session. */
+function sessionUpdate(): { id: string; body: { session_metadata: Record<string, string> | null } } {
+  const session = restorableSessions()[0];
+  return session ? { id: session.id, body: { session_metadata: session.original!.session_metadata } } : { id: unknownId('session'), body: { session_metadata: null } };
+}
+
+const resourceServer = () => config.fixtures.resourceServers[0] ?? unknownId('resource-server');
+
+/** The engine judged the answer as one to an invalid credential (`examinedAs`) and found nothing against `ids`. */
+function expectRefused(answer: Judged, ids: readonly string[], what: string, examinedAs = ids[0]!): void {
+  expectExamined(answer, examinedAs, `expected an answer to ${what} to judge`);
+  expectNoFindings(answer, ...ids);
+}
+
+async function attackDelete(options: CallOptions, ids: readonly string[], what: string): Promise<void> {
+  for (const id of deleteTargets()) expectRefused(await api.deleteTokenExchangeProfile(id, { ...options, deliberate: true }), ids, what);
+}
+
+async function attackOthers(options: CallOptions, ids: readonly string[], what: string, examinedAs = ids[0]!): Promise<void> {
+  const { id, body } = sessionUpdate();
+  expectRefused(await api.updateSession(id, body, { ...options, deliberate: true }), ids, what, examinedAs);
+  expectRefused(await api.getResourceServer(resourceServer(), { ...options, deliberate: true }), ids, what, examinedAs);
+}
+
+describe('token attacks', () => {
+  for (const attack of ATTACKS) {
+    const ids = REQUIREMENTS[attack.kind];
+    it(covers(`delete refuses ${attack.what} (401), for an unknown profile and a disposable one`, ...ids.delete), async (context) => {
+      await attack.possible?.(context);
+      await attack.before?.();
+      await attackDelete(attack.options, ids.delete, attack.what);
+    });
+
+    if (ids.other.length > 0) {
+      it(covers(`update session and get resource server do not carry out a request with ${attack.what}`, ...ids.other), async (context) => {
+        await attack.possible?.(context);
+        await attack.before?.();
+        await attackOthers(attack.options, ids.other, attack.what);
+      });
+    }
+
+    it(covers(`update session and get resource server refuse ${attack.what} with 401`, ...ids.otherInferred), async (context) => {
+      await attack.possible?.(context);
+      await attack.before?.();
+      // Judged as an invalid credential by the stated rule, answered as the inferred one says.
+      await attackOthers(attack.options, ids.otherInferred, attack.what, ids.other[0] ?? ids.otherInferred[0]);
+    });
+  }
+
+  it(covers('delete refuses any Authorization header that carries no bearer JWT (401)', ...REQUIREMENTS.missing.delete), async () => {
+    await fc.assert(
+      fc.asyncProperty(malformedAuthorizations(), boundedPredicate(0, async (authorization) => {
+        await attackDelete({ authorization }, REQUIREMENTS.missing.delete, `Authorization: ${authorization.split(' ')[0]} …`);
+      })),
+      { numRuns: config.propertyRuns },
+    );
+  });
+
+  it(covers('update session and get resource server carry out no request whose Authorization header carries no bearer JWT', ...REQUIREMENTS.missing.other), async () => {
+    await fc.assert(
+      fc.asyncProperty(malformedAuthorizations(), boundedPredicate(0, async (authorization) => {
+        await attackOthers({ authorization }, REQUIREMENTS.missing.other, `Authorization: ${authorization.split(' ')[0]} …`);
+      })),
+      { numRuns: config.propertyRuns },
+    );
+  });
+});

@@ -9,11 +9,12 @@ import type { Judgement } from '../rules/index.ts';
 import { loadRequirements, type Requirement } from '../rules/requirements.ts';
 import { observationOf, rateLimitClient, type RateLimitObservation } from '../rules/rate-limit-tracker.ts';
 import { findingMessage } from '../rules/message.ts';
+import { credentialState } from '../rules/credential.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
 import { redactExchange, scrubSecrets, type SecretSink } from '../recordings/redact.ts';
 import { version } from '../cli/version.ts';
 import type { FailOn } from './fail-on.ts';
-import type { Evidence, ExchangeEvidence, Report, ReportedFinding, ReportKind, RequirementResult, Source, Status, TestOutcome, TestResult, TrafficStats } from './model.ts';
+import type { CredentialEvidence, Evidence, ExchangeEvidence, Report, ReportedFinding, ReportKind, RequirementResult, Source, Status, TestOutcome, TestResult, TrafficStats } from './model.ts';
 import { groupByOperation } from './operations.ts';
 import { redactTarget, redactText } from './redact-text.ts';
 import { summarize, verdict } from './status.ts';
@@ -66,7 +67,17 @@ export function exchangeEvidence(exchange: Exchange, operation?: string, sink?: 
     if (responseBody !== undefined) evidence.response.body = responseBody;
   }
   if (safe.error !== undefined) evidence.error = safe.error;
+  if (operation && operation !== 'getToken') evidence.credential = credentialEvidence(safe);
   return evidence;
+}
+
+/** The credential of a redacted exchange: its state and what the recording may keep of the token. */
+function credentialEvidence(safe: Exchange): CredentialEvidence {
+  const credential: CredentialEvidence = { state: credentialState(safe) };
+  if (safe.token.alg !== undefined) credential.alg = safe.token.alg;
+  if (safe.token.claims) credential.claims = safe.token.claims;
+  if (safe.token.signatureValid !== undefined) credential.signatureValid = safe.token.signatureValid;
+  return credential;
 }
 
 export class ReportBuilder {

@@ -41,6 +41,19 @@ export interface ExchangeEvidence {
   request: { method: string; url: string; headers?: Record<string, string>; body?: string };
   response?: { status: number; headers?: Record<string, string>; body?: string };
   error?: string;
+  /** What the request's credential was (rules/credential.ts), with the token's non-secret claims; the token itself never. */
+  credential?: CredentialEvidence;
+}
+
+export interface CredentialEvidence {
+  /** absent, malformed, not-jwt, unsigned, signature-invalid, expired, not-yet-valid, wrong-audience, wrong-issuer, valid, unverified, not-recorded. */
+  state: string;
+  /** The JOSE header's alg, as the token said it. */
+  alg?: string;
+  /** iss, sub, aud, azp, scope, gty, iat, exp, nbf, when the token had them. */
+  claims?: Record<string, unknown>;
+  /** Whether the signature verified against the tenant's keys; absent: not checked. */
+  signatureValid?: boolean;
 }
 
 /** One suite test's outcome, as the suites report it. */

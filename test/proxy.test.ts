@@ -173,6 +173,8 @@ describe('the proxy in front of the conforming reference', () => {
       headerPresent: true,
       wellFormed: true,
       claims: expect.objectContaining({ azp: ref.clients.full.client_id, scope: 'delete:token_exchange_profiles update:sessions read:resource_servers', gty: 'client-credentials', exp: expect.any(Number) }),
+      // The JOSE header's alg, so that an unsigned token is judged offline too.
+      alg: 'RS256',
     });
     const tokenRequest = entries[0]!;
     expect(tokenRequest.request!.postData!.text).toMatch(/client_secret=\[REDACTED\]\*+(&|$)/);

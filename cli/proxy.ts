@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/target.ts';
+import { noJwksLine, tenantKeys } from '../keys/tenant-keys.ts';
 import { parseArgs, parseListen, stringFlag } from './args.ts';
 import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from './errors.ts';
@@ -24,7 +25,7 @@ const API_BASE_PATH = '/api/v2';
 export const help = `Usage: tmi-conform proxy --target URL [--listen HOST:PORT] [--record FILE.har] [--journal FILE.jsonl]
                          [--report-dir DIR] [--fail-on must|should] [--max-body-bytes N]
                          [--upstream-timeout SECONDS] [--status-interval SECONDS]
-                         [--non-global-client CLIENT_ID]... [--append | --overwrite]
+                         [--non-global-client CLIENT_ID]... [--jwks URL|FILE] [--append | --overwrite]
                          [-- CMD [ARGS...]]
 
 A reverse proxy in front of URL (the tenant, or any implementation of the interface) that
@@ -77,6 +78,11 @@ Options:
   --status-interval SECS    how often the status line is printed (default ${DEFAULT_STATUS_INTERVAL_MS / 1000}; 0 = never)
   --non-global-client ID    a client (token azp) that is not global, so that "a non-global client
                             cannot delete" is judged (no token claim says it); repeatable
+  --jwks URL|FILE           the tenant's public keys (JWKS), read once at start (a URL is fetched again, at most
+                            every 30 s, when a token names a key it does not hold): every token's signature is
+                            checked, so a forged token that got a 2xx is a security finding. Default: the
+                            target's origin + /.well-known/jwks.json; when that cannot be fetched the proxy says
+                            "signatures not verified: no JWKS" and judges the rest; a --jwks that cannot be read: exit 2
 
 Exit codes: 0 after a stop by signal, 2 usage error (bad flag, missing or unparseable --target,
 address in use, unwritable journal or report directory, existing journal without --append or
@@ -106,6 +112,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     'upstream-timeout': { value: true },
     'status-interval': { value: true },
     'non-global-client': { value: true, repeat: true },
+    jwks: { value: true },
     append: { value: false },
     overwrite: { value: false },
   });
@@ -142,6 +149,11 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     }
   }
   await checkExistingRecording(journalPath, harPath, recordingMode);
+  const jwksFlag = stringFlag(args, 'jwks');
+  const jwksSource = jwksFlag ?? `${target.origin}/.well-known/jwks.json`;
+  const keys = await tenantKeys(jwksSource);
+  if ('problem' in keys && jwksFlag !== undefined) throw new UsageError(`proxy: --jwks: ${keys.problem}`);
+  const jwks = 'jwks' in keys ? { jwks: keys.jwks, ...(/^https?:\/\//i.test(jwksSource) ? { refetchFrom: jwksSource } : {}) } : undefined;
 
   // Listen for signals before starting, so an early Ctrl-C is not lost. A launcher that goes
   // away (npx, npm exec or sh -c killed by SIGTERM) counts as SIGTERM: no signal reaches us then.
@@ -159,13 +171,14 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   };
   let proxy: RunningProxy;
   try {
-    proxy = await startProxy({ target, host, port, journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, log });
+    proxy = await startProxy({ target, host, port, journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, ...(jwks ? { jwks } : {}), log });
   } catch (error) {
     dispose();
     if (error instanceof ProxyStartError) throw new UsageError(`proxy: ${error.message}`);
     throw error;
   }
   out(`listening on ${proxy.origin}\n`);
+  if ('problem' in keys) log(noJwksLine(keys));
   log(`forwarding to ${target.origin}${target.basePath}; journal ${journalPath}${recordingMode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; reports in ${reportDir}`);
 
   let nextSignal = signals.next();

@@ -62,7 +62,7 @@ export function safeFindings(findings: Finding[], secrets: SecretSink): Finding[
   for (const f of findings) {
     const expected = scrubSecrets(f.expected, secrets);
     const received = scrubSecrets(f.received, secrets);
-    safe.push({ requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, expected, received, message: findingMessage({ requirement: f.requirement, expected, received }) });
+    safe.push({ requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, expected, received });
   }
   return safe;
 }

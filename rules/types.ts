@@ -88,11 +88,7 @@ export interface Finding {
   expected: string;
   /** What the exchange showed instead: "\"HS512\"", "404", "no body". */
   received: string;
-  /**
-   * "<ID>: expected <expected>; received <received>" (see findingMessage). Kept while checks
-   * still build it; drivers and reports render the message from `expected` and `received`.
-   */
-  message: string;
+  // No message: where a finding is shown, its message is made from these (rules/message.ts).
 }
 
 /** An exchange placed on the document: which operation, with which path parameter. */

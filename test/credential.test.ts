@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { credentialState, CLOCK_SKEW_SECONDS, audienceNamesApi } from '../rules/credential.ts';
 import { buildExchange } from '../rules/exchange.ts';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import { findingMessage } from '../rules/message.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
 import { BASE, claims, deleteExchange, errorExchange, getExchange, jwt, rateLimitHeaders, resourceServer, STARTED_AT, updateExchange } from './helpers/exchanges.ts';
 
@@ -94,7 +95,7 @@ describe('a request without a valid credential is never carried out', () => {
       expect(ids(findings), operation).toEqual([operation === 'deleteTokenExchangeProfile' ? 'AUTH-CREDENTIAL-REQUIRED' : 'AUTH-CREDENTIAL-REQUIRED-OTHER']);
       expect(findings[0]!.level).toBe('must');
       expect(findings[0]!.check).toBe('missingOrForgedCredentialNotCarriedOut');
-      expect(findings[0]!.message).toContain('(security: the request was carried out)');
+      expect(findingMessage(findings[0]!)).toContain('(security: the request was carried out)');
     }
   });
 
@@ -117,7 +118,7 @@ describe('a request without a valid credential is never carried out', () => {
       const other = implementationFindings(exchange).filter((f) => f.requirement.startsWith('AUTH-'));
       expect(ids(other)).toEqual(['AUTH-TOKEN-VALIDITY-OTHER']);
       expect(other[0]!.level).toBe('should');
-      expect(other[0]!.message).toContain('security');
+      expect(findingMessage(other[0]!)).toContain('security');
     }
     for (const exchange of Object.values(onEveryOperation(headers, 401))) expect(implementationFindings(exchange)).toEqual([]);
   });
@@ -175,7 +176,7 @@ describe('throttledRequestAnswered429', () => {
       const [, judged] = throttledFindings(call(0, 204, rateLimitHeaders(0, 10, reset)), call(100, status, rateLimitHeaders(0, 10, reset)));
       expect(judged!.findings).toHaveLength(1);
       expect(judged!.findings[0]!.level).toBe('must');
-      expect(judged!.findings[0]!.message).toContain(`received ${status}`);
+      expect(findingMessage(judged!.findings[0]!)).toContain(`received ${status}`);
     }
     // A gateway's 503 without rate-limit headers is over the limit too.
     const [, bare] = throttledFindings(call(0, 204, rateLimitHeaders(0, 10, reset)), call(100, 503, undefined));

@@ -4,8 +4,11 @@
 // test sent a bad request on purpose, which proves the traffic really was judged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import { findingMessage } from '../rules/message.ts';
 import type { Finding } from '../rules/types.ts';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import type { JWK } from 'jose';
+import { keyConfusionTokens, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { bearer, call, forged, json, metadata, paths, tokenFor, type Answer, type Call } from './helpers/reference.ts';
 
 interface Step {
@@ -32,7 +35,7 @@ const DOCUMENTED_SESSION_FIELDS = [
 
 const clock = { offsetMs: 0 };
 let ref: RunningReference;
-const tokens = { full: '', noScope: '', nonGlobal: '', forged: '', expired: '', sessionsOnly: '' };
+const tokens = { full: '', noScope: '', nonGlobal: '', forged: '', expired: '', sessionsOnly: '', unsigned: '', tampered: '', keyConfusion: '' };
 const tracker = new RateLimitTracker();
 const allFindings: Finding[] = [];
 
@@ -43,6 +46,10 @@ beforeAll(async () => {
   tokens.nonGlobal = await tokenFor(ref, 'non_global');
   tokens.sessionsOnly = await tokenFor(ref, 'full', { scope: 'update:sessions' });
   tokens.forged = await forged(tokens.full);
+  tokens.unsigned = unsignedToken(tokens.full);
+  tokens.tampered = withScopeAdded(tokens.noScope, 'delete:token_exchange_profiles');
+  const jwks = (await (await fetch(`${ref.origin}/.well-known/jwks.json`)).json()) as { keys: JWK[] };
+  tokens.keyConfusion = (await keyConfusionTokens(tokens.full, jwks))[0]!;
   clock.offsetMs = -2 * 86_400_000; // issued two days ago: expired now
   tokens.expired = await tokenFor(ref, 'full');
   clock.offsetMs = 0;
@@ -61,7 +68,7 @@ function runSteps(steps: Step[]): void {
       expect(operation, 'the exchange is one the document covers').toBeDefined();
       allFindings.push(...findings);
       const implementation = findings.filter((f) => f.subject === 'implementation');
-      expect(implementation.map((f) => `${f.requirement}: ${f.message}`)).toEqual(
+      expect(implementation.map((f) => `${f.requirement}: ${findingMessage(f)}`)).toEqual(
         (step.implementation ?? []).map((id) => expect.stringMatching(new RegExp(`^${id}: `))),
       );
       const client = new Set(findings.filter((f) => f.subject === 'client').map((f) => f.requirement));
@@ -141,6 +148,16 @@ describe('DELETE /token-exchange-profiles/{id}', () => {
       check: (a) => (errorShape(401, 'invalid_token')(a), expect(a.json).toMatchObject({ message: expect.stringMatching(/invalid signature/i) })),
     },
     { name: 'with an expired token', request: () => del(tep(0), tokens.expired), status: 401, check: (a) => (errorShape(401, 'invalid_token')(a), expect(a.json).toMatchObject({ message: expect.stringMatching(/expired/i) })) },
+    { name: 'with the expired token the reference hands to run', request: () => del(tep(0), ref.expiredToken), status: 401, check: (a) => expect(a.json).toMatchObject({ message: expect.stringMatching(/expired/i) }) },
+    // Refused before anything is looked up: an id that never existed gets 401 too, never 404.
+    { name: 'without a token, an id that never existed', request: () => del('tep_never_existed'), status: 401, client: ['AUTH-BEARER-HEADER'] },
+    { name: 'with "Bearer" and nothing after it', request: () => ({ ...del(tep(0)), headers: { authorization: 'Bearer' } }), status: 401, client: ['AUTH-BEARER-HEADER'] },
+    { name: 'with alg none and the full client\'s claims', request: () => del(tep(0), tokens.unsigned, { signatureValid: false }), status: 401, check: (a) => expect(a.json).toMatchObject({ message: expect.stringMatching(/algorithm/i) }) },
+    { name: 'with the no_scope token, scope added, signature kept', request: () => del(tep(0), tokens.tampered, { signatureValid: false }), status: 401, check: (a) => expect(a.json).toMatchObject({ message: expect.stringMatching(/invalid signature/i) }) },
+    { name: 'with HS256 signed with the public key from the JWKS', request: () => del(tep(0), tokens.keyConfusion, { signatureValid: false }), status: 401, check: (a) => expect(a.json).toMatchObject({ message: expect.stringMatching(/algorithm/i) }) },
+    { name: 'with lowercase "bearer" and a token signed by another key', request: () => ({ ...del(tep(0), undefined, { signatureValid: false }), headers: { authorization: `bearer ${tokens.forged}` } }), status: 401 },
+    // The scheme is case-insensitive (RFC 7235 §2.1): lowercase "bearer" and a valid token is served.
+    { name: 'with lowercase "bearer" and the full client\'s token, an id that never existed', request: () => ({ ...del('tep_never_existed'), headers: { authorization: `bearer ${tokens.full}` } }), status: 204 },
     { name: 'by a client that is not global', request: () => del(tep(0), tokens.nonGlobal, { clientGlobal: false }), status: 401, check: (a) => (errorShape(401, 'client_not_global')(a), expect(a.json).toMatchObject({ message: 'Client is not global.' })) },
     {
       name: 'by a global client without delete:token_exchange_profiles',

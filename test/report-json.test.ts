@@ -117,7 +117,7 @@ describe('report.json', () => {
   it('a finding that quotes a secret of its exchange is masked like the exchange', () => {
     const exchange = getExchange();
     const builder = new ReportBuilder({ kind: 'validate', source: 'validate:x.har' });
-    const quoting = { requirement: 'RS-SIGNING-SECRET-LENGTH', level: 'must' as const, subject: 'implementation' as const, check: 'test', expected: 'a signing secret of 32 characters or more', received: 'signing_secret "a-secret-of-32-characters-length"', message: '' };
+    const quoting = { requirement: 'RS-SIGNING-SECRET-LENGTH', level: 'must' as const, subject: 'implementation' as const, check: 'test', expected: 'a signing secret of 32 characters or more', received: 'signing_secret "a-secret-of-32-characters-length"' };
     builder.addExchange(exchange, { operation: matchOperation(exchange.request.method, exchange.request.url)!, findings: [quoting], examined: ['RS-SIGNING-SECRET-LENGTH'] });
     const text = JSON.stringify(builder.build({ failOn: 'must' }));
     expect(text).not.toContain('a-secret-of-32-characters-length');

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildExchange } from '../rules/exchange.ts';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import { findingMessage } from '../rules/message.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
 import {
   BASE,
@@ -26,8 +27,8 @@ function expectFinding(exchange: Exchange, check: string, requirement: string): 
   const findings = findingsOf(exchange);
   const found = findings.find((f) => f.check === check && f.requirement === requirement);
   expect(found, `expected ${check} → ${requirement}, got ${JSON.stringify(findings.map((f) => `${f.check}:${f.requirement}`))}`).toBeDefined();
-  expect(found!.message.startsWith(`${requirement}: expected `)).toBe(true);
-  expect(found!.message).toContain('; received ');
+  expect(findingMessage(found!).startsWith(`${requirement}: expected `)).toBe(true);
+  expect(findingMessage(found!)).toContain('; received ');
   return found!;
 }
 
@@ -114,7 +115,7 @@ describe('authentication checks', () => {
     const missing = expectFinding(deleteExchange({ requestHeaders: {}, status: 401 }), 'requestCarriesBearerToken', 'AUTH-BEARER-HEADER');
     expect(missing.subject).toBe('client');
     const basic = expectFinding(deleteExchange({ requestHeaders: { authorization: 'Basic dXNlcjpzM2NyM3Q=' }, status: 401 }), 'requestCarriesBearerToken', 'AUTH-BEARER-HEADER');
-    expect(basic.message).not.toContain('dXNlcjpzM2NyM3Q');
+    expect(findingMessage(basic)).not.toContain('dXNlcjpzM2NyM3Q');
   });
 
   it('bearerTokenIsJwt: an opaque token', () => {
@@ -130,7 +131,7 @@ describe('authentication checks', () => {
   it('missingTokenRefused: a request without a token refused with anything but 401 (must on delete, a 404 included; should on the others)', () => {
     const f = expectFinding(errorExchange(deleteExchange({ requestHeaders: {} }), 404, {}), 'missingTokenRefused', 'AUTH-MISSING-TOKEN-401');
     expect(f.level).toBe('must');
-    expect(f.message).toContain('looked up before the caller was checked');
+    expect(findingMessage(f)).toContain('looked up before the caller was checked');
     const other = expectFinding(errorExchange(getExchange(resourceServer(), 'rs_1', { requestHeaders: {} }), 403, {}), 'missingTokenRefused', 'AUTH-MISSING-TOKEN-401-OTHER');
     expect(other.level).toBe('should');
     expect(findingsOf(errorExchange(deleteExchange({ requestHeaders: {} }), 401, { message: 'Missing authentication' })).filter((x) => x.subject === 'implementation')).toEqual([]);
@@ -153,7 +154,7 @@ describe('authentication checks', () => {
 
   it('nonGlobalClientRefused: a non-global client that gets its delete', () => {
     const f = expectFinding(deleteExchange({ tokenFacts: { clientGlobal: false } }), 'nonGlobalClientRefused', 'AUTH-NON-GLOBAL-401');
-    expect(f.message).toContain('security');
+    expect(findingMessage(f)).toContain('security');
   });
 
   it('tokenRequestNamesAudience: client credentials without the /api/v2/ audience', () => {
@@ -182,7 +183,7 @@ describe('scope checks', () => {
         const scope = granted.join(' ');
         const del = expectFinding(deleteExchange({ requestHeaders: withScopes(scope) }), 'requiredScopeEnforced', 'SCOPE-DELETE-REQUIRED');
         expect(del.level).toBe('must');
-        expect(del.message).toContain('security');
+        expect(findingMessage(del)).toContain('security');
         expect(expectFinding(updateExchange(undefined, undefined, { requestHeaders: { ...withScopes(scope), 'content-type': 'application/json' } }), 'requiredScopeEnforced', 'SCOPE-UPDATE-SESSION').level).toBe('should');
         expect(expectFinding(getExchange(undefined, undefined, { requestHeaders: withScopes(scope) }), 'requiredScopeEnforced', 'SCOPE-READ-RESOURCE-SERVER').level).toBe('should');
       }),
@@ -311,8 +312,8 @@ describe('resource server checks', () => {
 
   it('responseBodyMatchesSchema: a too-short signing_secret is reported by its length, never shown', () => {
     const f = expectFinding(getExchange(resourceServer({ signing_secret: 'hunter2-secret' })), 'responseBodyMatchesSchema', 'RS-SIGNING-SECRET-LENGTH');
-    expect(f.message).toContain('a secret of 14 characters (redacted)');
-    expect(f.message).not.toContain('hunter2');
+    expect(findingMessage(f)).toContain('a secret of 14 characters (redacted)');
+    expect(findingMessage(f)).not.toContain('hunter2');
   });
 
   it('responseBodyMatchesSchema: any signing_alg outside the four is caught', () => {
@@ -365,7 +366,7 @@ describe('rate-limit checks', () => {
         const exchange = { ...base, response: { ...base.response!, headers: { 'content-type': 'application/json', ...headers } } };
         const f = expectFinding(exchange, 'rateLimitHeadersOn429', 'RL-429-HEADERS');
         // Each missing header is named as the document writes it.
-        for (const name of drop) expect(f.message).toContain(({ 'x-ratelimit-limit': 'X-RateLimit-Limit', 'x-ratelimit-remaining': 'X-RateLimit-Remaining', 'x-ratelimit-reset': 'X-RateLimit-Reset' } as Record<string, string>)[name]);
+        for (const name of drop) expect(findingMessage(f)).toContain(({ 'x-ratelimit-limit': 'X-RateLimit-Limit', 'x-ratelimit-remaining': 'X-RateLimit-Remaining', 'x-ratelimit-reset': 'X-RateLimit-Reset' } as Record<string, string>)[name]);
         // An empty value carries nothing either.
         const blank = { ...exchange, response: { ...exchange.response, headers: { ...exchange.response.headers, ...Object.fromEntries(drop.map((n) => [n, ' '])) } } };
         expectFinding(blank, 'rateLimitHeadersOn429', 'RL-429-HEADERS');

@@ -12,7 +12,7 @@ export function requestCarriesBearerToken(input: CheckInput): CheckResult {
   const { token } = exchange;
   if (token.wellFormed) return [];
   const received = token.headerPresent ? `Authorization: ${show(redactedScheme(exchange.request.headers['authorization']))}` : 'no Authorization header';
-  return [finding(requestCarriesBearerToken.name, 'AUTH-BEARER-HEADER', 'client', 'the header "Authorization: Bearer <ACCESS_TOKEN>"', received)];
+  return [finding('AUTH-BEARER-HEADER', 'client', 'the header "Authorization: Bearer <ACCESS_TOKEN>"', received)];
 }
 
 /** Only the scheme word of a malformed header is shown: the rest may be a secret. */
@@ -25,7 +25,7 @@ export function bearerTokenIsJwt({ exchange }: CheckInput): CheckResult {
   const { token } = exchange;
   if (!token.wellFormed || token.recorded === false) return undefined;
   if (token.claims) return [];
-  return [finding(bearerTokenIsJwt.name, 'AUTH-TOKEN-IS-JWT', 'client', 'a bearer token in JWT format', `a token that does not decode as a JWT (${token.decodeError ?? 'unknown reason'})`)];
+  return [finding('AUTH-TOKEN-IS-JWT', 'client', 'a bearer token in JWT format', `a token that does not decode as a JWT (${token.decodeError ?? 'unknown reason'})`)];
 }
 
 /** 429 comes before authentication on many services: a throttled request says nothing about these rules. */
@@ -99,7 +99,7 @@ export function nonGlobalClientRefused({ exchange }: CheckInput): CheckResult {
   if (unanswered(status) || token.clientGlobal !== false || !token.claims || INVALID_CREDENTIAL_STATES.has(credentialState(exchange))) return undefined;
   if (status === 401) return [];
   const security = isSuccess(status) ? ' (security: the profile was deleted)' : '';
-  return [finding(nonGlobalClientRefused.name, 'AUTH-NON-GLOBAL-401', 'implementation', '401 for a client that is not global', `${status}${security}`)];
+  return [finding('AUTH-NON-GLOBAL-401', 'implementation', '401 for a client that is not global', `${status}${security}`)];
 }
 
 /** The audience of a client-credentials token request, from a form or JSON body. */
@@ -116,11 +116,11 @@ export function tokenRequestNamesAudience(input: CheckInput): CheckResult {
   if (!params || params['grant_type'] !== 'client_credentials') return undefined;
   const audience = params['audience'];
   if (audience === undefined || audience === '') {
-    return [finding(tokenRequestNamesAudience.name, 'AUTH-TOKEN-AUDIENCE', 'client', 'the form parameter audience set to the API base path /api/v2/', 'no audience')];
+    return [finding('AUTH-TOKEN-AUDIENCE', 'client', 'the form parameter audience set to the API base path /api/v2/', 'no audience')];
   }
   // Tokens for the tenant's other APIs pass by too; only management-API audiences are judged.
   if (typeof audience === 'string' && audience.includes('/api/v2') && !audience.endsWith('/api/v2/')) {
-    return [finding(tokenRequestNamesAudience.name, 'AUTH-TOKEN-AUDIENCE', 'client', 'the audience to end with the API base path /api/v2/', show(audience))];
+    return [finding('AUTH-TOKEN-AUDIENCE', 'client', 'the audience to end with the API base path /api/v2/', show(audience))];
   }
   return [];
 }

@@ -1,7 +1,6 @@
 // What a check is, and the one way findings are made.
 import { requirement } from '../requirements.ts';
 import { observationOf, type RateLimitObservation, type RateLimitTracker } from '../rate-limit-tracker.ts';
-import { findingMessage } from '../message.ts';
 import type { Exchange, Finding, MatchedOperation, OperationId, Subject } from '../types.ts';
 
 /** A JSON body parsed once per exchange: `ok` false when the text is not JSON. */
@@ -77,31 +76,9 @@ export function defineCheck(
   };
 }
 
-/**
- * A finding about `requirementId`, by `subject`: what was `expected`, what was `received`.
- * defineCheck names the check. The older form with the check's name first is still accepted:
- * finding(check, requirementId, subject, expected, received).
- */
-export function finding(requirementId: string, subject: Subject, expected: string, received: string): Finding;
-/** @deprecated defineCheck sets the check's name: leave it out. */
-export function finding(check: string, requirementId: string, subject: Subject, expected: string, received: string): Finding;
-export function finding(a: string, b: string, c: string, d: string, e?: string): Finding {
-  // Four arguments: (requirement, subject, expected, received); five: the check's name first.
-  const named = e !== undefined;
-  const requirementId = named ? b : a;
-  const expected = named ? d : c;
-  const received = named ? e : d;
-  const f: Finding = {
-    requirement: requirementId,
-    level: requirement(requirementId).level,
-    subject: (named ? c : b) as Subject,
-    check: named ? a : '',
-    expected,
-    received,
-    message: '',
-  };
-  f.message = findingMessage(f);
-  return f;
+/** A finding about `requirementId`, by `subject`: what was `expected`, what was `received`. defineCheck names the check. */
+export function finding(requirementId: string, subject: Subject, expected: string, received: string): Finding {
+  return { requirement: requirementId, level: requirement(requirementId).level, subject, check: '', expected, received };
 }
 
 /** A short, printable rendering of a received value. */

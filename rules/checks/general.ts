@@ -13,11 +13,11 @@ export function responseBodyIsJson({ exchange, responseJson }: CheckInput): Chec
   const contentType = response.headers['content-type'];
   if (contentType === undefined || !JSON_MEDIA_TYPE.test(contentType)) {
     findings.push(
-      finding(responseBodyIsJson.name, 'GEN-JSON-RESPONSE', 'implementation', 'Content-Type application/json on a response with a body', contentType === undefined ? 'no Content-Type' : show(contentType)),
+      finding('GEN-JSON-RESPONSE', 'implementation', 'Content-Type application/json on a response with a body', contentType === undefined ? 'no Content-Type' : show(contentType)),
     );
   }
   if (responseJson && !responseJson.ok) {
-    findings.push(finding(responseBodyIsJson.name, 'GEN-JSON-RESPONSE', 'implementation', 'a body that parses as JSON', `${show(response.body.text, 60)} (${responseJson.error})`));
+    findings.push(finding('GEN-JSON-RESPONSE', 'implementation', 'a body that parses as JSON', `${show(response.body.text, 60)} (${responseJson.error})`));
   }
   return findings;
 }
@@ -34,21 +34,21 @@ export function statusCodeIsDocumented({ exchange, operation }: CheckInput): Che
   if (status === undefined || status >= 500 || operation.operation === 'getToken') return undefined;
   const documented = DOCUMENTED_STATUSES[operation.operation];
   if (documented.includes(status)) return [];
-  return [finding(statusCodeIsDocumented.name, 'GEN-STATUS-DOCUMENTED', 'implementation', `one of ${documented.join(', ')} for ${operation.operation}`, String(status))];
+  return [finding('GEN-STATUS-DOCUMENTED', 'implementation', `one of ${documented.join(', ')} for ${operation.operation}`, String(status))];
 }
 
 export function noServerError({ exchange }: CheckInput): CheckResult {
   const status = exchange.response?.status;
   if (status === undefined) return undefined;
   if (status < 500) return [];
-  return [finding(noServerError.name, 'GEN-NO-SERVER-ERROR', 'implementation', 'no 5xx (the document lists none)', `${status} ${show(exchange.response?.body?.text ?? '', 60)}`)];
+  return [finding('GEN-NO-SERVER-ERROR', 'implementation', 'no 5xx (the document lists none)', `${status} ${show(exchange.response?.body?.text ?? '', 60)}`)];
 }
 
 export function errorBodyIsObject({ exchange, responseJson }: CheckInput): CheckResult {
   const status = exchange.response?.status;
   if (status === undefined || status < 400 || !responseJson?.ok) return undefined;
   if (schemaValidator('error').validate(responseJson.value)) return [];
-  return [finding(errorBodyIsObject.name, 'GEN-ERROR-BODY', 'implementation', 'an error body that is a JSON object', show(responseJson.value))];
+  return [finding('GEN-ERROR-BODY', 'implementation', 'an error body that is a JSON object', show(responseJson.value))];
 }
 
 export const generalChecks = [

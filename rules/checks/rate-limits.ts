@@ -15,14 +15,14 @@ export function rateLimitHeadersOn429({ exchange }: CheckInput): CheckResult {
   const missing: string[] = [];
   for (const key of HEADER_KEYS) if ((present[key] ?? '').trim() === '') missing.push(HEADER_NAMES[key]);
   if (missing.length === 0) return [];
-  return [finding(rateLimitHeadersOn429.name, 'RL-429-HEADERS', 'implementation', 'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', `a 429 without ${missing.join(', ')}`)];
+  return [finding('RL-429-HEADERS', 'implementation', 'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', `a 429 without ${missing.join(', ')}`)];
 }
 
 /** A Reset further than this from the response time is not a plausible epoch-seconds instant. */
 const RESET_HORIZON_SECONDS = 24 * 3600;
 
 function headerValueFinding(expected: string, received: string): Finding {
-  return finding(rateLimitHeadersWellFormed.name, 'RL-HEADER-VALUES', 'implementation', expected, received);
+  return finding('RL-HEADER-VALUES', 'implementation', expected, received);
 }
 
 export function rateLimitHeadersWellFormed(input: CheckInput): CheckResult {
@@ -63,7 +63,6 @@ export function rateLimitSequenceIsConsistent(input: CheckInput): CheckResult {
   if (current.remaining <= previous.remaining) return [];
   return [
     finding(
-      rateLimitSequenceIsConsistent.name,
       'RL-SEQUENCE',
       'implementation',
       `X-RateLimit-Remaining at most ${previous.remaining} (an earlier request of this client in the same window, reset ${previous.reset})`,

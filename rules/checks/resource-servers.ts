@@ -15,7 +15,7 @@ export function tokenLifetimeForWebWithinTokenLifetime(input: CheckInput): Check
   const lifetime = rs?.['token_lifetime'];
   if (typeof web !== 'number' || typeof lifetime !== 'number') return undefined;
   if (web <= lifetime) return [];
-  return [finding(tokenLifetimeForWebWithinTokenLifetime.name, 'RS-TOKEN-LIFETIME-FOR-WEB', 'implementation', `token_lifetime_for_web not greater than token_lifetime (${lifetime})`, String(web))];
+  return [finding('RS-TOKEN-LIFETIME-FOR-WEB', 'implementation', `token_lifetime_for_web not greater than token_lifetime (${lifetime})`, String(web))];
 }
 
 export function resourceServerMatchesLookup(input: CheckInput): CheckResult {
@@ -30,7 +30,7 @@ export function resourceServerMatchesLookup(input: CheckInput): CheckResult {
   const names = [rawId, id, decodeSegment(id)];
   if (names.includes(returnedId) || names.includes(identifier)) return [];
   return [
-    finding(resourceServerMatchesLookup.name, 'RS-LOOKUP-BY-ID-OR-AUDIENCE', 'implementation', `the resource server whose id or identifier is ${show(id)}`, `id ${show(returnedId)}, identifier ${show(identifier)}`),
+    finding('RS-LOOKUP-BY-ID-OR-AUDIENCE', 'implementation', `the resource server whose id or identifier is ${show(id)}`, `id ${show(returnedId)}, identifier ${show(identifier)}`),
   ];
 }
 
@@ -38,7 +38,7 @@ export function includeFieldsIsBoolean({ operation }: CheckInput): CheckResult {
   const value = operation.query['include_fields'];
   if (value === undefined) return undefined;
   if (value === 'true' || value === 'false') return [];
-  return [finding(includeFieldsIsBoolean.name, 'RS-INCLUDE-FIELDS-BOOLEAN', 'client', 'include_fields=true or include_fields=false', `include_fields=${show(value)}`)];
+  return [finding('RS-INCLUDE-FIELDS-BOOLEAN', 'client', 'include_fields=true or include_fields=false', `include_fields=${show(value)}`)];
 }
 
 export function fieldsSelectionHonoured(input: CheckInput): CheckResult {
@@ -53,11 +53,11 @@ export function fieldsSelectionHonoured(input: CheckInput): CheckResult {
   if (include === 'false') {
     const kept = keys.filter((k) => named.has(k));
     if (kept.length === 0) return [];
-    return [finding(fieldsSelectionHonoured.name, 'RS-FIELDS-SELECTION', 'implementation', `none of ${[...named].join(',')} (include_fields=false)`, `the fields ${kept.join(', ')}`)];
+    return [finding('RS-FIELDS-SELECTION', 'implementation', `none of ${[...named].join(',')} (include_fields=false)`, `the fields ${kept.join(', ')}`)];
   }
   const extra = keys.filter((k) => !named.has(k));
   if (extra.length === 0) return [];
-  return [finding(fieldsSelectionHonoured.name, 'RS-FIELDS-SELECTION', 'implementation', `only the fields ${[...named].join(',')}`, `also ${extra.slice(0, 8).join(', ')}${extra.length > 8 ? ', …' : ''}`)];
+  return [finding('RS-FIELDS-SELECTION', 'implementation', `only the fields ${[...named].join(',')}`, `also ${extra.slice(0, 8).join(', ')}${extra.length > 8 ? ', …' : ''}`)];
 }
 
 export const resourceServerChecks = [

@@ -44,7 +44,7 @@ function describeError(error: ErrorObject): string {
 }
 
 /** Findings for every schema error of `document`, one per (requirement, place, keyword). */
-export function schemaFindings(check: string, name: SchemaName, document: unknown, subject: Subject): Finding[] {
+export function schemaFindings(name: SchemaName, document: unknown, subject: Subject): Finding[] {
   const { schema, validate } = schemaValidator(name);
   if (validate(document)) return [];
   const fallback = schema['x-requirement'] as string;
@@ -63,7 +63,7 @@ export function schemaFindings(check: string, name: SchemaName, document: unknow
         : isSecretPath(error.instancePath)
           ? describeSecret(valueAt(document, error.instancePath))
           : show(valueAt(document, error.instancePath));
-    findings.push(finding(check, id, subject, describeError(error), received));
+    findings.push(finding(id, subject, describeError(error), received));
   }
   return findings;
 }
@@ -76,10 +76,10 @@ export function responseBodyMatchesSchema({ exchange, operation, responseJson }:
   if (!response || !schemaName || !isSuccess(response.status) || response.body?.truncated) return undefined;
   const root = schemaValidator(schemaName).schema['x-requirement'] as string;
   if (!response.body) {
-    return [finding(responseBodyMatchesSchema.name, root, 'implementation', `the ${schemaName.replace('-', ' ')} as the body of a ${response.status}`, 'no body')];
+    return [finding(root, 'implementation', `the ${schemaName.replace('-', ' ')} as the body of a ${response.status}`, 'no body')];
   }
   if (!responseJson?.ok) return undefined; // not JSON: responseBodyIsJson reports it
-  return schemaFindings(responseBodyMatchesSchema.name, schemaName, responseJson.value, 'implementation');
+  return schemaFindings(schemaName, responseJson.value, 'implementation');
 }
 
 /** Request body errors of an update, parsed once and shared by the client and implementation checks. */
@@ -87,14 +87,14 @@ export function updateRequestErrors({ exchange, requestJson }: CheckInput): Find
   const body = exchange.request.body;
   if (!body || body.truncated || !requestJson) return undefined;
   if (!requestJson.ok) {
-    return [finding(updateRequestMatchesSchema.name, 'SES-REQUEST-BODY', 'client', 'a JSON body', `${show(body.text, 60)} (${requestJson.error})`)];
+    return [finding('SES-REQUEST-BODY', 'client', 'a JSON body', `${show(body.text, 60)} (${requestJson.error})`)];
   }
-  return schemaFindings(updateRequestMatchesSchema.name, 'update-session-request', requestJson.value, 'client');
+  return schemaFindings('update-session-request', requestJson.value, 'client');
 }
 
 export function updateRequestMatchesSchema(input: CheckInput): CheckResult {
   if (!input.exchange.request.body) {
-    return [finding(updateRequestMatchesSchema.name, 'SES-REQUEST-BODY', 'client', 'a JSON body with session_metadata', 'no body')];
+    return [finding('SES-REQUEST-BODY', 'client', 'a JSON body with session_metadata', 'no body')];
   }
   return updateRequestErrors(input);
 }
@@ -107,7 +107,7 @@ export function invalidUpdateRefused(input: CheckInput): CheckResult {
   if (!errors || errors.length === 0) return undefined;
   if (!isSuccess(status)) return [];
   const rules = errors.slice(0, 3).map((e) => `${e.requirement}: expected ${e.expected}`).join(' | ');
-  return [finding(invalidUpdateRefused.name, 'SES-INVALID-UPDATE-REFUSED', 'implementation', `a 4xx refusal of a body that breaks the rules (${rules})`, `${status}, the update was accepted`)];
+  return [finding('SES-INVALID-UPDATE-REFUSED', 'implementation', `a 4xx refusal of a body that breaks the rules (${rules})`, `${status}, the update was accepted`)];
 }
 
 export const schemaChecks = [

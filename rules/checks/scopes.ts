@@ -40,10 +40,10 @@ export function tokenScopesAreWellFormed({ exchange }: CheckInput): CheckResult 
   const { malformed, unknown } = scopeForms(scopes);
   const findings: Finding[] = [];
   if (malformed.length > 0) {
-    findings.push(finding(tokenScopesAreWellFormed.name, 'SCOPE-FORMAT', 'client', 'scopes of the form <action>:<resource>', malformed.slice(0, 5).map(shortScope).join(', ')));
+    findings.push(finding('SCOPE-FORMAT', 'client', 'scopes of the form <action>:<resource>', malformed.slice(0, 5).map(shortScope).join(', ')));
   }
   if (unknown.length > 0) {
-    findings.push(finding(tokenScopesAreWellFormed.name, 'SCOPE-IN-CATALOG', 'client', "scopes from the document's scope catalog", unknown.slice(0, 5).map(shortScope).join(', ')));
+    findings.push(finding('SCOPE-IN-CATALOG', 'client', "scopes from the document's scope catalog", unknown.slice(0, 5).map(shortScope).join(', ')));
   }
   return findings;
 }
@@ -59,7 +59,6 @@ export function requiredScopeEnforced({ exchange, operation }: CheckInput): Chec
   if (!isSuccess(status)) return [];
   return [
     finding(
-      requiredScopeEnforced.name,
       requirement,
       'implementation',
       `a refusal (403) for a token without ${scope}`,
@@ -74,7 +73,7 @@ export function insufficientScopeNamesExpectedScope({ exchange }: CheckInput): C
   const { scope } = REQUIRED_SCOPES.deleteTokenExchangeProfile;
   const text = response.body?.text ?? '';
   if (text.includes(scope)) return [];
-  return [finding(insufficientScopeNamesExpectedScope.name, 'SCOPE-DELETE-403', 'implementation', `a 403 whose message states the expected scope ${scope}`, text === '' ? 'a 403 with no body' : show(text, 120))];
+  return [finding('SCOPE-DELETE-403', 'implementation', `a 403 whose message states the expected scope ${scope}`, text === '' ? 'a 403 with no body' : show(text, 120))];
 }
 
 export const scopeChecks = [

@@ -23,7 +23,7 @@ export function sessionMetadataCleared(input: CheckInput): CheckResult {
   if (!sent || !session || !(sent.value === null || isEmptyObject(sent.value))) return undefined;
   const returned = session['session_metadata'];
   if (hasNoMetadata(returned)) return [];
-  return [finding(sessionMetadataCleared.name, 'SES-METADATA-CLEARED', 'implementation', `no session metadata left after sending ${show(sent.value)}`, `session_metadata ${show(returned, 120)}`)];
+  return [finding('SES-METADATA-CLEARED', 'implementation', `no session metadata left after sending ${show(sent.value)}`, `session_metadata ${show(returned, 120)}`)];
 }
 
 function sameMetadata(a: unknown, b: unknown): boolean {
@@ -39,7 +39,7 @@ export function sessionMetadataEchoed(input: CheckInput): CheckResult {
   if (!sent || !session || sent.value === null || typeof sent.value !== 'object' || isEmptyObject(sent.value)) return undefined;
   const returned = session['session_metadata'];
   if (sameMetadata(sent.value, returned)) return [];
-  return [finding(sessionMetadataEchoed.name, 'SES-METADATA-ECHOED', 'implementation', `session_metadata ${show(sent.value, 120)} as sent`, show(returned, 120))];
+  return [finding('SES-METADATA-ECHOED', 'implementation', `session_metadata ${show(sent.value, 120)} as sent`, show(returned, 120))];
 }
 
 export function sessionIdMatchesPath(input: CheckInput): CheckResult {
@@ -47,13 +47,13 @@ export function sessionIdMatchesPath(input: CheckInput): CheckResult {
   const id = session?.['id'];
   if (typeof id !== 'string') return undefined;
   if (id === input.operation.id) return [];
-  return [finding(sessionIdMatchesPath.name, 'SES-ID-MATCHES', 'implementation', `the session ${show(input.operation.id)} named in the path`, `id ${show(id)}`)];
+  return [finding('SES-ID-MATCHES', 'implementation', `the session ${show(input.operation.id)} named in the path`, `id ${show(id)}`)];
 }
 
 export function updateRequestIsJson({ exchange }: CheckInput): CheckResult {
   const type = exchange.request.headers['content-type'];
   if (type !== undefined && /^application\/json\s*(;|$)/i.test(type)) return [];
-  return [finding(updateRequestIsJson.name, 'SES-REQUEST-CONTENT-TYPE', 'client', 'Content-Type: application/json', type === undefined ? 'no Content-Type' : show(type))];
+  return [finding('SES-REQUEST-CONTENT-TYPE', 'client', 'Content-Type: application/json', type === undefined ? 'no Content-Type' : show(type))];
 }
 
 export const sessionChecks = [

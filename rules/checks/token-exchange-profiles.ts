@@ -8,7 +8,7 @@ export function noContentHasNoBody({ exchange }: CheckInput): CheckResult {
   const length = response.headers['content-length'];
   if (!response.body && (length === undefined || length === '0')) return [];
   const received = response.body ? `a body of ${response.body.text.length} characters: ${show(response.body.text, 60)}` : `Content-Length ${length}`;
-  return [finding(noContentHasNoBody.name, 'TEP-DELETE-NO-BODY', 'implementation', 'a 204 with no body', received)];
+  return [finding('TEP-DELETE-NO-BODY', 'implementation', 'a 204 with no body', received)];
 }
 
 export const tokenExchangeProfileChecks = [defineCheck(noContentHasNoBody, ['TEP-DELETE-NO-BODY'], ['deleteTokenExchangeProfile'])];
@@ -25,7 +25,7 @@ export function successStatusIsDocumented({ exchange, operation }: CheckInput): 
   if (status === undefined || !isSuccess(status) || operation.operation === 'getToken') return undefined;
   const expected = SUCCESS[operation.operation];
   if (status === expected.status) return [];
-  return [finding(successStatusIsDocumented.name, expected.requirement, 'implementation', `${expected.status} on success`, String(status))];
+  return [finding(expected.requirement, 'implementation', `${expected.status} on success`, String(status))];
 }
 
 export const successChecks = [defineCheck(successStatusIsDocumented, ['TEP-DELETE-204', 'SES-SUCCESS-200', 'RS-SUCCESS-200'])];

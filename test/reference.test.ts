@@ -4,6 +4,7 @@
 // test sent a bad request on purpose, which proves the traffic really was judged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import { findingMessage } from '../rules/message.ts';
 import type { Finding } from '../rules/types.ts';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
 import type { JWK } from 'jose';
@@ -67,7 +68,7 @@ function runSteps(steps: Step[]): void {
       expect(operation, 'the exchange is one the document covers').toBeDefined();
       allFindings.push(...findings);
       const implementation = findings.filter((f) => f.subject === 'implementation');
-      expect(implementation.map((f) => `${f.requirement}: ${f.message}`)).toEqual(
+      expect(implementation.map((f) => `${f.requirement}: ${findingMessage(f)}`)).toEqual(
         (step.implementation ?? []).map((id) => expect.stringMatching(new RegExp(`^${id}: `))),
       );
       const client = new Set(findings.filter((f) => f.subject === 'client').map((f) => f.requirement));

@@ -84,7 +84,10 @@ export function needs(context: TestContext, condition: boolean, reason: string):
 export const needsProfile = (context: TestContext, profile: Profile) =>
   needs(context, api.has(profile), `no "${profile}" credentials in the configuration (credentials.${profile})`);
 
-/** Fixture sessions whose original metadata is known: the only ones the suite may change. */
+/**
+ * Fixture sessions the suite may change: those whose original metadata is known, and with
+ * allow_destructive those given by id only (their `original` is no metadata: they are left cleared).
+ */
 export const restorableSessions = () => config.fixtures.sessions.filter((s) => s.original !== undefined);
 
 export const needsSession = (context: TestContext) =>
@@ -92,7 +95,7 @@ export const needsSession = (context: TestContext) =>
     context,
     restorableSessions().length > 0,
     config.fixtures.sessions.length > 0
-      ? 'the fixture sessions are given by id only: the suite cannot learn their original metadata, so it does not change them (give {id, session_metadata})'
+      ? 'the fixture sessions are given by id only: the suite cannot learn their original metadata, so it does not change them (give {id, session_metadata}, or set allow_destructive to test them and leave their metadata cleared)'
       : 'no fixture session in the configuration (fixtures.sessions)',
   );
 

@@ -7,8 +7,9 @@ import { resolve } from 'node:path';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/target.ts';
+import type { TlsSource } from '../proxy/tls.ts';
 import { noJwksLine, tenantKeys } from '../keys/tenant-keys.ts';
-import { parseArgs, parseListen, stringFlag } from './args.ts';
+import { parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
 import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from './errors.ts';
 import { checkExistingRecording, type RecordingMode } from './existing-recording.ts';
@@ -19,12 +20,14 @@ import { CommandError, findCommand, startCommand, type CommandEnd } from './wrap
 const DEFAULT_LISTEN = '127.0.0.1:8080';
 const DEFAULT_REPORT_DIR = 'reports/latest';
 const JOURNAL_NAME = 'traffic.jsonl';
+const DEFAULT_TLS_DIR = '.tmi-conform/tls';
 /** The management API's base path on a tenant; the token endpoint is beside it, at /oauth/token. */
 const API_BASE_PATH = '/api/v2';
 
 export const help = `Usage: tmi-conform proxy --target URL [--listen HOST:PORT] [--record FILE.har] [--journal FILE.jsonl]
                          [--report-dir DIR] [--fail-on must|should] [--max-body-bytes N]
                          [--upstream-timeout SECONDS] [--status-interval SECONDS]
+                         [--tls [--tls-dir DIR | --tls-cert FILE --tls-key FILE]]
                          [--non-global-client CLIENT_ID]... [--jwks URL|FILE] [--append | --overwrite]
                          [-- CMD [ARGS...]]
 
@@ -52,6 +55,13 @@ CMD's when it failed (128 + the signal's number when a signal ended it), else th
 the traffic under --fail-on (0 conforming, 1 not); one line on stderr says which decided.
 CMD not found: 127, not executable: 126 (as in a shell), before the proxy starts.
 
+HTTPS (--tls), for clients that only call https:// (the official SDKs): the proxy presents a
+certificate for localhost, 127.0.0.1, ::1 and the --listen host, issued by a local CA that it
+makes once in --tls-dir and reuses (the certificate is made again when it no longer fits). The
+client must trust that CA: NODE_EXTRA_CA_CERTS (Node), SSL_CERT_FILE (Go, curl, OpenSSL),
+REQUESTS_CA_BUNDLE (Python requests); the start prints the lines to use. Or bring your own
+pair with --tls-cert and --tls-key.
+
 Recording: every finished exchange is appended at once to a JSONL journal (one HAR 1.2 entry
 per line with "_conformance": operation, findings, token claims), so a crash loses at most the
 exchanges in flight and the last few the recorder had not written yet. Secrets never reach
@@ -62,6 +72,12 @@ they hold the same exchanges).
 Options:
   --target URL              where to forward (http or https, optionally with a base path); required
   --listen HOST:PORT        where to listen (default ${DEFAULT_LISTEN}; port 0 = a free port)
+  --tls                     listen with HTTPS (the ready line says https://), certificate from the local CA
+                            (--tls-dir, --tls-cert and --tls-key imply it)
+  --tls-dir DIR             where the local CA (ca.pem, ca-key.pem) and the certificate it issued for the
+                            listen host (leaf.pem, leaf-key.pem) are kept (default ${DEFAULT_TLS_DIR}; keys mode 0600)
+  --tls-cert FILE           present this PEM certificate instead (leaf first, then any intermediates)
+  --tls-key FILE            its PEM private key, unencrypted (--tls-cert and --tls-key go together)
   --record FILE.har         write a complete HAR 1.2 file at stop; the journal is FILE.har.jsonl
   --journal FILE.jsonl      where the journal goes (default: next to --record, else DIR/${JOURNAL_NAME})
   --append                  resume an existing journal: new exchanges are appended, the HAR written
@@ -85,7 +101,7 @@ Options:
                             "signatures not verified: no JWKS" and judges the rest; a --jwks that cannot be read: exit 2
 
 Exit codes: 0 after a stop by signal, 2 usage error (bad flag, missing or unparseable --target,
-address in use, unwritable journal or report directory, existing journal without --append or
+address in use, unwritable journal or report directory, unusable TLS files or --tls-dir, existing journal without --append or
 --overwrite). With -- CMD: see above.`;
 
 export interface ProxyControl {
@@ -112,6 +128,10 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     'upstream-timeout': { value: true },
     'status-interval': { value: true },
     'non-global-client': { value: true, repeat: true },
+    tls: { value: false },
+    'tls-dir': { value: true },
+    'tls-cert': { value: true },
+    'tls-key': { value: true },
     jwks: { value: true },
     append: { value: false },
     overwrite: { value: false },
@@ -136,6 +156,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   const upstreamTimeoutMs = secondsFlag(stringFlag(args, 'upstream-timeout'), '--upstream-timeout', DEFAULT_UPSTREAM_TIMEOUT_MS, false);
   const statusIntervalMs = secondsFlag(stringFlag(args, 'status-interval'), '--status-interval', DEFAULT_STATUS_INTERVAL_MS, true);
   const nonGlobalClients = (args.flags['non-global-client'] as string[] | undefined) ?? [];
+  const tls = tlsFlags(args);
   if (args.flags['append'] === true && args.flags['overwrite'] === true) throw new UsageError('proxy: --append and --overwrite exclude each other (resume the journal, or replace it)');
   const recordingMode: RecordingMode = args.flags['append'] === true ? 'append' : args.flags['overwrite'] === true ? 'overwrite' : 'refuse';
   let commandFile: string | undefined;
@@ -171,7 +192,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   };
   let proxy: RunningProxy;
   try {
-    proxy = await startProxy({ target, host, port, journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, ...(jwks ? { jwks } : {}), log });
+    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, ...(jwks ? { jwks } : {}), log });
   } catch (error) {
     dispose();
     if (error instanceof ProxyStartError) throw new UsageError(`proxy: ${error.message}`);
@@ -244,6 +265,18 @@ async function commandEnvironment(proxyUrl: string, caPath: string | undefined, 
   return env;
 }
 
+
+/** --tls and where its certificate comes from: the user's pair, or the local CA in --tls-dir. Any of the flags means HTTPS. */
+function tlsFlags(args: ParsedArgs): TlsSource | undefined {
+  const certFile = stringFlag(args, 'tls-cert');
+  const keyFile = stringFlag(args, 'tls-key');
+  const dir = stringFlag(args, 'tls-dir');
+  if (args.flags['tls'] !== true && certFile === undefined && keyFile === undefined && dir === undefined) return undefined;
+  if (certFile === undefined && keyFile !== undefined) throw new UsageError('proxy: --tls-key needs --tls-cert (the certificate of that key, a PEM file)');
+  if (certFile !== undefined && keyFile === undefined) throw new UsageError('proxy: --tls-cert needs --tls-key (the private key of that certificate, a PEM file)');
+  if (certFile !== undefined && dir !== undefined) throw new UsageError('proxy: --tls-dir is where the proxy makes its own certificate; with --tls-cert and --tls-key it makes none (give one or the other)');
+  return certFile !== undefined ? { certFile, keyFile: keyFile! } : { dir: dir ?? DEFAULT_TLS_DIR };
+}
 
 function integerFlag(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;

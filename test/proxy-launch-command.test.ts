@@ -9,6 +9,7 @@ import { delimiter, join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { help as proxyHelp } from '../cli/proxy.ts';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { tokenFor } from './helpers/reference.ts';
@@ -204,6 +205,14 @@ describe('proxy -- CMD: its environment and arguments', () => {
     expect(code).toBe(0);
     const origin = /^listening on (\S+)/.exec(stdout)![1]!;
     expect(run.seen()).toMatchObject({ status: 200, url: origin, origin });
+  });
+});
+
+describe('tmi-conform proxy --help', () => {
+  it('explains -- CMD, its environment and exit codes, --append and --overwrite, and the stop when the launcher goes away', () => {
+    for (const text of ['[-- CMD [ARGS...]]', '[--append | --overwrite]', '--append ', '--overwrite ', 'TMI_PROXY_URL', 'TMI_PROXY_ORIGIN', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CMD not found: 127', 'the process that launched it\ngoes away']) {
+      expect(proxyHelp).toContain(text);
+    }
   });
 });
 

@@ -22,7 +22,7 @@ const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-failure-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const FAULTS = ['rs-signing-alg-invalid', 'session-metadata-long-value-stored'];
+const FAULTS = ['rs-signing-alg-invalid', 'session-metadata-long-value-stored', 'rs-lookup-by-audience-404'];
 const SEED = 4242;
 
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -88,7 +88,7 @@ describe('a failing run against fault switches', () => {
     ref = await startReference({ faults: FAULTS });
     const path = join(dir, 'failing.yaml');
     writeFileSync(path, stringify({ ...ref.config(), rate_limit_probe: false }), { mode: 0o600 });
-    ({ code, stdout } = await run(['--config', path, '--requirement', 'RS-SIGNING-ALG', '--requirement', 'SES-METADATA-VALUE-LENGTH', '--property-runs', '5', '--seed', String(SEED), '--report-dir', reportDir]));
+    ({ code, stdout } = await run(['--config', path, '--requirement', 'RS-SIGNING-ALG', '--requirement', 'SES-METADATA-VALUE-LENGTH', '--requirement', 'RS-LOOKUP-BY-ID-OR-AUDIENCE', '--property-runs', '5', '--seed', String(SEED), '--report-dir', reportDir]));
     report = readReport(reportDir);
   }, 120_000);
   afterAll(() => ref?.close());
@@ -104,6 +104,11 @@ describe('a failing run against fault switches', () => {
     expect(length[1]).toMatch(/^PATCH \S+\/sessions\/\S+ → 200 +\(test "update session > session_metadata that breaks the rules is refused/);
     expect(length.find((l) => l.startsWith('counterexample: '))).toContain('"why":"a value of 256 characters"');
     expect(length.at(-1)).toMatch(/^curl -i -X 'PATCH' '\S+\/sessions\/\S+' .*-H "authorization: Bearer \$TOKEN" -H 'content-type: application\/json' --data-raw '\{"session_metadata":\{/);
+    // A scenario's expectation about the answer, in the same words (not "expected 404 to be 200").
+    const lookup = consoleBlock(stdout, 'RS-LOOKUP-BY-ID-OR-AUDIENCE');
+    expect(lookup[0]).toMatch(/FAIL RS-LOOKUP-BY-ID-OR-AUDIENCE +expected the audience \S+ to be found \(2xx\); received 404$/);
+    expect(lookup[1]).toMatch(/^GET \S+\/resource-servers\/http%3A%2F%2F\S+ → 404 +\(test "get a resource server > each fixture is found by its audience/);
+    expect(lookup.at(-1)).toMatch(/^curl -i '\S+\/resource-servers\/http%3A%2F%2F\S+' /);
     // Counted as the reports count them; the seed is printed.
     expect(stdout).toMatch(/✗ update-session\s+\d+ passed · 1 failed · 0 warned · \d+ skipped/);
     expect(stdout).toContain(`seed: ${SEED} (tmi-conform run --seed ${SEED} generates the same inputs again)`);

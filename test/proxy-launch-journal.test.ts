@@ -137,6 +137,23 @@ describe('proxy: an existing journal', () => {
     expect(reportOf(reportDir)).toMatchObject({ passed: true, traffic: { exchanges: 1 } });
   });
 
+  it('--append through the command line, around a command: the journal grows by what the command sent', async () => {
+    const before = readJournal(journalPath).length;
+    const script = "fetch(process.env.TMI_PROXY_URL + '/resource-servers/' + process.env.RS, { headers: { authorization: 'Bearer ' + process.env.TOKEN } }).then((r) => process.exit(r.status === 200 ? 0 : 9))";
+    const child = spawn(process.execPath, [BIN, 'proxy', '--target', ref.origin, '--listen', '127.0.0.1:0', '--status-interval', '0', ...record, '--append', '--', process.execPath, '-e', script], {
+      env: { ...process.env, GITHUB_STEP_SUMMARY: '', TOKEN: token, RS: ref.fixtures.resource_servers[0]! },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(0);
+    expect(stdout).toContain(`(${before} earlier + 1 new entries)`);
+    expect(readJournal(journalPath)).toHaveLength(before + 1);
+    expect(entriesOf(harPath)).toHaveLength(before + 1);
+    expect(reportOf(reportDir).traffic?.exchanges).toBe(before + 1);
+  });
+
   it('--append and --overwrite together are refused', async () => {
     expect(await refusal([...record, '--append', '--overwrite'])).toBe('proxy: --append and --overwrite exclude each other (resume the journal, or replace it)');
   });

@@ -1,17 +1,20 @@
 // The building blocks of the suites, each proven both ways: configuration errors, derived
 // tokens, requirement names and blame, and the arbitraries derived from the schemas (pacing:
 // test/pacing.test.ts).
+import { createPublicKey, type JsonWebKeyInput } from 'node:crypto';
 import fc from 'fast-check';
-import { decodeJwt } from 'jose';
+import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { judgeExchange } from '../rules/index.ts';
 import { schemaValidator } from '../rules/schemas.ts';
-import { arbitraryFromSchema, invalidSessionUpdates, invalidUpdateExamples, oddIds, sessionMetadataSchema, validMetadataExamples, validSessionMetadata } from '../suites/arbitraries.ts';
+import { arbitraryFromSchema, invalidSessionUpdates, invalidUpdateExamples, malformedAuthorizations, oddIds, sessionMetadataSchema, validMetadataExamples, validSessionMetadata } from '../suites/arbitraries.ts';
+import { buildExchange } from '../rules/exchange.ts';
+import { credentialState } from '../rules/credential.ts';
 import { configFromEnv, mergeConfig, resolveConfig } from '../suites/config.ts';
 import { boundedPredicate, MAX_SHRINK_STEPS } from '../suites/budget.ts';
 import { blamed } from '../suites/reporter.ts';
 import { covers, requirementsOfTestName, testNamePatternFor } from '../suites/requirement-names.ts';
-import { corruptSignature, scopesOfToken } from '../suites/tokens.ts';
+import { corruptSignature, keyConfusionTokens, scopesOfToken, signedByForeignKey, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { jwt, claims, getExchange, updateExchange, session } from './helpers/exchanges.ts';
 
 describe('configuration', () => {
@@ -150,5 +153,78 @@ describe('arbitraries derived from the JSON Schemas', () => {
         expect(id.startsWith('tmi-conform-')).toBe(true);
       }),
     );
+  });
+});
+
+describe('token attacks: the forged tokens and headers', () => {
+  const claimsOf = { iss: 'https://tenant.example.com/', sub: 'c@clients', aud: 'https://tenant.example.com/api/v2/', azp: 'c', scope: 'read:users', iat: 1, exp: 4_000_000_000 };
+
+  async function signed(): Promise<{ token: string; jwk: JWK }> {
+    const { privateKey, publicKey } = await generateKeyPair('RS256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+    return { token: await new SignJWT(claimsOf).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).sign(privateKey), jwk };
+  }
+
+  it('unsigned: the same claims, alg none, an empty signature', async () => {
+    const { token } = await signed();
+    const forged = unsignedToken(token);
+    expect(decodeProtectedHeader(forged)).toEqual({ alg: 'none' });
+    expect(forged.endsWith('.')).toBe(true);
+    expect(decodeJwt(forged)).toEqual(claimsOf);
+  });
+
+  it('scope added: header and signature kept, the scope appended', async () => {
+    const { token } = await signed();
+    const forged = withScopeAdded(token, 'delete:token_exchange_profiles');
+    expect(forged.split('.')[0]).toBe(token.split('.')[0]);
+    expect(forged.split('.')[2]).toBe(token.split('.')[2]);
+    expect(decodeJwt(forged)).toEqual({ ...claimsOf, scope: 'read:users delete:token_exchange_profiles' });
+  });
+
+  it("key confusion: HS256 whose secret is the public key's PEM; private and encryption keys are left out", async () => {
+    const { token, jwk } = await signed();
+    const privateJwk = { ...jwk, kid: 'private', d: 'x' };
+    const encryption = { ...jwk, kid: 'enc', use: 'enc' };
+    const forged = await keyConfusionTokens(token, { keys: [jwk, privateJwk, encryption] });
+    expect(forged).toHaveLength(1);
+    expect(decodeProtectedHeader(forged[0]!)).toMatchObject({ alg: 'HS256', kid: 'k1' });
+    const pem = createPublicKey({ key: jwk, format: 'jwk' } as JsonWebKeyInput).export({ type: 'spki', format: 'pem' }) as string;
+    expect(pem.endsWith('-----END PUBLIC KEY-----\n')).toBe(true);
+    const { payload } = await jwtVerify(forged[0]!, new TextEncoder().encode(pem), { algorithms: ['HS256'] });
+    expect(payload).toEqual(claimsOf);
+  });
+
+  it('foreign key: the same claims, signed RS256 by a key that does not verify against the original', async () => {
+    const { token, jwk } = await signed();
+    const forged = await signedByForeignKey(token);
+    expect(decodeJwt(forged)).toEqual(claimsOf);
+    await expect(jwtVerify(forged, await importJWK(jwk, 'RS256'))).rejects.toThrow(/signature/);
+  });
+
+  it('malformed Authorization headers are all judged absent, malformed or not a JWT', () => {
+    fc.assert(
+      fc.property(malformedAuthorizations(), (authorization) => {
+        const exchange = buildExchange({ startedAt: new Date().toISOString(), method: 'GET', url: 'http://t/api/v2/resource-servers/x', requestHeaders: { authorization }, status: 401, responseHeaders: {}, responseBody: '' });
+        expect(['absent', 'malformed', 'not-jwt'], authorization).toContain(credentialState(exchange));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('an expired token comes from credentials.expired or TMI_EXPIRED_TOKEN, apart from the profiles', () => {
+    const fromFile = resolveConfig({ base_url: 'http://a/api/v2', credentials: { full: { token: 'f' }, expired: { token: 'old' } } });
+    expect(fromFile.expiredToken).toBe('old');
+    expect(fromFile.credentials).toEqual({ full: { token: 'f' } });
+    expect(resolveConfig(mergeConfig({ base_url: 'http://a/api/v2' }, configFromEnv({ TMI_EXPIRED_TOKEN: 'older' }))).expiredToken).toBe('older');
+    expect(resolveConfig({ base_url: 'http://a/api/v2' }).expiredToken).toBeUndefined();
+  });
+
+  it('with allow_destructive, a session given by id only is tested and left cleared; without, left alone', () => {
+    const sessions = ['s1', { id: 's2', session_metadata: { a: 'b' } }];
+    expect(resolveConfig({ base_url: 'http://a/api/v2', allow_destructive: true, fixtures: { sessions } }).fixtures.sessions).toEqual([
+      { id: 's1', original: { session_metadata: null }, leftCleared: true },
+      { id: 's2', original: { session_metadata: { a: 'b' } } },
+    ]);
+    expect(resolveConfig({ base_url: 'http://a/api/v2', fixtures: { sessions } }).fixtures.sessions[0]).toEqual({ id: 's1' });
   });
 });

@@ -8,7 +8,9 @@
 // sends a fixture session the metadata the run restores it to, so even a hole changes nothing
 // the run does not put back. The read asks for the first fixture resource server.
 import fc from 'fast-check';
+import { decodeJwt } from 'jose';
 import { describe, it, type TestContext } from 'vitest';
+import { CLOCK_SKEW_SECONDS } from '../rules/credential.ts';
 import type { CallOptions } from './api.ts';
 import { malformedAuthorizations } from './arbitraries.ts';
 import { api, boundedPredicate, config, covers, expectExamined, expectNoFindings, needs, needsProfile, restorableSessions, unknownId } from './context.ts';
@@ -40,7 +42,29 @@ interface TokenAttack {
   before?: () => Promise<unknown>;
 }
 
-const canForgeFromFull = async (context: TestContext) => needsProfile(context, 'full');
+/** The run can make the attack's token: its source profile is configured and its token is a JWT (and the JWKS has a key, for key confusion). */
+function canForge(caller: 'unsigned' | 'tampered-scope' | 'key-confusion' | 'foreign-key', unmade: string) {
+  return async (context: TestContext) => {
+    const profile = caller === 'tampered-scope' ? 'no_scope' : 'full';
+    needsProfile(context, profile);
+    needs(context, (await api.attackToken(caller, 'getResourceServer')) !== undefined, unmade.replace('{profile}', profile));
+  };
+}
+
+const NOT_A_JWT = 'the {profile} token is not a JWT: there are no claims to forge a token from';
+
+/** The expired token is configured and has expired (beyond the engine's clock skew). */
+async function hasExpiredToken(context: TestContext): Promise<void> {
+  const token = config.expiredToken;
+  needs(context, token !== undefined, 'no expired token in the configuration (credentials.expired, TMI_EXPIRED_TOKEN): keep a token of the tenant until it has expired');
+  let exp: number | undefined;
+  try {
+    exp = decodeJwt(token!).exp;
+  } catch {
+    exp = undefined;
+  }
+  needs(context, exp !== undefined && exp + CLOCK_SKEW_SECONDS < Date.now() / 1000, `credentials.expired is not a JWT that has expired (exp ${exp ?? 'missing'})`);
+}
 
 const ATTACKS: TokenAttack[] = [
   { what: 'no Authorization header', kind: 'missing', options: { as: 'anonymous' } },
@@ -49,13 +73,13 @@ const ATTACKS: TokenAttack[] = [
   // "bearer <valid token>" is the same credential as "Bearer <valid token>" (RFC 7235 §2.1: the
   // scheme is case-insensitive), so serving it is right and nothing is judged there. What a
   // lowercase scheme may slip past is the verification: a forged token behind it must be refused.
-  { what: 'lowercase "bearer" with a token signed by a key that is not the tenant\'s', kind: 'forged', options: { as: 'foreign-key', scheme: 'bearer' }, possible: canForgeFromFull },
-  { what: 'alg "none": the full client\'s claims with an empty signature', kind: 'forged', options: { as: 'unsigned' }, possible: canForgeFromFull },
+  { what: 'lowercase "bearer" with a token signed by a key that is not the tenant\'s', kind: 'forged', options: { as: 'foreign-key', scheme: 'bearer' }, possible: canForge('foreign-key', NOT_A_JWT) },
+  { what: 'alg "none": the full client\'s claims with an empty signature', kind: 'forged', options: { as: 'unsigned' }, possible: canForge('unsigned', NOT_A_JWT) },
   {
     what: "a tampered payload: the no_scope client's token with the operation's scope added, its signature kept",
     kind: 'forged',
     options: { as: 'tampered-scope' },
-    possible: async (context) => needsProfile(context, 'no_scope'),
+    possible: canForge('tampered-scope', NOT_A_JWT),
     // The genuine token first (refused for its scope), as an attacker replays a token it saw.
     before: () => api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'no_scope' }),
   },
@@ -63,18 +87,10 @@ const ATTACKS: TokenAttack[] = [
     what: "key confusion: HS256 signed with the tenant's public key (from its JWKS) as the secret",
     kind: 'forged',
     options: { as: 'key-confusion' },
-    possible: async (context) => {
-      needsProfile(context, 'full');
-      needs(context, (await api.attackToken('key-confusion', 'getResourceServer')) !== undefined, 'no RSA or EC signing key could be read from the tenant\'s JWKS (jwks_url)');
-    },
+    possible: canForge('key-confusion', "no RSA or EC signing key could be read from the tenant's JWKS (jwks_url), or the {profile} token is not a JWT"),
   },
-  { what: "a token signed by a key that is not the tenant's", kind: 'forged', options: { as: 'foreign-key' }, possible: canForgeFromFull },
-  {
-    what: 'an expired token of the tenant',
-    kind: 'expired',
-    options: { as: 'expired' },
-    possible: async (context) => needs(context, config.expiredToken !== undefined, 'no expired token in the configuration (credentials.expired, TMI_EXPIRED_TOKEN): keep a token of the tenant until it has expired'),
-  },
+  { what: "a token signed by a key that is not the tenant's", kind: 'forged', options: { as: 'foreign-key' }, possible: canForge('foreign-key', NOT_A_JWT) },
+  { what: 'an expired token of the tenant', kind: 'expired', options: { as: 'expired' }, possible: hasExpiredToken },
 ];
 
 /** Ids a delete attack aims at: one that exists nowhere, and with allow_destructive the last disposable profile. */

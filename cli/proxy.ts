@@ -172,7 +172,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   await checkExistingRecording(journalPath, harPath, recordingMode);
   const jwksFlag = stringFlag(args, 'jwks');
   const jwksSource = jwksFlag ?? `${target.origin}/.well-known/jwks.json`;
-  const keys = await tenantKeys(jwksSource);
+  const keys = await tenantKeys(jwksSource, jwksFlag !== undefined);
   if ('problem' in keys && jwksFlag !== undefined) throw new UsageError(`proxy: --jwks: ${keys.problem}`);
   const jwks = 'jwks' in keys ? { jwks: keys.jwks, ...(/^https?:\/\//i.test(jwksSource) ? { refetchFrom: jwksSource } : {}) } : undefined;
 

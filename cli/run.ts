@@ -149,7 +149,7 @@ export async function run(argv: string[]): Promise<number> {
     print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
     const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
     if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
-    const keys = await tenantKeys(config.jwksUrl);
+    const keys = await tenantKeys(config.jwksUrl, config.jwksUrlGiven);
     if ('problem' in keys) {
       if (config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
       process.stderr.write(`tmi-conform run: ${noJwksLine(keys)}\n`);

@@ -5,8 +5,10 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { JSONWebKeySet } from 'jose';
 
-/** How long a JWKS download may take before the kit carries on without keys. */
+/** How long a JWKS download may take before the kit carries on without keys (or, for a set the user named, stops). */
 export const JWKS_FETCH_TIMEOUT_MS = 5_000;
+/** The same for a default location the user did not name (a target may not serve one at all): a hung target delays the start this long at most. */
+export const DEFAULT_JWKS_FETCH_TIMEOUT_MS = 2_000;
 
 export type JwksReading = { jwks: JSONWebKeySet } | { problem: string };
 
@@ -46,15 +48,15 @@ function parseKeySet(text: string, where: string): JwksReading {
  * Reads a key set from an http(s) URL or a file (a path or a file: URL), saying why when it cannot.
  * Never throws.
  */
-export async function readJwks(source: string): Promise<JwksReading> {
+export async function readJwks(source: string, timeoutMs = JWKS_FETCH_TIMEOUT_MS): Promise<JwksReading> {
   const where = describeJwksSource(source);
   if (isUrl(source)) {
     let response: Response;
     try {
-      response = await fetch(source, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(JWKS_FETCH_TIMEOUT_MS) });
+      response = await fetch(source, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      const reason = cause?.code ?? cause?.message ?? (error as Error).name;
+      const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (cause?.code ?? cause?.message ?? (error as Error).name);
       return { problem: `${where} could not be fetched (${reason})` };
     }
     if (!response.ok) {

@@ -88,6 +88,10 @@ describe('validate: credentials in recordings', () => {
     expect(code, stdout).toBe(1);
     expect(stdout).toMatch(/AUTH-CREDENTIAL-REQUIRED\s+must\s+implementation\s+1/);
     expect(stdout).not.toContain('credentials not recorded');
+    // Refused, but with 404: the profile was looked up before the caller was checked.
+    const lookedUp = validate(har('own-404.har', [{ method: 'DELETE', path: DELETE, status: 404, conformanceToken: { headerPresent: false, wellFormed: false } }]), '--report-dir', join(dir, 'own-404'));
+    expect(lookedUp.code, lookedUp.stdout).toBe(1);
+    expect(lookedUp.stdout).toMatch(/AUTH-MISSING-TOKEN-401\s+must\s+implementation\s+1/);
   });
 
   it('a foreign recording that kept an unsigned token (alg none) that got a 2xx: exit 1 without any keys', () => {

@@ -3,7 +3,9 @@
 // request's non-secret claims as evidence and no token on disk; validate exits 1 on its HAR
 // and journal; a reference that answers 503 over its limit fails RL-THROTTLED-429; and against
 // the conforming reference the same traffic gives no finding.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -272,4 +274,56 @@ describe('tmi-conform proxy and validate read the JWKS as users give it', () => 
     }
     expect(offline.code).toBe(2);
   });
+});
+
+describe('tmi-conform run against a target that serves no JWKS', () => {
+  let ref: RunningReference;
+  let target: Server;
+  let origin: string;
+
+  beforeAll(async () => {
+    ref = await startReference();
+    // The reference behind a front that knows no /.well-known/jwks.json (as many implementations).
+    target = createServer(async (req, res) => {
+      if (req.url === '/.well-known/jwks.json') return void res.writeHead(404).end();
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)) as Array<[string, string]>);
+      const answer = await fetch(ref.origin + req.url, { method: req.method!, headers, ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}) });
+      const body = Buffer.from(await answer.arrayBuffer());
+      const out: Record<string, string> = {};
+      answer.headers.forEach((value, name) => {
+        if (!['content-encoding', 'transfer-encoding', 'connection', 'content-length'].includes(name)) out[name] = value;
+      });
+      res.writeHead(answer.status, out).end(answer.status === 204 ? undefined : body);
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    target?.closeAllConnections();
+    await new Promise((resolve) => target?.close(resolve));
+    await ref?.close();
+  });
+
+  it('says once that signatures are not verified, judges the rest, and passes', async () => {
+    const config = ref.config();
+    const path = join(dir, 'no-jwks.json');
+    // YAML reads JSON; the reference's clients, the front's address.
+    writeFileSync(path, JSON.stringify({ ...config, base_url: `${origin}/api/v2`, auth_url: origin, audience: config.audience }), { mode: 0o600 });
+    const child = spawn(process.execPath, [BIN, 'run', '--config', path, '--requirement', 'AUTH-CREDENTIAL-REQUIRED', '--requirement', 'AUTH-CREDENTIAL-REQUIRED-OTHER', '--report-dir', join(dir, 'no-jwks-run')], {
+      env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr.match(/signatures not verified: no JWKS/g), stderr).toHaveLength(1);
+    expect(stderr).toContain(`${origin}/.well-known/jwks.json answered 404`);
+    expect(code, stdout + stderr).toBe(0);
+    expect(stdout).toContain('verdict: conforming');
+    expect(stdout).toMatch(/tests: [1-9]\d* passed · 0 failed/);
+  }, 120_000);
 });

@@ -2,6 +2,7 @@
 // the JOSE header and claims (decoded, never trusted), and the facts a driver knows (it checked
 // the signature against the tenant's keys, or forged the token itself). Pure: signatures are
 // checked outside the rule engine (keys/verifier.ts) and arrive as BearerToken.signatureValid.
+import { perFrozenObject } from './memo.ts';
 import type { BearerToken, Exchange } from './types.ts';
 
 export type CredentialState =
@@ -70,11 +71,28 @@ function issuerHost(issuer: string): string | undefined {
   }
 }
 
+/** Whether a token's aud names the API; worked out once per token (the decoded claims are shared and frozen). */
+const namesApi = perFrozenObject((claims: Record<string, unknown>): boolean => {
+  const aud = claims['aud'];
+  return Array.isArray(aud) ? aud.some(audienceNamesApi) : audienceNamesApi(aud);
+});
+
 const numericDate = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+
+/** The last start time read: the checks of one exchange ask for it in turn (Date.parse is most of a classification's cost). */
+let lastStartedAt: string | undefined;
+let lastStartSeconds = Number.NaN;
+function startSeconds(startedAt: string): number {
+  if (startedAt !== lastStartedAt) {
+    lastStartedAt = startedAt;
+    lastStartSeconds = Date.parse(startedAt) / 1000;
+  }
+  return lastStartSeconds;
+}
 
 /** Time-bound states: exp and nbf against the exchange's start, with CLOCK_SKEW_SECONDS either way. */
 function timeState(claims: Record<string, unknown>, startedAt: string): CredentialState | undefined {
-  const at = Date.parse(startedAt) / 1000;
+  const at = startSeconds(startedAt);
   if (Number.isNaN(at)) return undefined;
   const exp = numericDate(claims['exp']);
   if (exp !== undefined && at > exp + CLOCK_SKEW_SECONDS) return 'expired';
@@ -100,8 +118,7 @@ export function credentialState(exchange: Pick<Exchange, 'token' | 'startedAt'>)
   if (token.signatureValid === false) return 'signature-invalid';
   const time = timeState(claims, exchange.startedAt);
   if (time) return time;
-  const aud = claims['aud'];
-  if (!(Array.isArray(aud) ? aud.some(audienceNamesApi) : audienceNamesApi(aud))) return 'wrong-audience';
+  if (!namesApi(claims)) return 'wrong-audience';
   if (token.issuerExpected !== undefined) {
     const iss = claims['iss'];
     const expected = issuerHost(token.issuerExpected);

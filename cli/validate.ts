@@ -46,6 +46,8 @@ export interface ValidateSummary {
   credentialsNotRecorded: number;
   /** Judged exchanges with a JWT whose signature nobody checked (no JWKS, or a signature the recording masked). */
   signaturesUnverified: number;
+  /** Of those, the exchanges whose recording kept the token whole (so that --jwks could check it). */
+  tokensKeptWhole: number;
   jwksGiven: boolean;
 }
 
@@ -73,7 +75,10 @@ function judgeInto(exchange: Exchange, tracker: RateLimitTracker, builder: Repor
   summary.judged++;
   const state = credentialState(exchange);
   if (state === 'not-recorded') summary.credentialsNotRecorded++;
-  else if (state === 'unverified') summary.signaturesUnverified++;
+  else if (state === 'unverified') {
+    summary.signaturesUnverified++;
+    if (COMPACT_JWS.test(bearerCredential(exchange.request.headers['authorization']) ?? '')) summary.tokensKeptWhole++;
+  }
   for (const f of judgement.findings) {
     const entry = summary.findingsByRequirement.get(f.requirement);
     if (entry) entry.count++;
@@ -103,7 +108,7 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}` });
-  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, findingsByRequirement: new Map(), credentialsNotRecorded: 0, signaturesUnverified: 0, jwksGiven: jwksSource !== undefined };
+  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, findingsByRequirement: new Map(), credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined };
   const unreadable: string[] = [];
   for (const file of args.positionals) {
     const tracker = new RateLimitTracker(); // rate-limit sequences are per recording
@@ -138,10 +143,12 @@ function printSummary(summary: ValidateSummary, passed: boolean, written: string
   out.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${summary.notCovered} not covered by the document`);
   if (summary.credentialsNotRecorded > 0) out.push(`credentials not recorded: ${summary.credentialsNotRecorded} exchanges not judged for authentication`);
   if (summary.signaturesUnverified > 0) {
+    // A token the recording kept whole can be checked with --jwks; the kit's recordings keep none (they were checked live, if keys were there).
+    const hint = !summary.jwksGiven && summary.tokensKeptWhole > 0 ? ` (--jwks URL|FILE checks the ${summary.tokensKeptWhole} the recording kept whole)` : '';
     out.push(
       summary.jwksGiven
         ? `signatures not verified: ${summary.signaturesUnverified} exchanges whose recording kept no token to check`
-        : `${NO_JWKS_NOTE} (--jwks URL|FILE checks tokens a recording kept whole): ${summary.signaturesUnverified} exchanges`,
+        : `${NO_JWKS_NOTE}: ${summary.signaturesUnverified} exchanges${hint}`,
     );
   }
   const rows = [...summary.findingsByRequirement.entries()].sort((a, b) => b[1].count - a[1].count);

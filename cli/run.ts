@@ -150,10 +150,7 @@ export async function run(argv: string[]): Promise<number> {
     const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
     if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
     const keys = await tenantKeys(config.jwksUrl, config.jwksUrlGiven);
-    if ('problem' in keys) {
-      if (config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
-      process.stderr.write(`tmi-conform run: ${noJwksLine(keys)}\n`);
-    }
+    if ('problem' in keys && config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
     // The run's own requests (preflight, restore) are judged here; the suites' in their worker (suites/tenant-tokens.ts).
     judgeTokensAgainst({ ...('verifier' in keys ? { verifier: keys.verifier } : {}), issuerExpected: `${config.authUrl}/` });
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
@@ -164,6 +161,8 @@ export async function run(argv: string[]): Promise<number> {
     });
 
     await preflight(mainApi, config);
+    // Said once the target has answered: an unreachable target is one line of its own.
+    if ('problem' in keys) process.stderr.write(`tmi-conform run: ${noJwksLine(keys)}\n`);
     const interrupted = stopSignal();
     let stopSuites: (() => Promise<void>) | undefined;
     const suites = runSuites({ config, tokens: mainApi.tokens.snapshot(), jwks: 'jwks' in keys ? keys.jwks : null, requirements, builder, print, onStart: (stop) => (stopSuites = stop) });

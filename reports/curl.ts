@@ -7,7 +7,7 @@ import { REDACTED } from '../recordings/redact.ts';
 /** Headers curl sets itself, or that concern the connection rather than the request. */
 const LEFT_OUT = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept-encoding', 'user-agent', 'te', 'upgrade', 'expect']);
 
-/** The evidence bodies are cut at this mark (reports/builder.ts): such a body cannot be sent again as it was. */
+/** The evidence bodies are cut at this mark (reports/exchange-evidence.ts): such a body cannot be sent again as it was. */
 const CUT_BODY = /… \(\d+ characters\)$/;
 
 /** Text in single quotes, as a POSIX shell reads it. */

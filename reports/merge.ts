@@ -2,12 +2,14 @@
 // Pure: reports in, report out. A requirement's status combines its evidence from every source
 // (fail > warn > pass > skip), counts are summed, evidence stays bounded with every source
 // represented, traffic statistics are added up, and the verdict is taken again at `failOn`.
-import { version } from '../cli/version.ts';
-import { EVIDENCE_PER_REQUIREMENT, PASSING_EVIDENCE_PER_REQUIREMENT, RATE_LIMIT_POINTS } from './builder.ts';
+import { assembleReport } from './assemble.ts';
+import { ClientFindingTally } from './client-findings.ts';
+import { EVIDENCE_PER_REQUIREMENT, PASSING_EVIDENCE_PER_REQUIREMENT } from './evidence-limits.ts';
 import type { FailOn } from './fail-on.ts';
 import type { Evidence, Report, RequirementResult, Source, TrafficStats } from './model.ts';
-import { groupByOperation } from './operations.ts';
-import { byStatus, summarize, verdict, worstStatus } from './status.ts';
+import { RATE_LIMIT_POINTS } from './rate-limit-series.ts';
+import { requirementResult } from './requirement-result.ts';
+import { byStatus, worstStatus } from './status.ts';
 
 export interface MergeInput {
   report: Report;
@@ -28,24 +30,19 @@ export function mergeReports(inputs: MergeInput[], { failOn }: { failOn: FailOn 
   const sources: Source[] = [];
   const renamed = inputs.map((input) => nameSources(input, sources));
 
-  const requirements = mergeRequirements(renamed);
-  const summary = summarize(requirements);
   const times = renamed.flatMap(({ report }) => [report.startedAt, report.finishedAt]).sort((a, b) => Date.parse(a) - Date.parse(b));
-  const merged: Report = {
-    schemaVersion: 1,
-    tool: { name: 'tmi-conform', version },
-    kind: 'merge',
-    startedAt: times[0]!,
-    finishedAt: times[times.length - 1]!,
-    sources,
-    summary,
-    passed: verdict(summary, failOn),
+  const merged = assembleReport(
+    {
+      kind: 'merge',
+      startedAt: times[0]!,
+      finishedAt: times[times.length - 1]!,
+      sources,
+      requirements: mergeRequirements(renamed),
+      tests: renamed.flatMap(({ report, rename }) => report.tests.map((t) => ({ ...t, source: rename(t.source) }))),
+      clientFindings: mergeClientFindings(renamed.map((r) => r.report)),
+    },
     failOn,
-    requirements,
-    operations: groupByOperation(requirements),
-    tests: renamed.flatMap(({ report, rename }) => report.tests.map((t) => ({ ...t, source: rename(t.source) }))),
-    clientFindings: mergeClientFindings(renamed.map((r) => r.report)),
-  };
+  );
   // One target only when every source judged the same one; otherwise each source names its own.
   const targets = new Set(renamed.map(({ report }) => report.target));
   const [target] = targets;
@@ -83,14 +80,7 @@ function mergeRequirements(inputs: Renamed[]): RequirementResult[] {
     const first = parts[0]!.result;
     const status = worstStatus(parts.map((p) => p.result.status));
     const evidence = parts.map((p) => p.result.evidence.map((e): Evidence => ({ ...e, source: p.input.rename(e.source) })));
-    const merged: RequirementResult = {
-      id: first.id,
-      level: first.level,
-      subject: first.subject,
-      operations: first.operations,
-      section: first.section,
-      title: first.title,
-      quote: first.quote,
+    const merged = requirementResult(first, {
       status,
       coverage: {
         checks: unique(parts.flatMap((p) => p.result.coverage.checks)),
@@ -106,8 +96,7 @@ function mergeRequirements(inputs: Renamed[]): RequirementResult[] {
         ...roundRobin(evidence.map((list) => list.filter((e) => e.status === 'fail' || e.status === 'warn').sort(byStatus)), EVIDENCE_PER_REQUIREMENT),
         ...roundRobin(evidence.map((list) => list.filter((e) => e.status === 'pass' || e.status === 'skip')), PASSING_EVIDENCE_PER_REQUIREMENT),
       ],
-    };
-    if (first.inferred !== undefined) merged.inferred = first.inferred;
+    });
     if (status === 'skip') merged.reason = skipReason(parts);
     return merged;
   });
@@ -134,16 +123,11 @@ function roundRobin<T>(lists: T[][], limit: number): T[] {
 }
 
 function mergeClientFindings(reports: Report[]): Report['clientFindings'] {
-  const byKey = new Map<string, Report['clientFindings'][number]>();
+  const tally = new ClientFindingTally();
   for (const report of reports) {
-    for (const finding of report.clientFindings) {
-      const key = `${finding.requirement} ${finding.check}`;
-      const existing = byKey.get(key);
-      if (existing) existing.count += finding.count;
-      else byKey.set(key, structuredClone(finding));
-    }
+    for (const finding of report.clientFindings) if (!tally.counted(finding, finding.count)) tally.start(structuredClone(finding));
   }
-  return [...byKey.values()].sort((a, b) => b.count - a.count);
+  return tally.list();
 }
 
 function mergeTraffic(all: TrafficStats[]): TrafficStats | undefined {

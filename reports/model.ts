@@ -1,6 +1,7 @@
 // The one report model that `run`, `proxy`, `validate` and `report merge` all produce.
 // report.json is this model serialised; schemas/report.schema.json documents it.
-import type { Exchange, Finding, Level, OperationId, Subject } from '../rules/types.ts';
+import type { Requirement } from '../rules/requirements.ts';
+import type { Exchange, Finding, OperationId } from '../rules/types.ts';
 
 export type Status = 'pass' | 'fail' | 'warn' | 'skip';
 export type ReportKind = 'run' | 'proxy' | 'validate' | 'merge';
@@ -96,15 +97,10 @@ export interface Evidence {
   exchange?: ExchangeEvidence;
 }
 
-export interface RequirementResult {
-  id: string;
-  level: Level;
-  subject: Subject | 'both';
-  operations: string[];
-  section: string;
-  title: string;
-  quote: string;
-  inferred?: string;
+/** What the catalog (schemas/requirements.yaml) says of a requirement; the checks that judge it are in `coverage`. */
+export type RequirementFacts = Omit<Requirement, 'checks'>;
+
+export interface RequirementResult extends RequirementFacts {
   status: Status;
   /** Why it is skipped, when it is. */
   reason?: string;

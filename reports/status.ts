@@ -1,4 +1,5 @@
 // How statuses combine: one rule for the builder, the per-operation groups and `report merge`.
+import type { Level } from '../rules/types.ts';
 import type { FailOn } from './fail-on.ts';
 import type { Status, Summary } from './model.ts';
 
@@ -6,6 +7,9 @@ import type { Status, Summary } from './model.ts';
 export const STATUS_ORDER: readonly Status[] = ['fail', 'warn', 'pass', 'skip'];
 
 const rank = (status: Status) => STATUS_ORDER.indexOf(status);
+
+/** What failed evidence makes of a requirement: a failed `must` fails, a failed `should` warns. */
+export const failureStatus = (level: Level): Status => (level === 'must' ? 'fail' : 'warn');
 
 /** fail > warn > pass > skip; no statuses at all is a skip (nothing examined it). */
 export function worstStatus(statuses: Iterable<Status>): Status {

@@ -1,0 +1,27 @@
+// The X-RateLimit-* readings over time, per client, for the report's chart: bounded in size,
+// thinned evenly so the chart keeps its shape however long the traffic ran.
+import { rateLimitClient, type RateLimitObservation } from '../rules/rate-limit-tracker.ts';
+import type { Exchange } from '../rules/types.ts';
+import type { TrafficStats } from './model.ts';
+
+/** Points of the rate-limit chart: more than a chart's width in pixels, few enough for report.html to stay small. */
+export const RATE_LIMIT_POINTS = 2000;
+/** At the limit every other point is dropped and from then on one reading in twice as many is kept: the points stay evenly spread. */
+const THINNING = 2;
+
+export class RateLimitSeries {
+  points: TrafficStats['rateLimitSeries'] = [];
+  /** Keep one reading in this many. */
+  private stride = 1;
+  private seen = 0;
+
+  record(exchange: Exchange, observation: RateLimitObservation | null | undefined): void {
+    if (!observation) return;
+    if (this.seen++ % this.stride !== 0) return;
+    this.points.push({ t: exchange.startedAt, client: rateLimitClient(exchange), status: observation.status, limit: observation.limit, remaining: observation.remaining, reset: observation.reset });
+    if (this.points.length >= RATE_LIMIT_POINTS) {
+      this.points = this.points.filter((_, i) => i % THINNING === 0);
+      this.stride *= THINNING;
+    }
+  }
+}

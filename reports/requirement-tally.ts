@@ -1,0 +1,101 @@
+// What one requirement gathers while a report is built: how many exchanges and tests examined
+// it and how many of them failed, the tests that name it, why it was skipped, and a bounded
+// sample of evidence (failures first). Its result is the requirement's entry in the report.
+import type { Requirement } from '../rules/requirements.ts';
+import type { Finding } from '../rules/types.ts';
+import { EVIDENCE_PER_REQUIREMENT, PASSING_EVIDENCE_PER_REQUIREMENT, PASSING_EXCHANGES_PER_REQUIREMENT } from './evidence-limits.ts';
+import type { KeptExchange } from './kept-exchange.ts';
+import type { Evidence, ExchangeEvidence, RequirementResult, Status, TestOutcome } from './model.ts';
+import { requirementResult } from './requirement-result.ts';
+import { failureStatus } from './status.ts';
+
+export class RequirementTally {
+  private exchanges = 0;
+  private tests = 0;
+  private failingExchanges = 0;
+  private failingTests = 0;
+  private clientFindings = 0;
+  private readonly skipReasons: string[] = [];
+  private readonly testNames: string[] = [];
+  private readonly failures: Evidence[] = [];
+  private readonly passes: Evidence[] = [];
+
+  constructor(
+    readonly requirement: Requirement,
+    /** Name of the report's source of evidence (Source.name). */
+    private readonly source: string,
+  ) {}
+
+  /** An exchange examined it and found nothing against it: the common case, kept cheap. */
+  passedExchange(kept: KeptExchange, test: string | undefined): void {
+    this.exchanges++;
+    if (this.passes.length >= PASSING_EXCHANGES_PER_REQUIREMENT) return;
+    const item: Evidence = { source: this.source, kind: 'exchange', status: 'pass', exchange: kept.evidence() };
+    if (test !== undefined) item.test = test;
+    this.passes.push(item);
+  }
+
+  /** An exchange with implementation findings against it. */
+  failedExchange(kept: KeptExchange, findings: Finding[], test: string | undefined): void {
+    this.exchanges++;
+    this.failingExchanges++;
+    if (this.failures.length >= EVIDENCE_PER_REQUIREMENT) return;
+    const item: Evidence = { source: this.source, kind: 'exchange', status: failureStatus(this.requirement.level) };
+    if (test !== undefined) item.test = test;
+    item.findings = findings.map((f) => kept.reported(f));
+    item.message = item.findings.map((f) => f.message).join('\n');
+    item.exchange = kept.evidence();
+    this.failures.push(item);
+  }
+
+  /** A finding against the client: counted, never evidence for or against the implementation. */
+  clientFinding(): void {
+    this.clientFindings++;
+  }
+
+  /** A suite test that names it; `message`, `counterexample` and `exchange` are already redacted. */
+  testOutcome(outcome: TestOutcome, message: string | undefined, counterexample: string | undefined, exchange: ExchangeEvidence | undefined): void {
+    if (!this.testNames.includes(outcome.name)) this.testNames.push(outcome.name);
+    if (outcome.status === 'skip') {
+      if (message) this.skip(message);
+      return;
+    }
+    this.tests++;
+    const item: Evidence = { source: this.source, kind: 'test', test: outcome.name, status: outcome.status === 'fail' ? failureStatus(this.requirement.level) : 'pass' };
+    if (message !== undefined) item.message = message;
+    if (counterexample !== undefined) item.counterexample = counterexample;
+    if (exchange !== undefined) item.exchange = exchange;
+    if (outcome.status === 'fail') {
+      this.failingTests++;
+      if (this.failures.length < EVIDENCE_PER_REQUIREMENT) this.failures.push(item);
+    } else if (this.passes.length < PASSING_EVIDENCE_PER_REQUIREMENT) {
+      this.passes.push(item);
+    }
+  }
+
+  /** Why nothing examined it (e.g. a missing credential profile); each reason once. */
+  skip(reason: string): void {
+    if (!this.skipReasons.includes(reason)) this.skipReasons.push(reason);
+  }
+
+  result(): RequirementResult {
+    const r = this.requirement;
+    const failed = this.failingExchanges + this.failingTests > 0;
+    const examined = this.exchanges + this.tests > 0;
+    const status: Status = failed ? failureStatus(r.level) : examined ? 'pass' : 'skip';
+    const result = requirementResult(r, {
+      status,
+      coverage: { checks: r.checks, tests: this.testNames },
+      counts: { exchanges: this.exchanges, tests: this.tests, findings: this.failingExchanges + this.failingTests, clientFindings: this.clientFindings },
+      evidence: [...this.failures, ...this.passes],
+    });
+    if (status === 'skip') result.reason = this.skipReason();
+    return result;
+  }
+
+  private skipReason(): string {
+    if (this.skipReasons.length > 0) return this.skipReasons.join('; ');
+    if (this.clientFindings > 0) return `only client traffic concerned it (${this.clientFindings} client finding(s), reported beside the verdict)`;
+    return 'no test or exchange examined it';
+  }
+}

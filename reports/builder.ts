@@ -5,6 +5,10 @@
 //   pass  examined by at least one exchange or test, and nothing against it
 //   skip  nothing examined it (the reason says why)
 // Client findings are kept beside the verdict, never in it. Every suite test is listed too.
+// The builder routes each exchange and test to its parts: requirement-tally.ts (counts and
+// evidence per requirement), traffic.ts (traffic statistics and rate-limit series),
+// client-findings.ts, test-result.ts; kept-exchange.ts makes an exchange's evidence only when
+// something keeps it, so most passing exchanges are only counted.
 import type { Judgement } from '../rules/index.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 import { observationOf } from '../rules/rate-limit-tracker.ts';
@@ -20,6 +24,7 @@ import { RequirementTally } from './requirement-tally.ts';
 import { testResult } from './test-result.ts';
 import { TrafficTally } from './traffic.ts';
 
+// Exported here as before the split, for the drivers and tests that take them from the builder.
 export { EVIDENCE_PER_REQUIREMENT, PASSING_EVIDENCE_PER_REQUIREMENT } from './evidence-limits.ts';
 export { RATE_LIMIT_POINTS } from './rate-limit-series.ts';
 export { exchangeEvidence };

@@ -1,9 +1,9 @@
 // How much evidence a report keeps per requirement: enough to show and reproduce what happened,
-// bounded so that a day of proxy traffic makes a report of the same size as one run.
+// bounded however much traffic the report covers. Failures come first, then passes.
 
-/** Failures kept per requirement (failing exchanges and tests): the first ones, each with its exchange. */
+/** Failures kept per requirement (failing exchanges and tests), the first ones: enough to see a pattern, few enough to read. */
 export const EVIDENCE_PER_REQUIREMENT = 8;
-/** Passes kept per requirement once a passing test adds one: a few tests show what conformed. */
+/** Passes kept per requirement (a passing test adds one while fewer are kept; `report merge` keeps this many across sources): a few show what conformed. */
 export const PASSING_EVIDENCE_PER_REQUIREMENT = 4;
-/** A passing exchange is kept only while fewer passes than this are: thousands of them would only repeat each other. */
+/** A passing exchange adds one only while fewer passes than this are kept: a proxy's thousands would only repeat each other, and leave room for tests. */
 export const PASSING_EXCHANGES_PER_REQUIREMENT = 2;

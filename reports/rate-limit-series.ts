@@ -4,7 +4,7 @@ import { rateLimitClient, type RateLimitObservation } from '../rules/rate-limit-
 import type { Exchange } from '../rules/types.ts';
 import type { TrafficStats } from './model.ts';
 
-/** Points of the rate-limit chart: more than a chart's width in pixels, few enough for report.html to stay small. */
+/** Points of the rate-limit chart: more than its width (reports/rate-limit-chart.ts) can show apart, few enough to keep report.json and report.html small. */
 export const RATE_LIMIT_POINTS = 2000;
 /** At the limit every other point is dropped and from then on one reading in twice as many is kept: the points stay evenly spread. */
 const THINNING = 2;

@@ -1,0 +1,24 @@
+// Which kind of recording a file is: a HAR document or a JSONL journal (one HAR entry per line).
+import { open } from 'node:fs/promises';
+
+export type RecordingFormat = 'har' | 'jsonl';
+
+/** Decides the format from the name, else from the first line. */
+export async function detectFormat(path: string): Promise<RecordingFormat> {
+  if (/\.(jsonl|ndjson)$/i.test(path)) return 'jsonl';
+  if (/\.har$/i.test(path)) return 'har';
+  const handle = await open(path, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(64 * 1024), 0, 64 * 1024, 0);
+    const head = buffer.subarray(0, bytesRead).toString('utf8');
+    const firstLine = head.split('\n', 1)[0]!.trim();
+    try {
+      const parsed = JSON.parse(firstLine) as Record<string, unknown>;
+      return 'log' in parsed ? 'har' : 'jsonl';
+    } catch {
+      return 'har';
+    }
+  } finally {
+    await handle.close();
+  }
+}

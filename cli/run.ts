@@ -147,12 +147,12 @@ export async function run(argv: string[]): Promise<number> {
     const config = reference ? embeddedConfig(reference, raw) : resolveConfig(raw);
     print(`tmi-conform run → ${config.baseUrl}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
     print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
-    const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
-    if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
     const keys = await tenantKeys(config.jwksUrl, config.jwksUrlGiven);
     if ('problem' in keys && config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
     // The run's own requests (preflight, restore) are judged here; the suites' in their worker (suites/tenant-tokens.ts).
     judgeTokensAgainst({ ...('verifier' in keys ? { verifier: keys.verifier } : {}), issuerExpected: `${config.authUrl}/` });
+    const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
+    if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
     const mainApi = new SuiteApi(config, {}, {
       exchange: (exchange, judgement) => builder.addExchange(exchange, judgement, 'run: preflight and restore'),

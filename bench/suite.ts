@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../rules/paths.ts';
+import { packageRoot } from '../core/paths.ts';
 import type { Report } from '../reports/model.ts';
 
 const runsArg = process.argv.indexOf('--runs');

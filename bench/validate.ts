@@ -7,8 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { packageRoot } from '../rules/paths.ts';
-import { claims, deleteExchange, errorExchange, getExchange, jwt, resourceServer, session, updateExchange } from '../test/helpers/exchanges.ts';
+import { packageRoot } from '../core/paths.ts';
+import { claims, deleteExchange, errorExchange, getExchange, jwt, resourceServer, session, updateExchange } from '../fixtures/exchanges.ts';
 import type { Exchange } from '../rules/types.ts';
 
 const countArg = process.argv.indexOf('--count');

@@ -2,7 +2,7 @@
 // error of one line. parseArgs tokenizes (`--x V`, `--x=V`, `--`); the kit's rules are applied to its
 // tokens, so the messages name the flag as the user typed it.
 import { parseArgs as tokenize } from 'node:util';
-import { UsageError } from './errors.ts';
+import { UsageError } from '../core/errors.ts';
 
 export interface FlagSpec {
   /** Flag takes a value (`--x V` or `--x=V`); otherwise it is a boolean switch. */

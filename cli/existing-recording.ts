@@ -3,7 +3,7 @@
 // (and rewrites the HAR from it at stop, earlier exchanges included), --overwrite replaces both.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { UsageError } from './errors.ts';
+import { UsageError } from '../core/errors.ts';
 
 export type RecordingMode = 'refuse' | 'append' | 'overwrite';
 

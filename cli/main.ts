@@ -1,6 +1,6 @@
 // `tmi-conform <command>`: dispatches to one module per command. Each module exports
 // `run(argv): Promise<number>` (the exit code) and `help` (its --help text).
-import { EXIT_OK, EXIT_USAGE, UsageError } from './errors.ts';
+import { EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
 
 interface CommandModule {
   help: string;
@@ -34,7 +34,7 @@ export async function main(argv: string[]): Promise<number> {
     return name === undefined ? EXIT_USAGE : EXIT_OK;
   }
   if (name === '--version') {
-    const { version } = await import('./version.ts');
+    const { version } = await import('../core/version.ts');
     process.stdout.write(version + '\n');
     return EXIT_OK;
   }

@@ -11,7 +11,7 @@ import type { TlsSource } from '../proxy/tls.ts';
 import { noJwksLine, tenantKeys } from '../keys/tenant-keys.ts';
 import { parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
 import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
-import { EXIT_FAILED, EXIT_OK, UsageError } from './errors.ts';
+import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 import { checkExistingRecording, type RecordingMode } from './existing-recording.ts';
 import { watchLauncher } from './launcher.ts';
 import { SignalQueue } from './signals.ts';

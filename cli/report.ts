@@ -8,7 +8,7 @@ import { mergeReports, type MergeInput } from '../reports/merge.ts';
 import { reportSchemaError } from '../reports/schema.ts';
 import { writeReports } from '../reports/write.ts';
 import { parseArgs, stringFlag } from './args.ts';
-import { EXIT_FAILED, EXIT_OK, UsageError } from './errors.ts';
+import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 
 export const help = `Usage: tmi-conform report merge DIR... --out DIR [--fail-on must|should]
 

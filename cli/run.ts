@@ -17,7 +17,7 @@ import { runSuites } from '../suites/runner.ts';
 import { loadVitestNode } from '../suites/vitest-node.ts';
 import { CredentialsRefused } from '../suites/tokens.ts';
 import { parseArgs, stringFlag } from './args.ts';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from './errors.ts';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
 
 export const help = `Usage: tmi-conform run [--config FILE] [--base-url URL] [--report-dir DIR] [options]
 

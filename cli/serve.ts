@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
 import { FAULTS, FAULT_NAMES, isFaultName, isTenantDomain, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../fixtures/reference/index.ts';
 import { parseArgs, parseListen, stringFlag } from './args.ts';
-import { EXIT_OK, UsageError } from './errors.ts';
+import { EXIT_OK, UsageError } from '../core/errors.ts';
 import { watchLauncher } from './launcher.ts';
 import { stopSignal } from './signals.ts';
 

@@ -12,7 +12,7 @@ import { ReportBuilder } from '../reports/builder.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { writeReports } from '../reports/write.ts';
 import { parseArgs, stringFlag } from './args.ts';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from './errors.ts';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
 
 export const help = `Usage: tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE]
 

@@ -35,7 +35,7 @@ export function judgeForeignCredential(exchange: Exchange): void {
   if (!foreignRecordingShowsCredential(exchange)) exchange.token.recorded = false;
 }
 
-/** The facts the kit's own recordings keep beyond presence and claims (see redact.ts tokenFacts), restored. */
+/** The facts the kit's own recordings keep beyond presence and claims (see core/redact.ts tokenFacts), restored. */
 export function restoreCredentialFacts(recorded: Record<string, unknown>, facts: BearerToken): void {
   if (typeof recorded['alg'] === 'string') facts.alg = recorded['alg'];
   if (recorded['signatureEmpty'] === true) facts.signatureEmpty = true;

@@ -31,7 +31,7 @@ export interface HarEntry {
 }
 
 /**
- * The bearer credential as the proxy recorded it (`_conformance.token`, see redact.ts
+ * The bearer credential as the proxy recorded it (`_conformance.token`, see core/redact.ts
  * tokenFacts): its header is redacted, so the token is restored from these facts.
  */
 function recordedToken(conformance: unknown): BearerToken | undefined {

@@ -1,11 +1,11 @@
 // Writes exchanges as HAR 1.2 entries: one per line in the proxy's JSONL journal, and the same
-// entries inside log.entries of a HAR file. Every entry is redacted (redact.ts) and carries
+// entries inside log.entries of a HAR file. Every entry is redacted (core/redact.ts) and carries
 // `_conformance` (operation, findings, token facts), which recordings/read.ts reads back.
 import type { Judgement } from '../rules/index.ts';
 import { findingMessage } from '../rules/message.ts';
 import type { BearerToken, Exchange, Finding } from '../rules/types.ts';
-import { version } from '../cli/version.ts';
-import { redactExchange, scrubSecrets, tokenFacts, type SecretSink } from './redact.ts';
+import { version } from '../core/version.ts';
+import { redactExchange, scrubSecrets, tokenFacts, type SecretSink } from '../core/redact.ts';
 
 export const HAR_CREATOR = { name: 'tmi-conform', version };
 

@@ -1,7 +1,7 @@
 // What every report has, whoever made it (the builder or `report merge`): the tool that made
 // it, the summary and the verdict taken at `failOn` from the requirements, and the same
 // requirements grouped per operation.
-import { version } from '../cli/version.ts';
+import { version } from '../core/version.ts';
 import type { FailOn } from './fail-on.ts';
 import type { Report } from './model.ts';
 import { groupByOperation } from './operations.ts';

@@ -2,7 +2,7 @@
 // from the redacted evidence. A credential the report masked becomes a shell variable the user
 // sets (the bearer token: $TOKEN), so no secret is in the command and the command still works.
 import type { Evidence, ExchangeEvidence, RequirementResult } from './model.ts';
-import { REDACTED } from '../recordings/redact.ts';
+import { REDACTED } from '../core/redact.ts';
 
 /** Headers curl sets itself, or that concern the connection rather than the request. */
 const LEFT_OUT = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept-encoding', 'user-agent', 'te', 'upgrade', 'expect']);

@@ -2,7 +2,7 @@
 // described by its state and non-secret claims (the token itself never).
 import { credentialState } from '../rules/credential.ts';
 import type { Exchange } from '../rules/types.ts';
-import { redactExchange, type SecretSink } from '../recordings/redact.ts';
+import { redactExchange, type SecretSink } from '../core/redact.ts';
 import type { CredentialEvidence, ExchangeEvidence } from './model.ts';
 
 /** Bodies kept in evidence are cut to this many characters: enough to read a JSON error, not a whole listing. */

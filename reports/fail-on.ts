@@ -1,5 +1,5 @@
 // --fail-on must|should: which failed requirements make the exit code 1.
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../core/errors.ts';
 
 export type FailOn = 'must' | 'should';
 

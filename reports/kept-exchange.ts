@@ -2,7 +2,7 @@
 // keeps it (most exchanges are counted, not kept), and once; its findings are masked the same way.
 import { findingMessage } from '../rules/message.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
-import { scrubSecrets, type SecretSink } from '../recordings/redact.ts';
+import { scrubSecrets, type SecretSink } from '../core/redact.ts';
 import { exchangeEvidence } from './exchange-evidence.ts';
 import type { ExchangeEvidence, ReportedFinding } from './model.ts';
 

@@ -1,8 +1,8 @@
 // Free text that reaches a report (test failure messages, fast-check counterexamples, target
-// URLs) may quote a credential. Exchanges are redacted field by field (recordings/redact.ts);
+// URLs) may quote a credential. Exchanges are redacted field by field (core/redact.ts);
 // text gets the same masks by pattern: secret members and parameters, tokens, key material,
 // and what follows "Bearer" or a secret's name.
-import { mask, REDACTED, scrubSecrets, SECRET_KEYS } from '../recordings/redact.ts';
+import { mask, REDACTED, scrubSecrets, SECRET_KEYS } from '../core/redact.ts';
 
 // A credential has a digit or punctuation in it: "Bearer credentials" in prose stays readable.
 const BEARER = /\b(bearer|basic)(\s+)(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])([A-Za-z0-9._~+/=-]{8,})/gi;

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { schemasDir } from '../rules/paths.ts';
+import { schemasDir } from '../core/paths.ts';
 import { createAjv } from '../rules/schemas.ts';
 import type { Report } from './model.ts';
 

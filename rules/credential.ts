@@ -2,7 +2,7 @@
 // the JOSE header and claims (decoded, never trusted), and the facts a driver knows (it checked
 // the signature against the tenant's keys, or forged the token itself). Pure: signatures are
 // checked outside the rule engine (keys/verifier.ts) and arrive as BearerToken.signatureValid.
-import { perFrozenObject } from './memo.ts';
+import { perFrozenObject } from '../core/memo.ts';
 import type { BearerToken, Exchange } from './types.ts';
 
 export type CredentialState =

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import * as addFormatsModule from 'ajv-formats';
-import { schemasDir } from './paths.ts';
+import { schemasDir } from '../core/paths.ts';
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
 const addFormats = addFormatsModule.default as unknown as typeof addFormatsModule.default.default;

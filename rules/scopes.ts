@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { schemasDir } from './paths.ts';
+import { schemasDir } from '../core/paths.ts';
 
 export type Action = 'create' | 'read' | 'update' | 'delete';
 

@@ -2,7 +2,7 @@
 // never verifies it: verification needs keys the rules do not have; drivers that know more
 // (a suite that corrupted the signature itself) say so in BearerToken.signatureValid.
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { perFrozenObject, RecentValues } from './memo.ts';
+import { perFrozenObject, RecentValues } from '../core/memo.ts';
 import type { BearerToken, Headers } from './types.ts';
 
 const BEARER = /^Bearer[ ]+(\S+)\s*$/i;

@@ -6,8 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parse, YAMLParseError } from 'yaml';
-import { UsageError } from '../cli/errors.ts';
-import { schemasDir } from '../rules/paths.ts';
+import { UsageError } from '../core/errors.ts';
+import { schemasDir } from '../core/paths.ts';
 import { createAjv } from '../rules/schemas.ts';
 
 export const PROFILES = ['full', 'no_scope', 'non_global'] as const;

@@ -2,7 +2,7 @@
 // in the test's `meta`, which vitest hands to the run's reporter in the main process. Secrets
 // never reach the disk on the way.
 import type { RunnerTestCase } from 'vitest';
-import { redactExchange } from '../recordings/redact.ts';
+import { redactExchange } from '../core/redact.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
 

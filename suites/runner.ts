@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { JSONWebKeySet } from 'jose';
 import type { TestSpecification } from 'vitest/node';
 import type { ReportBuilder } from '../reports/builder.ts';
-import { packageRoot } from '../rules/paths.ts';
+import { packageRoot } from '../core/paths.ts';
 import type { Profile, SuiteConfig } from './config.ts';
 import { testNamePatternFor } from './requirement-names.ts';
 import { loadVitestNode } from './vitest-node.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseArgs, type FlagSpec } from '../cli/args.ts';
 import { main } from '../cli/main.ts';
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../core/errors.ts';
 
 const SPEC: Record<string, FlagSpec> = {
   target: { value: true },

@@ -7,7 +7,7 @@ import { buildExchange } from '../rules/exchange.ts';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
 import { findingMessage } from '../rules/message.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
-import { BASE, claims, deleteExchange, errorExchange, getExchange, jwt, rateLimitHeaders, resourceServer, STARTED_AT, updateExchange } from './helpers/exchanges.ts';
+import { BASE, claims, deleteExchange, errorExchange, getExchange, jwt, rateLimitHeaders, resourceServer, STARTED_AT, updateExchange } from '../fixtures/exchanges.ts';
 
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const token = (header: Record<string, unknown>, body: Record<string, unknown>, signature = 'c2lnbmF0dXJl') => `${b64url(header)}.${b64url(body)}.${signature}`;

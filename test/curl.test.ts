@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { exchangeEvidence } from '../reports/builder.ts';
 import { curlCommand, curlVariables, reproducible } from '../reports/curl.ts';
 import type { Evidence, RequirementResult } from '../reports/model.ts';
-import { getExchange, jwt, claims, updateExchange } from './helpers/exchanges.ts';
+import { getExchange, jwt, claims, updateExchange } from '../fixtures/exchanges.ts';
 
 /** The words a shell makes of `command` (echoed back by printf), with TOKEN set. */
 const words = (command: string, env: Record<string, string> = {}) =>

@@ -6,7 +6,7 @@ import { defineCheck, finding, UndeclaredRequirement, type CheckInput } from '..
 import { judgeExchange, matchOperation } from '../rules/index.ts';
 import { findingMessage } from '../rules/message.ts';
 import { recordExchange } from '../recordings/write.ts';
-import { getExchange, resourceServer } from './helpers/exchanges.ts';
+import { getExchange, resourceServer } from '../fixtures/exchanges.ts';
 
 const inputFor = (exchange = getExchange()): CheckInput => ({ exchange, operation: matchOperation(exchange.request.method, exchange.request.url)!, requestJson: undefined, responseJson: undefined, tracker: undefined, rateLimitObservation: undefined });
 

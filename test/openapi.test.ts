@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { schemasDir } from '../rules/paths.ts';
+import { schemasDir } from '../core/paths.ts';
 
 const text = readFileSync(join(schemasDir, 'openapi.yaml'), 'utf8');
 const spec = parse(text) as Record<string, any>;

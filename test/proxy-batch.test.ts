@@ -12,7 +12,7 @@ import { BodyCapture } from '../proxy/capture.ts';
 import type { Flow } from '../proxy/flow.ts';
 import { Recorder } from '../proxy/recorder.ts';
 import { FlowBatchWriter, flowsFromBatch } from '../proxy/worker-protocol.ts';
-import { claims, jwt, resourceServer } from './helpers/exchanges.ts';
+import { claims, jwt, resourceServer } from '../fixtures/exchanges.ts';
 import { readJournal, startTestProxy } from './helpers/proxy.ts';
 
 const LIMIT = 64;

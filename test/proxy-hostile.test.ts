@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { claims, jwt, session } from './helpers/exchanges.ts';
+import { claims, jwt, session } from '../fixtures/exchanges.ts';
 import { rawExchange, readJournal, recorded, startTestProxy, statusOf, type ProxyUnderTest } from './helpers/proxy.ts';
 
 const TOKEN = jwt(claims());

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claims, jwt, resourceServer } from './helpers/exchanges.ts';
+import { claims, jwt, resourceServer } from '../fixtures/exchanges.ts';
 import { readJournal, recorded, startTestProxy } from './helpers/proxy.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));

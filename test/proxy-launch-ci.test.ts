@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
-import { packageRoot } from '../rules/paths.ts';
+import { packageRoot } from '../core/paths.ts';
 import { readJournal } from './helpers/proxy.ts';
 
 interface Step {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../cli/proxy.ts';
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../core/errors.ts';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { readJournal } from './helpers/proxy.ts';

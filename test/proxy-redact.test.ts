@@ -2,9 +2,9 @@
 // forms, text cut short, headers, finding messages), masks as long as what they replace, and
 // nothing else in a body changed.
 import { describe, expect, it } from 'vitest';
-import { mask, redactBody, redactHeaders, scrubSecrets, tokenFacts, type SecretSink } from '../recordings/redact.ts';
+import { mask, redactBody, redactHeaders, scrubSecrets, tokenFacts, type SecretSink } from '../core/redact.ts';
 import { readBearerToken } from '../rules/token.ts';
-import { claims, jwt } from './helpers/exchanges.ts';
+import { claims, jwt } from '../fixtures/exchanges.ts';
 
 const TOKEN = jwt(claims());
 

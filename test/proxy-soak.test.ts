@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../reports/model.ts';
-import { claims, jwt } from './helpers/exchanges.ts';
-import { startStubTarget } from './helpers/proxy.ts';
+import { claims, jwt } from '../fixtures/exchanges.ts';
+import { startStubTarget } from '../fixtures/stub-target.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const REQUESTS = 20_000;

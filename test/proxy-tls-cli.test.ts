@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as runProxy } from '../cli/proxy.ts';
-import { UsageError } from '../cli/errors.ts';
+import { UsageError } from '../core/errors.ts';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
 import { CA_KEY_FILE, LEAF_FILE, LEAF_KEY_FILE, localCertificates } from '../proxy/local-ca.ts';
 import { startCli } from './helpers/cli.ts';

@@ -7,8 +7,8 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo, Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mask } from '../recordings/redact.ts';
-import { jwt, claims, resourceServer } from './helpers/exchanges.ts';
+import { mask } from '../core/redact.ts';
+import { jwt, claims, resourceServer } from '../fixtures/exchanges.ts';
 import { rawExchange, readJournal, recorded, startTestProxy, statusOf, type ProxyUnderTest, type RecordedEntry } from './helpers/proxy.ts';
 
 const TOKEN = jwt(claims());

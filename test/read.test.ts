@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { judgeExchange } from '../rules/index.ts';
 import { readHar, readJsonl, readJsonlBatches, readRecording, type HarEntry } from '../recordings/read.ts';
 import type { Exchange } from '../rules/types.ts';
-import { claims, jwt, resourceServer, session } from './helpers/exchanges.ts';
+import { claims, jwt, resourceServer, session } from '../fixtures/exchanges.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tmi-read-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

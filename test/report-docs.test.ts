@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { packageRoot } from '../rules/paths.ts';
+import { packageRoot } from '../core/paths.ts';
 
 interface Step {
   name?: string;

@@ -7,7 +7,7 @@ import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import type { FailOn } from '../reports/fail-on.ts';
 import type { Report, ReportKind } from '../reports/model.ts';
-import { BASE, claims, deleteExchange, errorExchange, getExchange, jwt, rateLimitHeaders, resourceServer, updateExchange } from './helpers/exchanges.ts';
+import { BASE, claims, deleteExchange, errorExchange, getExchange, jwt, rateLimitHeaders, resourceServer, updateExchange } from '../fixtures/exchanges.ts';
 
 /** Markup that would run script or load something if any writer failed to escape it. */
 export const XSS = {

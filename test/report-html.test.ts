@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../rules/paths.ts';
+import { packageRoot } from '../core/paths.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { CONTENT_SECURITY_POLICY } from '../reports/html-assets.ts';
 import { renderHtml } from '../reports/html.ts';

@@ -12,7 +12,7 @@ import { mergeReports } from '../reports/merge.ts';
 import type { Report } from '../reports/model.ts';
 import { reportSchema, reportSchemaError } from '../reports/schema.ts';
 import { writeReports } from '../reports/write.ts';
-import { getExchange } from './helpers/exchanges.ts';
+import { getExchange } from '../fixtures/exchanges.ts';
 import { disagreeingReport, LEAKED_JWT, LEAKED_TOKEN, sampleReport, XSS } from './report-fixtures.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tmi-report-json-'));

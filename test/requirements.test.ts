@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHECKS } from '../rules/checks/index.ts';
-import { schemasDir } from '../rules/paths.ts';
+import { schemasDir } from '../core/paths.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 
 const requirements = loadRequirements();

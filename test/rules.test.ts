@@ -19,7 +19,7 @@ import {
   session,
   STARTED_AT,
   updateExchange,
-} from './helpers/exchanges.ts';
+} from '../fixtures/exchanges.ts';
 
 const findingsOf = (exchange: Exchange, tracker?: RateLimitTracker): Finding[] => judgeExchange(exchange, tracker).findings;
 

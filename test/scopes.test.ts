@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { schemasDir } from '../rules/paths.ts';
+import { schemasDir } from '../core/paths.ts';
 import { catalogScopes, isCatalogScope, loadScopeCatalog } from '../rules/scopes.ts';
 
 const { actions, resources } = loadScopeCatalog();

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConformanceFailure, describeTestError, exchangeLine, failureText, readPropertyFailure } from '../suites/failure.ts';
-import { getExchange } from './helpers/exchanges.ts';
+import { getExchange } from '../fixtures/exchanges.ts';
 
 describe('a suite failure', () => {
   it('says what was expected and received, then the exchange: method, URL, status and the start of the body', () => {

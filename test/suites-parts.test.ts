@@ -15,7 +15,7 @@ import { boundedPredicate, MAX_SHRINK_STEPS } from '../suites/budget.ts';
 import { blamed } from '../suites/reporter.ts';
 import { covers, requirementsOfTestName, testNamePatternFor } from '../suites/requirement-names.ts';
 import { corruptSignature, keyConfusionTokens, scopesOfToken, signedByForeignKey, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
-import { jwt, claims, getExchange, updateExchange, session } from './helpers/exchanges.ts';
+import { jwt, claims, getExchange, updateExchange, session } from '../fixtures/exchanges.ts';
 
 describe('configuration', () => {
   it('merges file < environment < flags, credentials and fixtures key by key', () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BASE, claims, STARTED_AT } from './helpers/exchanges.ts';
+import { BASE, claims, STARTED_AT } from '../fixtures/exchanges.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-validate-credentials-'));

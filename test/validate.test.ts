@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Exchange } from '../rules/types.ts';
 import type { Report } from '../reports/model.ts';
-import { deleteExchange, errorExchange, getExchange, resourceServer, updateExchange } from './helpers/exchanges.ts';
+import { deleteExchange, errorExchange, getExchange, resourceServer, updateExchange } from '../fixtures/exchanges.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-validate-'));

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 const [role, target, certFile, keyFile] = process.argv.slice(2);
 
 if (role === 'stub') {
-  const { startStubTarget } = await import('../../test/helpers/proxy.ts');
+  const { startStubTarget } = await import('../../fixtures/stub-target.ts');
   const stub = await startStubTarget();
   process.stdout.write(`listening on ${stub.origin}\n`);
 } else if (role === 'bare') {

@@ -1,7 +1,7 @@
 // Where the proxy benchmark's files are: the kit's command, its output folder (git ignores it),
 // the journal of (c), and the Prism it installs for (d).
 import { join } from 'node:path';
-import { packageRoot } from '../../rules/paths.ts';
+import { packageRoot } from '../../core/paths.ts';
 
 export const BIN = join(packageRoot, 'bin', 'tmi-conform.js');
 export const OUT = join(packageRoot, 'bench', 'out');

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { packageRoot } from '../../rules/paths.ts';
+import { packageRoot } from '../../core/paths.ts';
 
 export interface Running {
   child: ChildProcess;

@@ -6,7 +6,7 @@
 // the ones to compare.
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../../rules/paths.ts';
+import { packageRoot } from '../../core/paths.ts';
 import { OUT } from './files.ts';
 import { measure } from './measure.ts';
 import { flag, option } from './options.ts';

@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { packageRoot } from '../../rules/paths.ts';
+import { packageRoot } from '../../core/paths.ts';
 import { localCertificates, LEAF_FILE, LEAF_KEY_FILE } from '../../proxy/local-ca.ts';
 import { BIN, CHILD_SERVER, JOURNAL, JOURNAL_TLS, OUT, PRISM_BIN, PRISM_DIR, TLS_DIR } from './files.ts';
 import { freePort, launch, waitForPort, type Running } from './processes.ts';

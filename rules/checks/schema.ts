@@ -2,7 +2,7 @@
 // its subschema names (the "x-requirement" annotation nearest above the failing keyword).
 import type { ErrorObject } from 'ajv';
 import { schemaValidator, type SchemaName } from '../schemas.ts';
-import { describeSecret, SECRET_KEYS } from '../secrets.ts';
+import { describeSecret, SECRET_KEYS } from '../../core/secrets.ts';
 import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding, Subject } from '../types.ts';
 

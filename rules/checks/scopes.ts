@@ -1,6 +1,6 @@
 // Scope rules: the form of the token's scopes, and that each operation's scope is enforced.
 import { isCatalogScope } from '../scopes.ts';
-import { perFrozenObject } from '../memo.ts';
+import { perFrozenObject } from '../../core/memo.ts';
 import { scopesOf } from '../token.ts';
 import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding, OperationId } from '../types.ts';

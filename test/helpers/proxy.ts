@@ -1,14 +1,12 @@
 // Running the proxy in a test: in-process sessions in a temporary directory, reading what they
 // recorded, and raw HTTP over a socket for requests no well-behaved client would send.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HarEntry } from '../../recordings/read.ts';
 import { startProxy, type ProxySessionOptions, type RunningProxy } from '../../proxy/session.ts';
 import { parseTarget } from '../../proxy/target.ts';
-import { resourceServer, session } from './exchanges.ts';
 
 export interface ProxyUnderTest {
   proxy: RunningProxy;
@@ -80,50 +78,4 @@ export const statusOf = (raw: string): number | undefined => {
 
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
-}
-
-/**
- * A fast, conforming stand-in for a target: answers the three operations with conforming
- * bodies and nothing else (no token verification, no rate limit). For load through the proxy
- * where the reference's token verification would be the bottleneck.
- */
-export async function startStubTarget(): Promise<{ origin: string; close(): Promise<void> }> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const path = (req.url ?? '/').split('?')[0]!;
-      const id = decodeURIComponent(path.split('/').at(-1) ?? '');
-      const send = (status: number, body?: unknown) => {
-        if (body === undefined) {
-          res.writeHead(status);
-          res.end();
-          return;
-        }
-        const text = JSON.stringify(body);
-        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-        res.end(text);
-      };
-      if (req.method === 'GET' && path.startsWith('/api/v2/resource-servers/')) return send(200, resourceServer({ id }));
-      if (req.method === 'DELETE' && path.startsWith('/api/v2/token-exchange-profiles/')) return send(204);
-      if (req.method === 'PATCH' && path.startsWith('/api/v2/sessions/')) {
-        try {
-          const { session_metadata } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { session_metadata: unknown };
-          return send(200, session(session_metadata, id));
-        } catch {
-          return send(400, { statusCode: 400, error: 'Bad Request', message: 'Invalid request payload JSON format.', errorCode: 'invalid_json' });
-        }
-      }
-      return send(404, { statusCode: 404, error: 'Not Found', message: 'Not Found', errorCode: 'not_found' });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
 }

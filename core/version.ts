@@ -1,4 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { packageRoot } from '../rules/paths.ts';
+import { packageRoot } from './paths.ts';
 
 export const version: string = JSON.parse(readFileSync(`${packageRoot}/package.json`, 'utf8')).version;

@@ -7,8 +7,8 @@
 // encryption key's type). Every value masked can also be collected, so that text derived from
 // the exchange (finding messages) can be scrubbed of it too.
 import type { BearerToken, Exchange, Headers } from '../rules/types.ts';
-import { RecentValues, perFrozenObject } from '../rules/memo.ts';
-import { SECRET_KEYS } from '../rules/secrets.ts';
+import { RecentValues, perFrozenObject } from './memo.ts';
+import { SECRET_KEYS } from './secrets.ts';
 
 export const REDACTED = '[REDACTED]';
 

@@ -1,5 +1,6 @@
-// Layers only point down (docs/architecture.md, "Layers"): every relative import of every .ts
-// file, read with a regular expression, goes to the importer's own folder or to a lower layer.
+// Layers only point down (docs/architecture.md, "Layers"): every relative import of every module
+// (.ts, .mts, .mjs, and bin/'s .js), read with a regular expression, goes to the importer's own
+// folder or to a lower layer.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -63,7 +64,7 @@ function sourceFiles(dir: string): string[] {
     if (entry.name === 'node_modules' || entry.name.startsWith('.') || entry.name === 'out') continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) files.push(...sourceFiles(path));
-    else if (/\.ts$/.test(entry.name) || (dir === join(packageRoot, 'bin') && entry.name.endsWith('.js'))) files.push(path);
+    else if (/\.(ts|mts|mjs)$/.test(entry.name) || (dir === join(packageRoot, 'bin') && entry.name.endsWith('.js'))) files.push(path);
   }
   return files;
 }

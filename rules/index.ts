@@ -75,6 +75,7 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): J
     responseJson: exchange.response?.status === 204 ? undefined : parseBody(exchange.response?.body),
     tracker,
     rateLimitObservation: undefined,
+    credential: undefined,
   };
 
   const findings: Finding[] = [];

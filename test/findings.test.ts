@@ -8,7 +8,7 @@ import { findingMessage } from '../rules/message.ts';
 import { recordExchange } from '../recordings/write.ts';
 import { getExchange, resourceServer } from '../fixtures/exchanges.ts';
 
-const inputFor = (exchange = getExchange()): CheckInput => ({ exchange, operation: matchOperation(exchange.request.method, exchange.request.url)!, requestJson: undefined, responseJson: undefined, tracker: undefined, rateLimitObservation: undefined });
+const inputFor = (exchange = getExchange()): CheckInput => ({ exchange, operation: matchOperation(exchange.request.method, exchange.request.url)!, requestJson: undefined, responseJson: undefined, tracker: undefined, rateLimitObservation: undefined, credential: undefined });
 
 describe('a finding', () => {
   it('carries expected and received as fields; its message is made from them', () => {

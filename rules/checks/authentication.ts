@@ -1,6 +1,6 @@
 // Bearer-JWT authentication: what the caller sends, and how the implementation answers.
-import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
-import { credentialState, describeCredential, INVALID_CREDENTIAL_STATES, type CredentialState } from '../credential.ts';
+import { credentialStateOf, defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
+import { describeCredential, INVALID_CREDENTIAL_STATES, type CredentialState } from '../credential.ts';
 import type { Finding } from '../types.ts';
 
 /** A foreign recorder that dropped or masked the credential: nothing about authentication can be judged. */
@@ -21,9 +21,9 @@ function redactedScheme(value: string | undefined): string {
   return scheme === '' ? '(empty)' : `${scheme.slice(0, 16)} …`;
 }
 
-export function bearerTokenIsJwt({ exchange }: CheckInput): CheckResult {
-  const { token } = exchange;
-  if (!token.wellFormed || token.recorded === false) return undefined;
+export function bearerTokenIsJwt(input: CheckInput): CheckResult {
+  const { token } = input.exchange;
+  if (!token.wellFormed || notRecorded(input)) return undefined;
   if (token.claims) return [];
   return [finding('AUTH-TOKEN-IS-JWT', 'client', 'a bearer token in JWT format', `a token that does not decode as a JWT (${token.decodeError ?? 'unknown reason'})`)];
 }
@@ -43,7 +43,7 @@ const FORGED_OR_MISSING: ReadonlySet<CredentialState> = new Set(['absent', 'malf
 function carriedOutWithout(input: CheckInput, states: ReadonlySet<CredentialState>, otherOperations: string): CheckResult {
   const status = input.exchange.response?.status;
   if (unanswered(status)) return undefined;
-  const state = credentialState(input.exchange);
+  const state = credentialStateOf(input);
   if (!states.has(state)) return undefined;
   if (!isSuccess(status!)) return [];
   return [
@@ -67,36 +67,38 @@ export function expiredOrMisdirectedTokenNotCarriedOut(input: CheckInput): Check
   return carriedOutWithout(input, EXPIRED_OR_MISDIRECTED, 'AUTH-TOKEN-VALIDITY-OTHER');
 }
 
-export function missingTokenRefused(input: CheckInput): CheckResult {
-  const { exchange } = input;
-  const status = exchange.response?.status;
-  // A 2xx is missingOrForgedCredentialNotCarriedOut's finding.
+/** Credentials a server can refuse without looking at any key: none, a malformed header, not a JWT. */
+const MISSING: ReadonlySet<CredentialState> = new Set(['absent', 'malformed', 'not-jwt']);
+/** Credentials with no signature, or one the tenant's keys reject. */
+const BADLY_SIGNED: ReadonlySet<CredentialState> = new Set(['signature-invalid', 'unsigned']);
+
+/**
+ * A refusal of a credential in `states` must be 401; `ids` are the delete operation's requirement
+ * and the other operations'. A 2xx is missingOrForgedCredentialNotCarriedOut's finding.
+ */
+function refusedWith401(input: CheckInput, states: ReadonlySet<CredentialState>, ids: readonly [string, string], note = ''): CheckResult {
+  const status = input.exchange.response?.status;
   if (unanswered(status) || isSuccess(status!)) return undefined;
-  const state = credentialState(exchange);
-  if (state !== 'absent' && state !== 'malformed' && state !== 'not-jwt') return undefined;
+  const state = credentialStateOf(input);
+  if (!states.has(state)) return undefined;
   if (status === 401) return [];
-  const id = isDelete(input) ? 'AUTH-MISSING-TOKEN-401' : 'AUTH-MISSING-TOKEN-401-OTHER';
+  return [finding(isDelete(input) ? ids[0] : ids[1], 'implementation', `401 for ${describeCredential(state, input.exchange.token)}`, `${status}${note}`)];
+}
+
+export function missingTokenRefused(input: CheckInput): CheckResult {
   // On delete, a 404 shows the server looked the id up before it checked who asks.
-  const lookedUp = status === 404 && isDelete(input) ? ' (the profile was looked up before the caller was checked)' : '';
-  return [finding(id, 'implementation', `401 for ${describeCredential(state, exchange.token)}`, `${status}${lookedUp}`)];
+  const lookedUp = input.exchange.response?.status === 404 && isDelete(input) ? ' (the profile was looked up before the caller was checked)' : '';
+  return refusedWith401(input, MISSING, ['AUTH-MISSING-TOKEN-401', 'AUTH-MISSING-TOKEN-401-OTHER'], lookedUp);
 }
 
 export function invalidSignatureRefused(input: CheckInput): CheckResult {
-  const { exchange } = input;
-  const status = exchange.response?.status;
-  // A 2xx is missingOrForgedCredentialNotCarriedOut's finding.
-  if (unanswered(status) || isSuccess(status!)) return undefined;
-  const state = credentialState(exchange);
-  if (state !== 'signature-invalid' && state !== 'unsigned') return undefined;
-  if (status === 401) return [];
-  const id = isDelete(input) ? 'AUTH-INVALID-SIGNATURE-401' : 'AUTH-INVALID-SIGNATURE-401-OTHER';
-  return [finding(id, 'implementation', `401 for ${describeCredential(state, exchange.token)}`, String(status))];
+  return refusedWith401(input, BADLY_SIGNED, ['AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER']);
 }
 
-export function nonGlobalClientRefused({ exchange }: CheckInput): CheckResult {
-  const status = exchange.response?.status;
-  const { token } = exchange;
-  if (unanswered(status) || token.clientGlobal !== false || !token.claims || INVALID_CREDENTIAL_STATES.has(credentialState(exchange))) return undefined;
+export function nonGlobalClientRefused(input: CheckInput): CheckResult {
+  const status = input.exchange.response?.status;
+  const { token } = input.exchange;
+  if (unanswered(status) || token.clientGlobal !== false || !token.claims || INVALID_CREDENTIAL_STATES.has(credentialStateOf(input))) return undefined;
   if (status === 401) return [];
   const security = isSuccess(status) ? ' (security: the profile was deleted)' : '';
   return [finding('AUTH-NON-GLOBAL-401', 'implementation', '401 for a client that is not global', `${status}${security}`)];

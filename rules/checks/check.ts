@@ -1,4 +1,5 @@
 // What a check is, and the one way findings are made.
+import { credentialState, type CredentialState } from '../credential.ts';
 import { requirement } from '../requirements.ts';
 import { observationOf, type RateLimitObservation, type RateLimitTracker } from '../rate-limit-tracker.ts';
 import type { Exchange, Finding, MatchedOperation, OperationId, Subject } from '../types.ts';
@@ -17,6 +18,13 @@ export interface CheckInput {
   tracker?: RateLimitTracker;
   /** The response's X-RateLimit-* reading, worked out once per exchange (see rateLimitObservationOf); null: none. */
   rateLimitObservation?: RateLimitObservation | null;
+  /** The request's credential state, worked out once per exchange (see credentialStateOf). */
+  credential?: CredentialState;
+}
+
+/** The exchange's credential state, classified once and shared by the authentication checks. */
+export function credentialStateOf(input: CheckInput): CredentialState {
+  return (input.credential ??= credentialState(input.exchange));
 }
 
 /** The exchange's X-RateLimit-* observation, read once and shared by the checks and the tracker. */

@@ -10,9 +10,9 @@ import { rootCertificates } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { help as proxyHelp } from '../cli/proxy.ts';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import type { RunningReference } from '../fixtures/reference/index.ts';
 import type { Report } from '../reports/model.ts';
-import { tokenFor } from './helpers/reference.ts';
+import { startConformingAndFaulty } from './helpers/reference.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-proxy-command-'));
@@ -48,8 +48,7 @@ let token: string;
 let faultyToken: string;
 
 beforeAll(async () => {
-  [ref, faulty] = await Promise.all([startReference(), startReference({ faults: ['rs-is-system-string'] })]);
-  [token, faultyToken] = await Promise.all([tokenFor(ref, 'full'), tokenFor(faulty, 'full')]);
+  ({ ref, faulty, token, faultyToken } = await startConformingAndFaulty());
 });
 
 afterAll(async () => {

@@ -10,10 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../cli/proxy.ts';
 import { UsageError } from '../core/errors.ts';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import type { RunningReference } from '../fixtures/reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { readJournal } from './helpers/proxy.ts';
-import { tokenFor } from './helpers/reference.ts';
+import { startConformingAndFaulty } from './helpers/reference.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-proxy-journal-'));
@@ -24,8 +24,7 @@ let token: string;
 let faultyToken: string;
 
 beforeAll(async () => {
-  [ref, faulty] = await Promise.all([startReference(), startReference({ faults: ['rs-is-system-string'] })]);
-  [token, faultyToken] = await Promise.all([tokenFor(ref, 'full'), tokenFor(faulty, 'full')]);
+  ({ ref, faulty, token, faultyToken } = await startConformingAndFaulty());
 });
 
 afterAll(async () => {

@@ -3,7 +3,7 @@
 import { decodeProtectedHeader, generateKeyPair, SignJWT, decodeJwt } from 'jose';
 import { buildExchange } from '../../rules/exchange.ts';
 import type { BearerToken, Exchange } from '../../rules/types.ts';
-import type { ProfileName, RunningReference } from '../../fixtures/reference/index.ts';
+import { startReference, type ProfileName, type RunningReference } from '../../fixtures/reference/index.ts';
 
 export interface Call {
   method: string;
@@ -90,4 +90,21 @@ export const paths = {
 /** A metadata object with `count` properties whose values are `length` characters long. */
 export function metadata(count: number, length = 8): Record<string, string> {
   return Object.fromEntries(Array.from({ length: count }, (_, i) => [`key_${String(i).padStart(2, '0')}`, String(i % 10).repeat(length)]));
+}
+
+/**
+ * A conforming reference and one whose resource servers break the schema (is_system as a
+ * string), each with a token of its full client: the pair the proxy's launch tests run behind.
+ */
+export interface ReferencePair {
+  ref: RunningReference;
+  faulty: RunningReference;
+  token: string;
+  faultyToken: string;
+}
+
+export async function startConformingAndFaulty(): Promise<ReferencePair> {
+  const [ref, faulty] = await Promise.all([startReference(), startReference({ faults: ['rs-is-system-string'] })]);
+  const [token, faultyToken] = await Promise.all([tokenFor(ref, 'full'), tokenFor(faulty, 'full')]);
+  return { ref, faulty, token, faultyToken };
 }

@@ -6,6 +6,7 @@ import { ReportBuilder } from '../reports/builder.ts';
 import { curlCommand, reproducible } from '../reports/curl.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import type { Report } from '../reports/model.ts';
+import { summarize } from '../reports/status.ts';
 import { writeReports } from '../reports/write.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 import { noJwksLine, tenantKeys } from '../keys/tenant-keys.ts';
@@ -237,10 +238,12 @@ async function restoreSessions(api: SuiteApi, config: SuiteConfig, print: (line:
 }
 
 function printSummary(report: Report, totals: Awaited<ReturnType<typeof runSuites>>['totals'] | undefined, api: SuiteApi, written: string[], ms: number, print: (line: string) => void): void {
+  // Counts, reasons and verdict are read from the report itself: the console says what report.json says.
   const { summary } = report;
   if (totals) {
-    print(`tests: ${countsLine(totals.tests)}; ${totals.exchanges} exchanges judged; unplanned 429s: ${totals.unplanned429}; 429s the pacer risked to learn window lengths: ${totals.risked429}`);
+    print(`tests: ${countsLine(summarize(report.tests))}; ${totals.exchanges} exchanges judged; unplanned 429s: ${totals.unplanned429}; 429s the pacer risked to learn window lengths: ${totals.risked429}`);
   }
+  for (const test of report.tests.filter((t) => t.status === 'skip' && t.message?.startsWith('not examined: '))) print(`  ${test.message!.split('\n', 1)[0]} (test "${test.name}")`);
   print(`requirements: ${summary.pass} pass · ${summary.fail} fail · ${summary.warn} warn · ${summary.skip} skip`);
   // Each failure: what was expected and received, the exchange (sent, answered), a property's
   // counterexample, and a curl command that sends the exchange again.
@@ -261,8 +264,13 @@ function printSummary(report: Report, totals: Awaited<ReturnType<typeof runSuite
     }
   }
   if (reproduce.some((c) => c.includes('$TOKEN'))) print('  (the curl commands read a bearer token of the same client from TOKEN: the reports never hold one)');
-  const skipped = report.requirements.filter((x) => x.status === 'skip');
-  if (skipped.length > 0) print(`  skipped: ${skipped.map((r) => r.id).join(', ')} (reasons in the report)`);
+  // Each skip reason once, with the requirements it kept from being examined.
+  const skippedFor = new Map<string, string[]>();
+  for (const r of report.requirements.filter((x) => x.status === 'skip')) {
+    const reason = r.reason ?? 'not examined';
+    skippedFor.set(reason, [...(skippedFor.get(reason) ?? []), r.id]);
+  }
+  for (const [reason, ids] of skippedFor) print(`  skipped: ${ids.join(', ')}: ${reason.length > 300 ? `${reason.slice(0, 300)}…` : reason}`);
   print(`verdict: ${report.passed ? 'conforming' : 'NOT conforming'} (fail-on ${report.failOn}) in ${(ms / 1000).toFixed(1)} s${api.pacer.waitedMs > 0 ? `, ${(api.pacer.waitedMs / 1000).toFixed(1)} s waiting for rate-limit windows` : ''}`);
   print(`reports: ${written.join(', ')}`);
   const seed = report.sources[0]?.seed;

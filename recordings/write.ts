@@ -12,7 +12,7 @@ export const HAR_CREATOR = { name: 'tmi-conform', version };
 /** What an entry says about its judgement; `operation` null: a path the document does not cover. */
 export interface Conformance {
   operation: string | null;
-  findings: Array<Pick<Finding, 'requirement' | 'level' | 'subject' | 'expected' | 'received'> & { message: string }>;
+  findings: Array<Pick<Finding, 'requirement' | 'level' | 'subject' | 'expected' | 'received' | 'security'> & { message: string }>;
   /** The bearer credential's facts and non-secret claims (the header itself is redacted). */
   token: BearerToken;
 }
@@ -53,7 +53,9 @@ function queryString(url: string): HarNameValue[] {
 
 /** A finding as an entry shows it: its documented fields, and the message made from them. */
 function entryFinding(f: Finding): Conformance['findings'][number] {
-  return { requirement: f.requirement, level: f.level, subject: f.subject, expected: f.expected, received: f.received, message: findingMessage(f) };
+  const entry: Conformance['findings'][number] = { requirement: f.requirement, level: f.level, subject: f.subject, expected: f.expected, received: f.received, message: findingMessage(f) };
+  if (f.security !== undefined) entry.security = f.security;
+  return entry;
 }
 
 /** Findings with what they quote scrubbed of the exchange's secrets (rules may quote a body). */
@@ -62,7 +64,9 @@ export function safeFindings(findings: Finding[], secrets: SecretSink): Finding[
   for (const f of findings) {
     const expected = scrubSecrets(f.expected, secrets);
     const received = scrubSecrets(f.received, secrets);
-    safe.push({ requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, expected, received });
+    const kept: Finding = { requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, expected, received };
+    if (f.security !== undefined) kept.security = scrubSecrets(f.security, secrets);
+    safe.push(kept);
   }
   return safe;
 }

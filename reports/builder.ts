@@ -21,7 +21,7 @@ import { KeptExchange } from './kept-exchange.ts';
 import type { Report, ReportKind, Source, Status, TestOutcome, TestResult } from './model.ts';
 import { redactTarget, redactText } from './redact-text.ts';
 import { RequirementTally } from './requirement-tally.ts';
-import { testResult } from './test-result.ts';
+import { chargedBy, notExamined, notExaminedMessage, testResult } from './test-result.ts';
 import { TrafficTally } from './traffic.ts';
 
 // Exported here as before the split, for the drivers and tests that take them from the builder.
@@ -98,14 +98,20 @@ export class ReportBuilder {
     else tally.passedExchange(kept, test);
   }
 
-  /** One suite test's outcome: listed as a test, and evidence for every requirement it names. Returns its status in the report. */
+  /**
+   * One suite test's outcome: listed as a test, and evidence for the requirements it names. A
+   * failed test is evidence only against the requirements it charges; the others it covers were
+   * not examined by it. Returns its status in the report.
+   */
   addTest(outcome: TestOutcome): Status {
-    const message = outcome.message === undefined ? undefined : redactText(outcome.message);
+    const raw = notExamined(outcome) ? notExaminedMessage(outcome.message) : outcome.message;
+    const message = raw === undefined ? undefined : redactText(raw);
     const counterexample = outcome.counterexample === undefined ? undefined : redactText(outcome.counterexample);
     const exchange = outcome.exchange === undefined ? undefined : exchangeEvidence(outcome.exchange);
     const result = testResult(this.source.name, outcome, message, counterexample, this.levelOf);
     this.tests.push(result);
-    for (const id of outcome.requirements) this.byId.get(id)?.testOutcome(outcome, message, counterexample, exchange);
+    const charged = chargedBy(outcome);
+    for (const id of new Set([...outcome.requirements, ...charged])) this.byId.get(id)?.testOutcome(outcome, charged.includes(id), message, counterexample, exchange);
     return result.status;
   }
 

@@ -38,5 +38,8 @@ export class KeptExchange {
 function reportedFinding(f: Finding, secrets: SecretSink): ReportedFinding {
   const expected = scrubSecrets(f.expected, secrets);
   const received = scrubSecrets(f.received, secrets);
-  return { requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, expected, received, message: findingMessage({ requirement: f.requirement, expected, received }) };
+  const reported: ReportedFinding = { requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, expected, received, message: '' };
+  if (f.security !== undefined) reported.security = scrubSecrets(f.security, secrets);
+  reported.message = findingMessage(reported);
+  return reported;
 }

@@ -30,7 +30,7 @@ export interface Source {
  * A finding as a report keeps it: the rule engine's data (what was expected, what was
  * received), its secrets masked, and the message rendered from them for people.
  */
-export interface ReportedFinding extends Pick<Finding, 'requirement' | 'level' | 'subject' | 'check' | 'expected' | 'received'> {
+export interface ReportedFinding extends Pick<Finding, 'requirement' | 'level' | 'subject' | 'check' | 'expected' | 'received' | 'security'> {
   message: string;
 }
 
@@ -63,6 +63,13 @@ export interface TestOutcome {
   file?: string;
   requirements: string[];
   status: 'pass' | 'fail' | 'skip';
+  /**
+   * A failed test: the requirements its failure is evidence against (findings it stopped at, or
+   * the expectation that is the requirement itself). Empty: it ended before it could examine what
+   * it covers (a precondition was not met), so it charges nothing and is reported not examined.
+   * Undefined: every requirement it covers.
+   */
+  charged?: string[];
   message?: string; // failure message or skip reason
   counterexample?: string; // fast-check's shrunk counterexample, when a property failed
   durationMs?: number;
@@ -81,6 +88,8 @@ export interface TestResult {
   file?: string;
   requirements: string[];
   status: Status;
+  /** A failed test: the requirements its failure is evidence against (see TestOutcome.charged). */
+  charged?: string[];
   message?: string;
   counterexample?: string;
   durationMs?: number;

@@ -53,11 +53,15 @@ export class RequirementTally {
     this.clientFindings++;
   }
 
-  /** A suite test that names it; `message`, `counterexample` and `exchange` are already redacted. */
-  testOutcome(outcome: TestOutcome, message: string | undefined, counterexample: string | undefined, exchange: ExchangeEvidence | undefined): void {
+  /**
+   * A suite test that names it or whose failure charges it (`charged`); `message`,
+   * `counterexample` and `exchange` are already redacted. A failed test that does not charge it
+   * did not examine it: its words become a reason, shown if nothing else examined it.
+   */
+  testOutcome(outcome: TestOutcome, charged: boolean, message: string | undefined, counterexample: string | undefined, exchange: ExchangeEvidence | undefined): void {
     if (!this.testNames.includes(outcome.name)) this.testNames.push(outcome.name);
-    if (outcome.status === 'skip') {
-      if (message) this.skip(message);
+    if (outcome.status === 'skip' || (outcome.status === 'fail' && !charged)) {
+      if (message) this.skip(outcome.status === 'fail' ? `${firstLine(message)} (test "${outcome.name}")` : message);
       return;
     }
     this.tests++;
@@ -99,3 +103,5 @@ export class RequirementTally {
     return 'no test or exchange examined it';
   }
 }
+
+const firstLine = (text: string): string => text.split('\n', 1)[0]!;

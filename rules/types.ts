@@ -88,6 +88,12 @@ export interface Finding {
   expected: string;
   /** What the exchange showed instead: "\"HS512\"", "404", "no body". */
   received: string;
+  /**
+   * Set on a security finding: what the target did that it should have refused, in words ("the
+   * target carried out a DELETE sent with an unsigned token"). A request carried out without the
+   * credential or scope it needs is one, whatever the requirement's level.
+   */
+  security?: string;
   // No message: where a finding is shown, its message is made from these (rules/message.ts).
 }
 

@@ -14,7 +14,7 @@ describe('authentication', () => {
     needsProfile(context, 'full');
     const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'corrupted-signature' });
     expectNoFindings(answer, 'AUTH-INVALID-SIGNATURE-401');
-    expectExamined(answer, 'AUTH-INVALID-SIGNATURE-401', 'expected an answer to judge');
+    expectExamined(answer, 'AUTH-INVALID-SIGNATURE-401', 'no refusal of the corrupted signature was seen');
   });
 
   it(covers('a token with an invalid signature is refused with 401 when updating a session or reading a resource server', 'AUTH-INVALID-SIGNATURE-401-OTHER'), async (context) => {
@@ -22,7 +22,7 @@ describe('authentication', () => {
     const answers = [await api.updateSession(unknownId('session'), { session_metadata: null }, { as: 'corrupted-signature' }), await api.getResourceServer(someResourceServer(), { as: 'corrupted-signature' })];
     for (const answer of answers) {
       expectNoFindings(answer, 'AUTH-INVALID-SIGNATURE-401-OTHER');
-      expectExamined(answer, 'AUTH-INVALID-SIGNATURE-401-OTHER', 'expected an answer to judge');
+      expectExamined(answer, 'AUTH-INVALID-SIGNATURE-401-OTHER', 'no refusal of the corrupted signature was seen');
     }
   });
 
@@ -30,13 +30,13 @@ describe('authentication', () => {
     needsProfile(context, 'non_global');
     const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'non_global' });
     expectNoFindings(answer, 'AUTH-NON-GLOBAL-401');
-    expectExamined(answer, 'AUTH-NON-GLOBAL-401', 'expected an answer to judge');
+    expectExamined(answer, 'AUTH-NON-GLOBAL-401', 'no answer to a client that is not global was seen (its token was judged invalid, or the request was throttled)');
   });
 
   it(covers('the tokens issued are JWTs whose scopes have the form <action>:<resource>', 'AUTH-TOKEN-IS-JWT', 'SCOPE-FORMAT', 'AUTH-BEARER-HEADER'), async (context) => {
     needsProfile(context, 'full');
     const answer = await api.getResourceServer(someResourceServer());
-    expectExamined(answer, 'AUTH-TOKEN-IS-JWT', 'expected the full token to be judged');
+    expectExamined(answer, 'AUTH-TOKEN-IS-JWT', 'the token the target issued was not judged');
     expectIssuedTokenConforms(answer, 'AUTH-TOKEN-IS-JWT', 'SCOPE-FORMAT', 'AUTH-BEARER-HEADER');
   });
 });
@@ -47,8 +47,8 @@ describe('scopes', () => {
     needs(context, !scopesOfToken(await api.tokens.token('no_scope')).includes('delete:token_exchange_profiles'), 'the no_scope profile holds delete:token_exchange_profiles');
     const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'no_scope' });
     expectNoFindings(answer, 'SCOPE-DELETE-REQUIRED');
-    expectExamined(answer, 'SCOPE-DELETE-REQUIRED', 'expected an answer to judge');
-    expectAnswer(answer, !isSuccess(answer.status), 'a refusal of a delete by a token without delete:token_exchange_profiles');
+    expectExamined(answer, 'SCOPE-DELETE-REQUIRED', 'no answer to a token without the scope was seen');
+    expectAnswer(answer, !isSuccess(answer.status), 'SCOPE-DELETE-REQUIRED', 'a refusal of a delete by a token without delete:token_exchange_profiles');
   });
 
   it(covers('insufficient scope is answered 403 with a message that names delete:token_exchange_profiles', 'SCOPE-DELETE-403'), async (context) => {
@@ -56,7 +56,7 @@ describe('scopes', () => {
     needs(context, !scopesOfToken(await api.tokens.token('no_scope')).includes('delete:token_exchange_profiles'), 'the no_scope profile holds delete:token_exchange_profiles');
     const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'no_scope' });
     expectNoFindings(answer, 'SCOPE-DELETE-403');
-    expectStatus(answer, 403, 'for a token without the scope');
+    expectStatus(answer, 403, 'SCOPE-DELETE-403', 'for a token without the scope');
   });
 
   it(covers('updating a session without update:sessions is refused', 'SCOPE-UPDATE-SESSION'), async (context) => {
@@ -67,7 +67,7 @@ describe('scopes', () => {
     const session = restorableSessions()[0]!;
     const answer = await api.updateSession(session.id, { session_metadata: session.original!.session_metadata }, { as: 'no_scope' });
     expectNoFindings(answer, 'SCOPE-UPDATE-SESSION');
-    expectExamined(answer, 'SCOPE-UPDATE-SESSION', 'expected an answer to judge');
+    expectExamined(answer, 'SCOPE-UPDATE-SESSION', 'no answer to a token without update:sessions was seen');
   });
 
   it(covers('reading a resource server without read:resource_servers is refused', 'SCOPE-READ-RESOURCE-SERVER'), async (context) => {
@@ -76,13 +76,13 @@ describe('scopes', () => {
     needs(context, !scopesOfToken(await api.tokens.token('no_scope')).includes(REQUIRED_SCOPES.getResourceServer.scope), 'the no_scope profile holds read:resource_servers');
     const answer = await api.getResourceServer(config.fixtures.resourceServers[0]!, { as: 'no_scope' });
     expectNoFindings(answer, 'SCOPE-READ-RESOURCE-SERVER');
-    expectExamined(answer, 'SCOPE-READ-RESOURCE-SERVER', 'expected an answer to judge');
+    expectExamined(answer, 'SCOPE-READ-RESOURCE-SERVER', 'no answer to a token without read:resource_servers was seen');
   });
 
   it(covers("the scopes granted are in the document's scope catalog", 'SCOPE-IN-CATALOG'), async (context) => {
     needsProfile(context, 'full');
     const answer = await api.getResourceServer(someResourceServer());
-    expectExamined(answer, 'SCOPE-IN-CATALOG', 'expected the full token to be judged');
+    expectExamined(answer, 'SCOPE-IN-CATALOG', 'the scopes of the token the target issued were not judged');
     expectIssuedTokenConforms(answer, 'SCOPE-IN-CATALOG');
   });
 });

@@ -3,6 +3,7 @@
 // and the helpers that tie a test to the requirements it covers.
 import { inject, type TestContext } from 'vitest';
 import { findingMessage } from '../rules/message.ts';
+import { isSuccess } from '../rules/checks/check.ts';
 import { markFailing } from './evidence.ts';
 import { ConformanceFailure, failureText, receivedAnswer } from './failure.ts';
 import type { Profile, SuiteConfig } from './config.ts';
@@ -26,8 +27,18 @@ export const config: SuiteConfig = inject('tmiConfig');
 const shared = globalThis as { tmiSuiteApi?: SuiteApi };
 export const api: SuiteApi = (shared.tmiSuiteApi ??= new SuiteApi(config, inject('tmiTokens')));
 
+// How a test's expectations charge requirements. A test fails only in the kit's words, and its
+// failure is evidence against exactly the requirements it names:
+// - the findings it stopped at ("ID: expected …; received …"), and first of all any security
+//   finding on the exchange (the target carried out a request it should have refused);
+// - an expectation that is a requirement itself (expectStatus, expectAnswer, expectCarriedOut);
+// - nothing, when a precondition was not met (expectSuccess, expectExamined): the test could not
+//   examine what it covers, and says why ("not examined: the DELETE answered 404, so no 204 body
+//   was seen"). Requirements about the kit's own request are never among them.
+
 /** The test fails on an implementation finding about one of `ids`; other findings reach the report anyway. */
 export function expectNoFindings(judged: Judged, ...ids: string[]): void {
+  failOnSecurityFindings(judged);
   failOnFindings(judged, judged.findings.filter((f) => f.subject === 'implementation' && ids.includes(f.requirement)));
 }
 
@@ -36,44 +47,90 @@ export function expectNoFindings(judged: Judged, ...ids: string[]): void {
  * files them under the client that sends the token, so findings of either subject count.
  */
 export function expectIssuedTokenConforms(judged: Judged, ...ids: string[]): void {
+  failOnSecurityFindings(judged);
   failOnFindings(judged, judged.findings.filter((f) => ids.includes(f.requirement)));
 }
 
 /**
  * Fails the running test in the kit's words: each line says what was expected and what was
  * received, and the exchange beneath says what was sent and what came back. The exchange is
- * marked, so the report shows it with a curl command that sends it again.
+ * marked, so the report shows it with a curl command that sends it again; `charged` are the
+ * requirements the failure is evidence against.
  */
-function fail(judged: Judged, lines: string[]): never {
-  markFailing(judged.exchange);
+function fail(judged: Judged, lines: string[], charged: string[]): never {
+  markFailing(judged.exchange, charged);
   throw new ConformanceFailure(failureText(lines, judged.exchange));
 }
 
 function failOnFindings(judged: Judged, findings: Judged['findings']): void {
-  // The findings' own messages ("ID: expected …; received …") make the failure, so the report
-  // can tell which of the test's requirements it is evidence against.
-  if (findings.length > 0) fail(judged, findings.map(findingMessage));
+  // The findings' own messages ("ID: expected …; received …") make the failure.
+  if (findings.length > 0) fail(judged, findings.map(findingMessage), [...new Set(findings.map((f) => f.requirement))]);
 }
 
-/** The exchange did put `id` to the test (e.g. a success response that the rule could judge). */
-export function expectExamined(judged: Judged, id: string, what: string): void {
-  // Not "ID: expected …": an exchange that examined nothing is evidence against every requirement the test covers.
-  if (!judged.examined.includes(id)) fail(judged, [`${what} (to put ${id} to the test); received ${receivedAnswer(judged.exchange)}`]);
+/** The target carried out what it should have refused: whatever the test is about, that is what it reports. */
+function failOnSecurityFindings(judged: Judged): void {
+  failOnFindings(judged, judged.findings.filter((f) => f.security !== undefined && f.subject === 'implementation'));
 }
 
-/** The target answered `status`; `why` follows it in the message ("for a token without the scope"). */
-export function expectStatus(judged: Judged, status: number, why?: string): void {
-  if (judged.status !== status) fail(judged, [`expected ${status}${why ? ` ${why}` : ''}; received ${receivedAnswer(judged.exchange)}`]);
+/** "the DELETE answered 404" / "the PATCH got no response (…)": what happened, as a not-examined reason starts. */
+function whatHappened(judged: Judged): string {
+  const { method } = judged.exchange.request;
+  const response = judged.exchange.response;
+  if (!response) return `the ${method} got no response${judged.exchange.error ? ` (${judged.exchange.error})` : ''}`;
+  return `the ${method} answered ${response.status}`;
 }
 
-/** The target carried the request out (2xx): "expected <what> (2xx); received 404". */
-export function expectSuccess(judged: Judged, what: string): void {
-  if (judged.status < 200 || judged.status >= 300) fail(judged, [`expected ${what} (2xx); received ${receivedAnswer(judged.exchange)}`]);
+/** A precondition of the test: unmet, the test ends "not examined: <what happened>, so <so>" and charges nothing. */
+function precondition(judged: Judged, met: boolean, so: string): void {
+  failOnSecurityFindings(judged);
+  if (!met) fail(judged, [`not examined: ${whatHappened(judged)}, so ${so}`], []);
 }
 
-/** Any other expectation about an answer: "expected <expected>; received <received>" (default: its status). */
-export function expectAnswer(judged: Judged, met: boolean, expected: string, received: string = receivedAnswer(judged.exchange)): void {
-  if (!met) fail(judged, [`expected ${expected}; received ${received}`]);
+/** The exchange did put `id` to the test; otherwise the test could not examine it (`so`: what was not seen). */
+export function expectExamined(judged: Judged, id: string, so: string): void {
+  precondition(judged, judged.examined.includes(id), so);
+}
+
+/** The target carried the request out (2xx), as the rest of the test needs; otherwise `so` says what was not seen. */
+export function expectSuccess(judged: Judged, so: string): void {
+  precondition(judged, isSuccess(judged.status), so);
+}
+
+/** The target refused the request (4xx), as the rest of the test needs; otherwise `so` says what was not seen. */
+export function expectRefused(judged: Judged, so: string): void {
+  precondition(judged, judged.status >= 400 && judged.status < 500, so);
+}
+
+/** The target answered `status`, as `requirementId` asks: "ID: expected 200; received 201". */
+export function expectStatus(judged: Judged, status: number, requirementId: string, why?: string): void {
+  failOnSecurityFindings(judged);
+  if (judged.status !== status) fail(judged, [`${requirementId}: expected ${status}${why ? ` ${why}` : ''}; received ${receivedAnswer(judged.exchange)}`], [requirementId]);
+}
+
+/** Any other expectation that is `requirementId` itself: "ID: expected <expected>; received <received>" (default: its status). */
+export function expectAnswer(judged: Judged, met: boolean, requirementId: string, expected: string, received: string = receivedAnswer(judged.exchange)): void {
+  failOnSecurityFindings(judged);
+  if (!met) fail(judged, [`${requirementId}: expected ${expected}; received ${received}`], [requirementId]);
+}
+
+/**
+ * Statuses that answer something other than what the request asks for: the credential (401,
+ * 403), the rate limit (429), a failure of the server (5xx). Each has rules of its own; none
+ * shows the target's answer to the request itself.
+ */
+const answersSomethingElse = (status: number): boolean => status === 401 || status === 403 || status === 429 || status >= 500;
+
+/**
+ * The target carried out a request the document says it serves (a fixture read by its audience,
+ * metadata within the limits): a refusal of the request itself (400, 404, 422, …) is evidence
+ * against `requirementIds`; a refusal for another reason (credential, rate limit, server error)
+ * or no answer leaves the test not examined.
+ */
+export function expectCarriedOut(judged: Judged, expected: string, ...requirementIds: string[]): void {
+  failOnSecurityFindings(judged);
+  if (isSuccess(judged.status)) return;
+  if (judged.exchange.response === undefined || answersSomethingElse(judged.status)) precondition(judged, false, `${expected} could not be judged`);
+  fail(judged, requirementIds.map((id) => `${id}: expected ${expected} (2xx); received ${receivedAnswer(judged.exchange)}`), requirementIds);
 }
 
 /** Skips the test, with the reason in the report, unless the run has what it needs. */

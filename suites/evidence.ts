@@ -19,6 +19,11 @@ export interface TestEvidence {
   unplanned429: number;
   /** 429s on requests the pacer sent early on purpose, to learn a window's length. */
   risked429: number;
+  /**
+   * The requirements the test's (last) failed expectation is evidence against; empty when the
+   * expectation was a precondition (the test could not examine what it covers).
+   */
+  charged?: string[];
 }
 
 declare module 'vitest' {
@@ -63,10 +68,14 @@ export function recordExchange(exchange: Exchange, judgement: Judgement, deliber
   else pending.push(recorded);
 }
 
-/** The running test's failure concerns `exchange`: the report shows it (and a curl command for it). */
-export function markFailing(exchange: Exchange): void {
+/**
+ * The running test's failure concerns `exchange` (the report shows it, with a curl command for
+ * it) and is evidence against `charged` (none: a precondition was not met).
+ */
+export function markFailing(exchange: Exchange, charged: string[]): void {
   const recorded = recordedAs.get(exchange);
   if (recorded) recorded.failing = true;
+  if (current?.meta.tmi) current.meta.tmi.charged = charged;
 }
 
 export function recordUnplanned429(): void {

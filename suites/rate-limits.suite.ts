@@ -36,8 +36,8 @@ describe('rate limits', () => {
     }
     needs(context, throttled !== undefined, `no 429 after ${sent} requests (probe_max_requests)`);
     expectNoFindings(throttled!, 'RL-THROTTLED-429');
-    expectExamined(throttled!, 'RL-429-HEADERS', 'expected a 429 to judge');
+    expectExamined(throttled!, 'RL-429-HEADERS', 'no 429 was seen to judge its headers');
     expectNoFindings(throttled!, 'RL-429-HEADERS');
-    expectStatus(throttled!, 429);
+    expectStatus(throttled!, 429, 'RL-THROTTLED-429');
   });
 });

@@ -7,16 +7,6 @@ import type { Status, TestOutcome } from '../reports/model.ts';
 import { describeTestError } from './failure.ts';
 import { requirementsOfTestName } from './requirement-names.ts';
 
-/**
- * The requirements a failed test is evidence against: those whose findings its failure
- * names ("ID: expected …"); when it names none (a scenario expectation failed), all it covers.
- * A test that stops at a schema finding says nothing against the other rules it covers.
- */
-export function blamed(covered: string[], message: string): string[] {
-  const named = covered.filter((id) => message.includes(`${id}: expected`));
-  return named.length > 0 ? named : covered;
-}
-
 /** Tests per status, counted as the report counts them (a failure of `should` requirements only is a warning). */
 export type TestCounts = Record<Status, number>;
 
@@ -36,6 +26,8 @@ export class SuiteReporter implements Reporter {
   readonly totals: RunTotals = { tests: noTests(), unplanned429: 0, risked429: 0, exchanges: 0 };
   private readonly startedAt = new Map<string, number>();
   private readonly perModule = new Map<string, TestCounts>();
+  /** Implementation findings in the exchanges of each file's tests, by level: they weigh on the report even when the test passes. */
+  private readonly findingsPerModule = new Map<string, { must: number; should: number }>();
 
   constructor(
     private readonly builder: ReportBuilder,
@@ -47,13 +39,18 @@ export class SuiteReporter implements Reporter {
   onTestModuleStart(module: TestModule): void {
     this.startedAt.set(module.moduleId, Date.now());
     this.perModule.set(module.moduleId, noTests());
+    this.findingsPerModule.set(module.moduleId, { must: 0, should: 0 });
   }
 
   onTestCaseResult(testCase: TestCase): void {
     const result = testCase.result();
     const name = testCase.fullName;
     const evidence = testCase.meta().tmi;
-    for (const { exchange, judgement } of evidence?.exchanges ?? []) this.builder.addExchange(exchange, judgement, name);
+    const findings = this.findingsPerModule.get(testCase.module.moduleId);
+    for (const { exchange, judgement } of evidence?.exchanges ?? []) {
+      this.builder.addExchange(exchange, judgement, name);
+      if (findings) for (const f of judgement.findings) if (f.subject === 'implementation') findings[f.level]++;
+    }
     this.totals.exchanges += evidence?.exchanges.length ?? 0;
     this.totals.unplanned429 += evidence?.unplanned429 ?? 0;
     this.totals.risked429 += evidence?.risked429 ?? 0;
@@ -68,7 +65,9 @@ export class SuiteReporter implements Reporter {
       const described = result.errors.map((e) => describeTestError(e));
       const message = described.map((d) => d.message).join('\n');
       outcome.message = message.slice(0, 4000);
-      outcome.requirements = blamed(outcome.requirements, message);
+      // What the failed expectation charged (suites/context.ts); a failure the kit's expectations
+      // did not make (an error thrown on the way) charges nothing: the test was not examined.
+      outcome.charged = evidence?.charged ?? [];
       const counterexample = described.find((d) => d.counterexample !== undefined)?.counterexample;
       if (counterexample) outcome.counterexample = counterexample.slice(0, 2000);
       // The last exchange a failed expectation marked: for a property, its shrunk counterexample's.
@@ -84,10 +83,12 @@ export class SuiteReporter implements Reporter {
   onTestModuleEnd(module: TestModule): void {
     // As the report counts them: a failed test naming only `should` requirements is a warning.
     const counts = this.perModule.get(module.moduleId) ?? noTests();
+    const findings = this.findingsPerModule.get(module.moduleId) ?? { must: 0, should: 0 };
     const seconds = ((Date.now() - (this.startedAt.get(module.moduleId) ?? Date.now())) / 1000).toFixed(1);
-    const mark = counts.fail > 0 ? '✗' : counts.warn > 0 ? '⚠' : '✓';
+    const mark = counts.fail > 0 || findings.must > 0 ? '✗' : counts.warn > 0 || findings.should > 0 ? '⚠' : '✓';
     const name = basename(module.moduleId).replace(/\.suite\.ts$/, '');
-    this.print(`  ${mark} ${name.padEnd(32)} ${countsLine(counts)}  (${seconds} s)`);
+    const inExchanges = findings.must + findings.should > 0 ? `; findings in its exchanges: ${findings.must} must, ${findings.should} should` : '';
+    this.print(`  ${mark} ${name.padEnd(32)} ${countsLine(counts)}${inExchanges}  (${seconds} s)`);
     for (const error of module.errors()) this.print(`    error in ${name}: ${error.message.split('\n')[0]}`);
   }
 }

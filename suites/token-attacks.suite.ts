@@ -109,7 +109,7 @@ const resourceServer = () => config.fixtures.resourceServers[0] ?? unknownId('re
 
 /** The engine judged the answer as one to an invalid credential (`examinedAs`) and found nothing against `ids`. */
 function expectRefused(answer: Judged, ids: readonly string[], what: string, examinedAs = ids[0]!): void {
-  expectExamined(answer, examinedAs, `expected an answer to ${what} to judge`);
+  expectExamined(answer, examinedAs, `its answer to ${what} could not be judged`);
   expectNoFindings(answer, ...ids);
 }
 

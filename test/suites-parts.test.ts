@@ -12,7 +12,6 @@ import { buildExchange } from '../rules/exchange.ts';
 import { credentialState } from '../rules/credential.ts';
 import { configFromEnv, mergeConfig, resolveConfig } from '../suites/config.ts';
 import { boundedPredicate, MAX_SHRINK_STEPS } from '../suites/budget.ts';
-import { blamed } from '../suites/reporter.ts';
 import { covers, requirementsOfTestName, testNamePatternFor } from '../suites/requirement-names.ts';
 import { corruptSignature, keyConfusionTokens, scopesOfToken, signedByForeignKey, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { jwt, claims, getExchange, updateExchange, session } from '../fixtures/exchanges.ts';
@@ -88,10 +87,6 @@ describe('requirement names', () => {
     expect(pattern.test('x [RS-RESPONSE-SCHEMA]')).toBe(false);
   });
 
-  it('a failed test is evidence against the requirements its findings name, else against all it covers', () => {
-    expect(blamed(['A-1', 'B-2'], 'GET … → 200\nB-2: expected x; received y')).toEqual(['B-2']);
-    expect(blamed(['A-1', 'B-2'], 'expected 200 to be 204')).toEqual(['A-1', 'B-2']);
-  });
 });
 
 describe('arbitraries derived from the JSON Schemas', () => {

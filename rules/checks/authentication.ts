@@ -1,5 +1,5 @@
 // Bearer-JWT authentication: what the caller sends, and how the implementation answers.
-import { credentialStateOf, defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
+import { credentialStateOf, defineCheck, finding, isSuccess, securityFinding, show, type CheckInput, type CheckResult } from './check.ts';
 import { describeCredential, INVALID_CREDENTIAL_STATES, type CredentialState } from '../credential.ts';
 import type { Finding } from '../types.ts';
 
@@ -46,14 +46,15 @@ function carriedOutWithout(input: CheckInput, states: ReadonlySet<CredentialStat
   const state = credentialStateOf(input);
   if (!states.has(state)) return undefined;
   if (!isSuccess(status!)) return [];
-  return [
-    finding(
-      isDelete(input) ? 'AUTH-CREDENTIAL-REQUIRED' : otherOperations,
-      'implementation',
-      `the request refused (401), not carried out, for ${describeCredential(state, input.exchange.token)}`,
-      `${status} (security: the request was carried out)`,
-    ),
-  ];
+  const { method } = input.exchange.request;
+  return [securityFinding(isDelete(input) ? 'AUTH-CREDENTIAL-REQUIRED' : otherOperations, 'a refusal (401)', String(status), `the target carried out a ${method} sent with ${sentWith(state, input.exchange.token)}`)];
+}
+
+/** The credential a request was sent with, as the object of "sent with …". */
+function sentWith(state: CredentialState, token: CheckInput['exchange']['token']): string {
+  if (state === 'absent') return 'no Authorization header';
+  if (state === 'malformed') return 'an Authorization header that is not "Bearer <token>"';
+  return describeCredential(state, token);
 }
 
 export function missingOrForgedCredentialNotCarriedOut(input: CheckInput): CheckResult {
@@ -100,8 +101,8 @@ export function nonGlobalClientRefused(input: CheckInput): CheckResult {
   const { token } = input.exchange;
   if (unanswered(status) || token.clientGlobal !== false || !token.claims || INVALID_CREDENTIAL_STATES.has(credentialStateOf(input))) return undefined;
   if (status === 401) return [];
-  const security = isSuccess(status) ? ' (security: the profile was deleted)' : '';
-  return [finding('AUTH-NON-GLOBAL-401', 'implementation', '401 for a client that is not global', `${status}${security}`)];
+  if (isSuccess(status)) return [securityFinding('AUTH-NON-GLOBAL-401', '401', String(status), `the target carried out a ${input.exchange.request.method} for a client that is not global`)];
+  return [finding('AUTH-NON-GLOBAL-401', 'implementation', '401 for a client that is not global', String(status))];
 }
 
 /** The audience of a client-credentials token request, from a form or JSON body. */

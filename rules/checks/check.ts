@@ -89,6 +89,16 @@ export function finding(requirementId: string, subject: Subject, expected: strin
   return { requirement: requirementId, level: requirement(requirementId).level, subject, check: '', expected, received };
 }
 
+/**
+ * A security finding: the target carried out (`received`, a 2xx) what it should have refused.
+ * `what` says what it carried out, in words.
+ */
+export function securityFinding(requirementId: string, expected: string, received: string, what: string): Finding {
+  const f = finding(requirementId, 'implementation', expected, received);
+  f.security = what;
+  return f;
+}
+
 /** A short, printable rendering of a received value. */
 export function show(value: unknown, max = 80): string {
   let text: string;

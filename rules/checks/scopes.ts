@@ -2,7 +2,7 @@
 import { isCatalogScope } from '../scopes.ts';
 import { perFrozenObject } from '../../core/memo.ts';
 import { scopesOf } from '../token.ts';
-import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
+import { defineCheck, finding, isSuccess, securityFinding, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding, OperationId } from '../types.ts';
 
 /** Scope each operation needs, and the requirement that says so (must: stated; should: inferred). */
@@ -58,11 +58,11 @@ export function requiredScopeEnforced({ exchange, operation }: CheckInput): Chec
   if (granted.includes(scope)) return undefined;
   if (!isSuccess(status)) return [];
   return [
-    finding(
+    securityFinding(
       requirement,
-      'implementation',
-      `a refusal (403) for a token without ${scope}`,
-      `${status}, the request was carried out (security) with scopes ${show(granted.join(' ') || '(none)', 120)}`,
+      'a refusal (403)',
+      String(status),
+      `the target carried out a ${exchange.request.method} for a token without ${scope} (its scopes: ${show(granted.join(' ') || '(none)', 120)})`,
     ),
   ];
 }

@@ -1,0 +1,120 @@
+// What a failed suite test is evidence against. A test that ended before it examined what it
+// covers (its precondition unmet: the fixture answered 404) charges nothing and says why; a
+// test that stopped at a finding charges that finding's requirement; a request the target
+// carried out that it should have refused is reported as a security finding, in plain words.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { ReportBuilder } from '../reports/builder.ts';
+import type { Report } from '../reports/model.ts';
+
+const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'tmi-charging-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'GITHUB_STEP_SUMMARY'));
+  const child = spawn(process.execPath, [BIN, 'run', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  child.stderr.on('data', (c) => (stderr += c));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+const readReport = (reportDir: string) => JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
+
+describe('a test that ends early charges nothing it did not examine', () => {
+  let ref: RunningReference;
+  beforeAll(async () => {
+    // A target that answers 404 for a profile it does not have: the configured disposable
+    // profile is gone (deleted by hand, or a stale id), so the delete test cannot see a 204.
+    ref = await startReference({ faults: ['delete-unknown-404'] });
+  });
+  afterAll(() => ref.close());
+
+  it('a delete answered 404 leaves TEP-DELETE-204 and TEP-DELETE-NO-BODY not examined, with the reason, in report.json and on the console', async () => {
+    const config = ref.config();
+    const path = join(dir, 'stale-profile.yaml');
+    writeFileSync(path, stringify({ ...config, fixtures: { ...config.fixtures, token_exchange_profiles: ['tep_gone_long_ago'] }, allow_destructive: true, rate_limit_probe: false, property_runs: 2 }), { mode: 0o600 });
+    const reportDir = join(dir, 'stale-profile');
+    const { stdout, stderr } = await run(['--config', path, '--report-dir', reportDir]);
+    expect(stderr).toBe('');
+    const report = readReport(reportDir);
+    const byId = new Map(report.requirements.map((r) => [r.id, r]));
+    for (const id of ['TEP-DELETE-204', 'TEP-DELETE-NO-BODY']) {
+      expect(byId.get(id)!.status, id).toBe('skip');
+      expect(byId.get(id)!.reason, id).toContain('not examined: the DELETE answered 404, so no 204 body was seen');
+    }
+    const test = report.tests.find((t) => t.name.includes('deleting a disposable profile answers 204 with no body'))!;
+    expect(test.status).toBe('skip');
+    expect(test.message).toMatch(/^not examined: the DELETE answered 404, so no 204 body was seen/);
+    expect(stdout).toContain('not examined: the DELETE answered 404, so no 204 body was seen (test "delete a token exchange profile > deleting a disposable profile answers 204');
+    expect(stdout).toMatch(/skipped: TEP-DELETE-204, TEP-DELETE-NO-BODY: not examined: the DELETE answered 404/);
+    // The console's counts are the report's.
+    const counts = { pass: 0, fail: 0, warn: 0, skip: 0 };
+    for (const t of report.tests) counts[t.status]++;
+    expect(stdout).toContain(`tests: ${counts.pass} passed · ${counts.fail} failed · ${counts.warn} warned · ${counts.skip} skipped`);
+    // The 404 itself is judged where a rule speaks of it (a status the delete does not list), and nothing else fails.
+    expect(report.requirements.filter((r) => r.status === 'fail').map((r) => r.id)).toEqual([]);
+    expect(byId.get('GEN-STATUS-DOCUMENTED')!.status).toBe('warn');
+  });
+});
+
+describe('a security finding reads as what the target did', () => {
+  it('an unsigned token carried out: "security: the target carried out a DELETE sent with an unsigned token (expected a refusal (401), received 204)"', async () => {
+    const reportDir = join(dir, 'alg-none');
+    const { code, stdout } = await run(['--fault', 'alg-none-accepted', '--property-runs', '2', '--report-dir', reportDir]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/FAIL AUTH-CREDENTIAL-REQUIRED +security: the target carried out a DELETE sent with an unsigned token \(alg "none", empty signature\) \(expected a refusal \(401\), received 204\)/);
+    expect(stdout).not.toContain('to put AUTH-INVALID-SIGNATURE-401 to the test');
+    const report = readReport(reportDir);
+    const evidence = report.requirements.find((r) => r.id === 'AUTH-CREDENTIAL-REQUIRED')!.evidence.find((e) => e.status === 'fail' && e.kind === 'exchange')!;
+    expect(evidence.findings![0]!.security).toMatch(/^the target carried out a DELETE sent with an unsigned token/);
+    // The test that stopped at it is charged with it, not with the 401 rule it covers.
+    const test = report.tests.find((t) => t.status === 'fail' && t.name.includes('delete refuses alg "none"'))!;
+    expect(test.charged).toEqual(['AUTH-CREDENTIAL-REQUIRED']);
+  });
+});
+
+describe('the report builder charges a failed test with what it names', () => {
+  const outcome = { name: 'update session > sets metadata', requirements: ['SES-RESPONSE-SCHEMA', 'SES-REQUEST-CONTENT-TYPE', 'SES-REQUEST-BODY', 'GEN-JSON-RESPONSE'] };
+  const statuses = (builder: ReportBuilder) => {
+    const report = builder.build({ failOn: 'must' });
+    return { report, status: (id: string) => report.requirements.find((r) => r.id === id)!.status };
+  };
+
+  it('charged: only those requirements fail; the others it covers are not examined by it', () => {
+    const builder = new ReportBuilder({ kind: 'run', source: 'run' });
+    expect(builder.addTest({ ...outcome, status: 'fail', charged: ['SES-RESPONSE-SCHEMA'], message: 'SES-RESPONSE-SCHEMA: expected …; received …' })).toBe('fail');
+    const { report, status } = statuses(builder);
+    expect(status('SES-RESPONSE-SCHEMA')).toBe('fail');
+    for (const id of ['SES-REQUEST-CONTENT-TYPE', 'SES-REQUEST-BODY', 'GEN-JSON-RESPONSE']) expect(status(id), id).toBe('skip');
+    expect(report.tests[0]!.charged).toEqual(['SES-RESPONSE-SCHEMA']);
+  });
+
+  it('nothing charged: the test is not examined (skip), its reason on every requirement it covers, the verdict untouched', () => {
+    const builder = new ReportBuilder({ kind: 'run', source: 'run' });
+    expect(builder.addTest({ ...outcome, status: 'fail', charged: [], message: 'not examined: the PATCH answered 404, so the updated session was not seen' })).toBe('skip');
+    const { report } = statuses(builder);
+    expect(report.passed).toBe(true);
+    expect(report.tests[0]!.status).toBe('skip');
+    for (const r of report.requirements.filter((x) => outcome.requirements.includes(x.id))) {
+      expect(r.status, r.id).toBe('skip');
+      expect(r.reason, r.id).toBe('not examined: the PATCH answered 404, so the updated session was not seen (test "update session > sets metadata")');
+    }
+  });
+
+  it('a charge outside what the test covers (a security finding) still fails that requirement', () => {
+    const builder = new ReportBuilder({ kind: 'run', source: 'run' });
+    expect(builder.addTest({ name: 'refuses a forged token with 401', requirements: ['AUTH-INVALID-SIGNATURE-401'], status: 'fail', charged: ['AUTH-CREDENTIAL-REQUIRED'], message: 'AUTH-CREDENTIAL-REQUIRED: security: …' })).toBe('fail');
+    const { status } = statuses(builder);
+    expect(status('AUTH-CREDENTIAL-REQUIRED')).toBe('fail');
+    expect(status('AUTH-INVALID-SIGNATURE-401')).toBe('skip');
+  });
+});

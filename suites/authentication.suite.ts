@@ -37,7 +37,8 @@ describe('authentication', () => {
     needsProfile(context, 'full');
     const answer = await api.getResourceServer(someResourceServer());
     expectExamined(answer, 'AUTH-TOKEN-IS-JWT', 'the token the target issued was not judged');
-    expectIssuedTokenConforms(answer, 'AUTH-TOKEN-IS-JWT', 'SCOPE-FORMAT', 'AUTH-BEARER-HEADER');
+    // AUTH-BEARER-HEADER is about the header the kit wrote: covered here, never charged to the target.
+    expectIssuedTokenConforms(answer, 'AUTH-TOKEN-IS-JWT', 'SCOPE-FORMAT');
   });
 });
 

@@ -73,7 +73,12 @@ export class ProxyServer {
     this.proxy.on('econnreset', () => {});
     this.proxy.on('error', () => {}); // every web() call has its own handler; this only guards stray events
 
-    this.timeoutSweep = startTimeoutSweep(this.inFlight, options.upstreamTimeoutMs, (transit, proxyReq) => this.onUpstreamTimeout(transit, proxyReq));
+    this.timeoutSweep = startTimeoutSweep(
+      this.inFlight,
+      options.upstreamTimeoutMs,
+      (transit, proxyReq) => this.onUpstreamTimeout(transit, proxyReq),
+      (transit) => this.finishAbandoned(transit, 'client closed the connection before the response'),
+    );
     this.server = createListener({
       targetOrigin: target.origin,
       ...(options.tls ? { tls: options.tls } : {}),
@@ -107,6 +112,22 @@ export class ProxyServer {
       if (transit.proxyReq && !transit.flow.response?.body.complete) transit.proxyReq.destroy();
       transit.res.destroy();
     }
+  }
+
+  /**
+   * Finishes, as cut short, every exchange still in flight after abortInFlight had its chance:
+   * responses that never got their socket (queued behind earlier pipelined requests on a
+   * connection that was reset) emit no 'close', so nothing else would ever finish them.
+   */
+  finishAllAbandoned(reason: string): void {
+    for (const transit of this.inFlight.snapshot()) this.finishAbandoned(transit, reason);
+  }
+
+  /** Finishes one exchange whose response will never close by itself, recording `reason`. */
+  private finishAbandoned(transit: Transit, reason: string): void {
+    transit.flow.error ??= reason;
+    if (transit.proxyReq && !transit.proxyReq.destroyed && !transit.flow.response?.body.complete) transit.proxyReq.destroy();
+    this.onResponseClosed(transit);
   }
 
   /** Closes every connection, client and upstream. */
@@ -162,6 +183,7 @@ export class ProxyServer {
       bodyless: req.headers['transfer-encoding'] === undefined && (contentLength === undefined || contentLength === '0'),
       clientCloses: /\bclose\b/.test(connection) || (req.httpVersion === '1.0' && !/\bkeep-alive\b/.test(connection)),
       lastActivity: flow.marks.start,
+      done: false,
     };
     (req as InTransit<IncomingMessage>)[TRANSIT] = transit;
     (res as InTransit<ServerResponse>)[TRANSIT] = transit;
@@ -291,6 +313,8 @@ export class ProxyServer {
   }
 
   onResponseClosed(transit: Transit): void {
+    if (transit.done) return;
+    transit.done = true;
     const { flow, res } = transit;
     this.inFlight.delete(transit);
     flow.marks.end = performance.now();

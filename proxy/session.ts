@@ -18,6 +18,8 @@ import type { ProxyJwks } from './signatures.ts';
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 export const DEFAULT_STATUS_INTERVAL_MS = 5_000;
+/** How long exchanges cut at stop get to close by themselves before they are finished as cut short. */
+const ABORT_GRACE_MS = 250;
 
 export interface ProxySessionOptions {
   target: Target;
@@ -37,7 +39,7 @@ export interface ProxySessionOptions {
   upstreamTimeoutMs?: number;
   /** 0: no status line. */
   statusIntervalMs?: number;
-  /** How long stop() waits for in-flight exchanges before cutting them; default upstream timeout + 1 s. */
+  /** How long stop() waits for in-flight exchanges before cutting them; default upstream timeout + 0.5 s (with the grace after cutting, the stop takes at most the upstream timeout + 1 s before writing). */
   drainTimeoutMs?: number;
   /** Client ids (azp) the operator declares not global. */
   nonGlobalClients?: string[];
@@ -85,7 +87,7 @@ export interface RunningProxy {
 export async function startProxy(options: ProxySessionOptions): Promise<RunningProxy> {
   const log = options.log ?? (() => {});
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
-  const drainTimeoutMs = options.drainTimeoutMs ?? upstreamTimeoutMs + 1000;
+  const drainTimeoutMs = options.drainTimeoutMs ?? upstreamTimeoutMs + 500;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
   // Everything that could fail at stop is tried now: hours of traffic must not end in "cannot write".
@@ -192,8 +194,14 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
     await Promise.race([server.whenIdle(), deadline, hurried]);
     clearTimeout(timer);
     if (server.inFlightCount > 0) {
-      server.abortInFlight('the proxy stopped before the exchange finished');
-      await server.whenIdle();
+      const reason = 'the proxy stopped before the exchange finished';
+      server.abortInFlight(reason);
+      // Most cut exchanges close at once; those that never will (a response queued on a reset
+      // connection) are finished here, so that no client can keep the proxy from stopping.
+      let abortTimer: NodeJS.Timeout | undefined;
+      await Promise.race([server.whenIdle(), new Promise<void>((resolve) => (abortTimer = setTimeout(resolve, ABORT_GRACE_MS)))]);
+      clearTimeout(abortTimer);
+      server.finishAllAbandoned(reason);
     }
     server.closeAll();
     clearInterval(statusTimer);

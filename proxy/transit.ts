@@ -32,4 +32,6 @@ export interface Transit {
   clientCloses: boolean;
   /** performance.now() of the last byte either way: the upstream timeout counts from it. */
   lastActivity: number;
+  /** The exchange has left the list in flight and been handed on: it is finished only once. */
+  done: boolean;
 }

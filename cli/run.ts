@@ -251,7 +251,9 @@ function printSummary(report: Report, totals: Awaited<ReturnType<typeof runSuite
   for (const r of report.requirements.filter((x) => x.status === 'fail' || x.status === 'warn')) {
     const failing = reproducible(r);
     const shown = failing ?? r.evidence.find((e) => e.status === r.status);
-    const message = (shown?.message ?? '').split('\n')[0]!.replace(new RegExp(`^${r.id}: `), '');
+    // The line about this requirement (a failure may name several), else the first.
+    const lines = (shown?.message ?? '').split('\n');
+    const message = (lines.find((line) => line.startsWith(`${r.id}: `)) ?? lines[0]!).replace(new RegExp(`^${r.id}: `), '');
     print(`  ${r.status === 'fail' ? 'FAIL' : 'warn'} ${r.id.padEnd(34)} ${message.slice(0, 300)}`);
     const indent = ' '.repeat(7);
     if (shown?.exchange) print(`${indent}${shown.exchange.request.method} ${shown.exchange.request.url} → ${shown.exchange.response?.status ?? shown.exchange.error ?? 'no response'}${shown.test ? `  (test "${shown.test}")` : ''}`);

@@ -111,7 +111,7 @@ export class ReportBuilder {
     const result = testResult(this.source.name, outcome, message, counterexample, this.levelOf);
     this.tests.push(result);
     const charged = chargedBy(outcome);
-    for (const id of new Set([...outcome.requirements, ...charged])) this.byId.get(id)?.testOutcome(outcome, charged.includes(id), message, counterexample, exchange);
+    for (const id of new Set([...outcome.requirements, ...charged])) this.byId.get(id)?.testOutcome(outcome, charged, message, counterexample, exchange);
     return result.status;
   }
 

@@ -58,10 +58,16 @@ export class RequirementTally {
    * `counterexample` and `exchange` are already redacted. A failed test that does not charge it
    * did not examine it: its words become a reason, shown if nothing else examined it.
    */
-  testOutcome(outcome: TestOutcome, charged: boolean, message: string | undefined, counterexample: string | undefined, exchange: ExchangeEvidence | undefined): void {
+  testOutcome(outcome: TestOutcome, charged: readonly string[], message: string | undefined, counterexample: string | undefined, exchange: ExchangeEvidence | undefined): void {
     if (!this.testNames.includes(outcome.name)) this.testNames.push(outcome.name);
-    if (outcome.status === 'skip' || (outcome.status === 'fail' && !charged)) {
-      if (message) this.skip(outcome.status === 'fail' ? `${firstLine(message)} (test "${outcome.name}")` : message);
+    if (outcome.status === 'fail' && !charged.includes(this.requirement.id)) {
+      // Ended early (its own words), or stopped at another requirement's finding first.
+      const why = charged.length === 0 ? firstLine(message ?? 'not examined: the test ended early') : `not examined: the test stopped at ${charged.join(', ')} first`;
+      this.skip(`${why} (test "${outcome.name}")`);
+      return;
+    }
+    if (outcome.status === 'skip') {
+      if (message) this.skip(message);
       return;
     }
     this.tests++;

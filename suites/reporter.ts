@@ -15,6 +15,13 @@ const noTests = (): TestCounts => ({ pass: 0, fail: 0, warn: 0, skip: 0 });
 /** "3 passed · 0 failed · 1 warned · 0 skipped". */
 export const countsLine = (c: TestCounts): string => `${c.pass} passed · ${c.fail} failed · ${c.warn} warned · ${c.skip} skipped`;
 
+/** What the console line of one suite file says: its tests, and the findings in their exchanges (they weigh on the report even when a test passes). */
+interface ModuleTally {
+  startedAt: number;
+  tests: TestCounts;
+  findings: { must: number; should: number };
+}
+
 export interface RunTotals {
   tests: TestCounts;
   unplanned429: number;
@@ -24,10 +31,7 @@ export interface RunTotals {
 
 export class SuiteReporter implements Reporter {
   readonly totals: RunTotals = { tests: noTests(), unplanned429: 0, risked429: 0, exchanges: 0 };
-  private readonly startedAt = new Map<string, number>();
-  private readonly perModule = new Map<string, TestCounts>();
-  /** Implementation findings in the exchanges of each file's tests, by level: they weigh on the report even when the test passes. */
-  private readonly findingsPerModule = new Map<string, { must: number; should: number }>();
+  private readonly modules = new Map<string, ModuleTally>();
 
   constructor(
     private readonly builder: ReportBuilder,
@@ -36,20 +40,31 @@ export class SuiteReporter implements Reporter {
     private readonly notSelected: string | undefined,
   ) {}
 
+  /**
+   * A suite file's tally, made by whichever of its events comes first: a test's result can be
+   * reported before its file's start, and must count all the same.
+   */
+  private moduleTally(moduleId: string): ModuleTally {
+    let tally = this.modules.get(moduleId);
+    if (!tally) {
+      tally = { startedAt: Date.now(), tests: noTests(), findings: { must: 0, should: 0 } };
+      this.modules.set(moduleId, tally);
+    }
+    return tally;
+  }
+
   onTestModuleStart(module: TestModule): void {
-    this.startedAt.set(module.moduleId, Date.now());
-    this.perModule.set(module.moduleId, noTests());
-    this.findingsPerModule.set(module.moduleId, { must: 0, should: 0 });
+    this.moduleTally(module.moduleId);
   }
 
   onTestCaseResult(testCase: TestCase): void {
     const result = testCase.result();
     const name = testCase.fullName;
     const evidence = testCase.meta().tmi;
-    const findings = this.findingsPerModule.get(testCase.module.moduleId);
+    const tally = this.moduleTally(testCase.module.moduleId);
     for (const { exchange, judgement } of evidence?.exchanges ?? []) {
       this.builder.addExchange(exchange, judgement, name);
-      if (findings) for (const f of judgement.findings) if (f.subject === 'implementation') findings[f.level]++;
+      for (const f of judgement.findings) if (f.subject === 'implementation') tally.findings[f.level]++;
     }
     this.totals.exchanges += evidence?.exchanges.length ?? 0;
     this.totals.unplanned429 += evidence?.unplanned429 ?? 0;
@@ -76,15 +91,13 @@ export class SuiteReporter implements Reporter {
     }
     const status = this.builder.addTest(outcome);
     this.totals.tests[status]++;
-    const counts = this.perModule.get(testCase.module.moduleId);
-    if (counts) counts[status]++;
+    tally.tests[status]++;
   }
 
   onTestModuleEnd(module: TestModule): void {
     // As the report counts them: a failed test naming only `should` requirements is a warning.
-    const counts = this.perModule.get(module.moduleId) ?? noTests();
-    const findings = this.findingsPerModule.get(module.moduleId) ?? { must: 0, should: 0 };
-    const seconds = ((Date.now() - (this.startedAt.get(module.moduleId) ?? Date.now())) / 1000).toFixed(1);
+    const { tests: counts, findings, startedAt } = this.moduleTally(module.moduleId);
+    const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
     const mark = counts.fail > 0 || findings.must > 0 ? '✗' : counts.warn > 0 || findings.should > 0 ? '⚠' : '✓';
     const name = basename(module.moduleId).replace(/\.suite\.ts$/, '');
     const inExchanges = findings.must + findings.should > 0 ? `; findings in its exchanges: ${findings.must} must, ${findings.should} should` : '';

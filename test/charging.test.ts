@@ -118,3 +118,40 @@ describe('the report builder charges a failed test with what it names', () => {
     expect(status('AUTH-INVALID-SIGNATURE-401')).toBe('skip');
   });
 });
+
+describe("a suite file's console line", () => {
+  /** The least of vitest's TestCase and TestModule the reporter reads. */
+  const moduleOf = (moduleId: string) => ({ moduleId, errors: () => [] });
+  const testCaseOf = (module: ReturnType<typeof moduleOf>, name: string, findings: Array<{ level: 'must' | 'should' }>) => ({
+    fullName: `suite > ${name}`,
+    name,
+    module,
+    result: () => ({ state: 'passed' }),
+    diagnostic: () => ({ duration: 1 }),
+    meta: () => ({
+      tmi: {
+        exchanges: [
+          {
+            exchange: { startedAt: new Date().toISOString(), request: { method: 'GET', url: 'https://t.example.com/api/v2/resource-servers/a', headers: {} }, response: { status: 200, headers: {} }, token: { headerPresent: false, wellFormed: false } },
+            judgement: { findings: findings.map((f) => ({ requirement: f.level === 'must' ? 'RS-RESPONSE-SCHEMA' : 'GEN-STATUS-DOCUMENTED', level: f.level, subject: 'implementation', check: 'x', expected: 'e', received: 'r' })), examined: [] },
+          },
+        ],
+        unplanned429: 0,
+        risked429: 0,
+      },
+    }),
+  });
+
+  it('counts a test reported before its file started, and is marked by the findings of its exchanges', async () => {
+    const { SuiteReporter } = await import('../suites/reporter.ts');
+    const lines: string[] = [];
+    const reporter = new SuiteReporter(new ReportBuilder({ kind: 'run', source: 'run' }), (line) => lines.push(line), undefined);
+    const module = moduleOf('/x/get-resource-server.suite.ts');
+    // The result first, the file's start after it: the line must still count the test.
+    reporter.onTestCaseResult(testCaseOf(module, 'reads [RS-RESPONSE-SCHEMA]', [{ level: 'must' }]) as never);
+    reporter.onTestModuleStart(module as never);
+    reporter.onTestModuleEnd(module as never);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^ {2}✗ get-resource-server +1 passed · 0 failed · 0 warned · 0 skipped; findings in its exchanges: 1 must, 0 should/);
+  });
+});

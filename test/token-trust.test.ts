@@ -326,5 +326,10 @@ describe('tmi-conform run against a target that serves no JWKS', () => {
     expect(stdout).toMatch(/tests: [1-9]\d* passed · 0 failed/);
     // No discovery document and no keys to verify a token with: the issuer is not guessed from the address.
     expect(stdout).toContain('issuer not known: not judged');
+    // So no token from "another" issuer can be made: those attacks are skipped, saying why.
+    const report = JSON.parse(readFileSync(join(dir, 'no-jwks-run', 'report.json'), 'utf8')) as Report;
+    const otherIssuer = report.tests.filter((t) => t.name.includes('a token from another issuer') && t.requirements.some((id) => id.startsWith('AUTH-CREDENTIAL-REQUIRED')));
+    expect(otherIssuer.length).toBeGreaterThan(0);
+    for (const test of otherIssuer) expect(test).toMatchObject({ status: 'skip', message: expect.stringContaining("the tenant's issuer is not known") });
   }, 120_000);
 });

@@ -275,6 +275,30 @@ describe('tmi-conform proxy and validate read the JWKS as users give it', () => 
   });
 });
 
+describe('proxy: the issuer from the target\'s discovery document, not from its address', () => {
+  let ref: RunningReference;
+  afterAll(() => ref?.close());
+
+  /** One genuine delete through a proxy that learned `issuer` (or what the target says), and its implementation findings. */
+  async function genuineDelete(issuer?: string): Promise<string[]> {
+    const tenant = await learnTenant({ ...(issuer !== undefined ? { issuer } : {}), wellKnownAt: ref.origin });
+    const under = await startTestProxy(ref.origin, { tenant: tenantTokensData(tenant) });
+    try {
+      const full = await tokenFor(ref, 'full');
+      expect(await send(under, [{ name: 'genuine delete', method: 'DELETE', path: `/api/v2/token-exchange-profiles/${ref.fixtures.token_exchange_profiles[0]}`, authorization: `Bearer ${full}` }])).toEqual([204]);
+      return readJournal(under.journalPath).flatMap((e) => findingsOf(e).map((f) => f.requirement));
+    } finally {
+      await under.dispose();
+    }
+  }
+
+  it('a tenant whose issuer names its public URL: its tokens pass; a token naming another issuer is judged so', async () => {
+    ref = await startReference({ publicUrl: 'https://tenant.example.invalid', rateLimit: false });
+    expect(await genuineDelete()).toEqual([]);
+    expect(await genuineDelete('https://another-tenant.example.com/')).toEqual(['AUTH-CREDENTIAL-REQUIRED']);
+  }, 60_000);
+});
+
 describe('tmi-conform run against a target that serves no JWKS', () => {
   let ref: RunningReference;
   let target: Server;

@@ -8,7 +8,8 @@ import { parseFailOn } from '../reports/fail-on.ts';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/target.ts';
 import type { TlsSource } from '../proxy/tls.ts';
-import { noJwksLine, tenantKeys } from '../keys/tenant-keys.ts';
+import { noJwksLine } from '../keys/tenant-keys.ts';
+import { issuerLine, learnTenant, tenantTokensData } from '../keys/tenant.ts';
 import { parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
 import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
@@ -96,9 +97,12 @@ Options:
                             cannot delete" is judged (no token claim says it); repeatable
   --jwks URL|FILE           the tenant's public keys (JWKS), read once at start (a URL is fetched again, at most
                             every 30 s, when a token names a key it does not hold): every token's signature is
-                            checked, so a forged token that got a 2xx is a security finding. Default: the
-                            target's origin + /.well-known/jwks.json; when that cannot be fetched the proxy says
+                            checked, so a forged token that got a 2xx is a security finding. Default: the jwks_uri
+                            of the target's discovery document (origin + /.well-known/openid-configuration), else
+                            the target's origin + /.well-known/jwks.json; when that cannot be fetched the proxy says
                             "signatures not verified: no JWKS" and judges the rest; a --jwks that cannot be read: exit 2
+  --issuer ISSUER           the issuer the tenant's tokens carry: a token naming another is judged as from another
+                            issuer. Default: the issuer of the target's discovery document; none: not judged
 
 Exit codes: 0 after a stop by signal, 2 usage error (bad flag, missing or unparseable --target,
 address in use, unwritable journal or report directory, unusable TLS files or --tls-dir, existing journal without --append or
@@ -133,6 +137,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     'tls-cert': { value: true },
     'tls-key': { value: true },
     jwks: { value: true },
+    issuer: { value: true },
     append: { value: false },
     overwrite: { value: false },
   });
@@ -171,10 +176,11 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   }
   await checkExistingRecording(journalPath, harPath, recordingMode);
   const jwksFlag = stringFlag(args, 'jwks');
-  const jwksSource = jwksFlag ?? `${target.origin}/.well-known/jwks.json`;
-  const keys = await tenantKeys(jwksSource, jwksFlag !== undefined);
+  const issuerFlag = stringFlag(args, 'issuer');
+  // What the tenant says of its tokens (keys/tenant.ts), asked at the target's origin.
+  const tenant = await learnTenant({ ...(issuerFlag !== undefined ? { issuer: issuerFlag } : {}), ...(jwksFlag !== undefined ? { jwks: jwksFlag } : {}), wellKnownAt: target.origin });
+  const keys = tenant.keys!;
   if ('problem' in keys && jwksFlag !== undefined) throw new UsageError(`proxy: --jwks: ${keys.problem}`);
-  const jwks = 'jwks' in keys ? { jwks: keys.jwks, ...(/^https?:\/\//i.test(jwksSource) ? { refetchFrom: jwksSource } : {}) } : undefined;
 
   // Listen for signals before starting, so an early Ctrl-C is not lost. A launcher that goes
   // away (npx, npm exec or sh -c killed by SIGTERM) counts as SIGTERM: no signal reaches us then.
@@ -192,7 +198,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   };
   let proxy: RunningProxy;
   try {
-    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, ...(jwks ? { jwks } : {}), log });
+    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), log });
   } catch (error) {
     dispose();
     if (error instanceof ProxyStartError) throw new UsageError(`proxy: ${error.message}`);
@@ -200,6 +206,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   }
   out(`listening on ${proxy.origin}\n`);
   if ('problem' in keys) log(noJwksLine(keys));
+  if (tenant.issuer) log(issuerLine(tenant));
   log(`forwarding to ${target.origin}${target.basePath}; journal ${journalPath}${recordingMode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; reports in ${reportDir}`);
 
   let nextSignal = signals.next();

@@ -9,10 +9,11 @@ import type { Report } from '../reports/model.ts';
 import { summarize } from '../reports/status.ts';
 import { writeReports } from '../reports/write.ts';
 import { loadRequirements } from '../rules/requirements.ts';
-import { noJwksLine, tenantKeys } from '../keys/tenant-keys.ts';
+import { noJwksLine } from '../keys/tenant-keys.ts';
+import { issuerLine, learnTenant, TenantTokens, tenantTokensData, withIssuerFromTokens } from '../keys/tenant.ts';
 import { SuiteApi } from '../suites/api.ts';
 import { configFromEnv, configFromFlags, mergeConfig, PROFILES, readConfigFile, resolveConfig, type RawConfig, type SuiteConfig } from '../suites/config.ts';
-import { closeAgents, judgeTokensAgainst, TargetUnreachable } from '../suites/http.ts';
+import { closeAgents, judgeTokensWith, TargetUnreachable } from '../suites/http.ts';
 import { countsLine } from '../suites/reporter.ts';
 import { runSuites } from '../suites/runner.ts';
 import { loadVitestNode } from '../suites/vitest-node.ts';
@@ -32,10 +33,14 @@ Target and credentials (flag > environment > config file; see schemas/conformanc
   --base-url URL         {base_url}: tenant address + /api/v2 (env TMI_BASE_URL)
   --auth-url URL         tokens come from {auth_url}/oauth/token/ (env TMI_AUTH_URL; default: the origin of base_url)
   --audience AUDIENCE    audience of the token request (env TMI_AUDIENCE; default {base_url}/)
+  --issuer ISSUER        the issuer the tenant's tokens carry (env TMI_ISSUER; default: the "issuer" of
+                         {auth_url}/.well-known/openid-configuration, else the iss of the tokens the token
+                         endpoint issued whose signature verifies; none known: the issuer is not judged)
   --jwks URL|FILE        the tenant's public keys (JWKS), fetched once at start: every token the run sends has
-                         its signature checked against them (env TMI_JWKS_URL; default
-                         {auth_url}/.well-known/jwks.json; when that default cannot be fetched the run says
-                         "signatures not verified: no JWKS" and goes on; a --jwks that cannot be read: exit 2)
+                         its signature checked against them (env TMI_JWKS_URL; default: the discovery
+                         document's jwks_uri, else {auth_url}/.well-known/jwks.json; when those cannot be
+                         fetched the run says "signatures not verified: no JWKS" and goes on; a --jwks that
+                         cannot be read: exit 2)
   credentials            only in the file or the environment (TMI_FULL_CLIENT_ID, TMI_FULL_CLIENT_SECRET,
                          TMI_FULL_TOKEN, likewise TMI_NO_SCOPE_* and TMI_NON_GLOBAL_*; TMI_EXPIRED_TOKEN, a token
                          of the tenant that has expired, for the expiry attack): never on a command line
@@ -64,6 +69,7 @@ const FLAGS = {
   'base-url': { value: true },
   'auth-url': { value: true },
   audience: { value: true },
+  issuer: { value: true },
   jwks: { value: true },
   'report-dir': { value: true },
   'fail-on': { value: true },
@@ -87,6 +93,8 @@ async function configuration(args: ReturnType<typeof parseArgs>, env: NodeJS.Pro
   if (auth !== undefined) flags.auth_url = auth;
   const audience = stringFlag(args, 'audience');
   if (audience !== undefined) flags.audience = audience;
+  const issuer = stringFlag(args, 'issuer');
+  if (issuer !== undefined) flags.issuer = issuer;
   const jwks = stringFlag(args, 'jwks');
   if (jwks !== undefined) flags.jwks_url = jwks;
   if (args.flags['allow-destructive'] === true) flags.allow_destructive = true;
@@ -148,10 +156,12 @@ export async function run(argv: string[]): Promise<number> {
     const config = reference ? embeddedConfig(reference, raw) : resolveConfig(raw);
     print(`tmi-conform run → ${config.baseUrl}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
     print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
-    const keys = await tenantKeys(config.jwksUrl, config.jwksUrlGiven);
+    // What the tenant says of its tokens (keys/tenant.ts): never guessed from the address the run reaches it at.
+    let tenant = await learnTenant({ ...(config.issuer !== undefined ? { issuer: config.issuer } : {}), ...(config.jwksUrlGiven ? { jwks: config.jwksUrl } : {}), wellKnownAt: config.authUrl });
+    const keys = tenant.keys!;
     if ('problem' in keys && config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
     // The run's own requests (preflight, restore) are judged here; the suites' in their worker (suites/tenant-tokens.ts).
-    judgeTokensAgainst({ ...('verifier' in keys ? { verifier: keys.verifier } : {}), issuerExpected: `${config.authUrl}/` });
+    judgeTokensWith(TenantTokens.of(tenant));
     const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
     if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
@@ -164,9 +174,12 @@ export async function run(argv: string[]): Promise<number> {
     await preflight(mainApi, config);
     // Said once the target has answered: an unreachable target is one line of its own.
     if ('problem' in keys) process.stderr.write(`tmi-conform run: ${noJwksLine(keys)}\n`);
+    tenant = await withIssuerFromTokens(tenant, tokensFromTheTokenEndpoint(mainApi, config));
+    judgeTokensWith(TenantTokens.of(tenant));
+    print(issuerLine(tenant));
     const interrupted = stopSignal();
     let stopSuites: (() => Promise<void>) | undefined;
-    const suites = runSuites({ config, tokens: mainApi.tokens.snapshot(), jwks: 'jwks' in keys ? keys.jwks : null, requirements, builder, print, onStart: (stop) => (stopSuites = stop) });
+    const suites = runSuites({ config, tokens: mainApi.tokens.snapshot(), tenant: tenantTokensData(tenant), requirements, builder, print, onStart: (stop) => (stopSuites = stop) });
     const outcome = await Promise.race([suites.then((r) => ({ kind: 'done' as const, ...r })), interrupted.promise.then(() => ({ kind: 'interrupted' as const }))]);
     interrupted.dispose();
     if (outcome.kind === 'interrupted') {
@@ -197,6 +210,16 @@ export async function run(argv: string[]): Promise<number> {
     await closeAgents();
     await reference?.close();
   }
+}
+
+/** The tokens the token endpoint issued to the run's client credentials profiles (a static token is the user's word, not the endpoint's). */
+function tokensFromTheTokenEndpoint(api: SuiteApi, config: SuiteConfig): string[] {
+  const fetched = api.tokens.snapshot();
+  const fromEndpoint = PROFILES.filter((profile) => {
+    const credential = config.credentials[profile];
+    return credential !== undefined && !('token' in credential);
+  });
+  return fromEndpoint.flatMap((profile) => (fetched[profile] ? [fetched[profile]!.token] : []));
 }
 
 /** The target answers and the credentials work, before any test runs; otherwise exit 2. */

@@ -2,7 +2,7 @@
 // against something. Runs until SIGINT or SIGTERM, then closes and exits 0.
 import { writeFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
-import { FAULTS, FAULT_NAMES, isFaultName, isTenantDomain, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../fixtures/reference/index.ts';
+import { FAULTS, FAULT_NAMES, isFaultName, isPublicUrl, isTenantDomain, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../fixtures/reference/index.ts';
 import { parseArgs, parseListen, stringFlag } from './args.ts';
 import { EXIT_OK, UsageError } from '../core/errors.ts';
 import { watchLauncher } from './launcher.ts';
@@ -11,7 +11,7 @@ import { stopSignal } from './signals.ts';
 const DEFAULT_LISTEN = '127.0.0.1:4010';
 
 export const help = `Usage: tmi-conform serve [--listen HOST:PORT] [--config-out FILE] [--fault NAME]...
-                         [--rate-limit N/SECONDS|off] [--tenant-domain DOMAIN] [--list-faults]
+                         [--rate-limit N/SECONDS|off] [--tenant-domain DOMAIN] [--public-url URL] [--list-faults]
 
 Starts the reference implementation (a conforming in-memory tenant with a token endpoint)
 alone, prints its base URL and the demo client credentials, and serves until interrupted
@@ -25,6 +25,9 @@ Options:
   --fault NAME           switch on a deliberate non-conformity (repeatable); see --list-faults
   --rate-limit N/SECONDS requests per client per window (default 1000/10); "off" disables it
   --tenant-domain DOMAIN also accept the audience https://DOMAIN/api/v2/ (for unmodified SDKs)
+  --public-url URL       its canonical public URL, as behind a gateway or a custom domain: tokens carry
+                         the issuer URL/ and are issued for the API identifier URL/api/v2/ (the audience),
+                         and the discovery document says so, whatever address it listens on
   --list-faults          print the fault names and the requirement each breaks, then exit
 
 Prints "listening on http://HOST:PORT" once ready.`;
@@ -43,6 +46,7 @@ export async function run(argv: string[], control: ServeControl = {}): Promise<n
     fault: { value: true, repeat: true },
     'rate-limit': { value: true },
     'tenant-domain': { value: true },
+    'public-url': { value: true },
     'list-faults': { value: false },
   });
   if (args.positionals.length > 0) throw new UsageError(`serve: unexpected argument "${args.positionals[0]}"`);
@@ -70,6 +74,11 @@ export async function run(argv: string[], control: ServeControl = {}): Promise<n
   if (tenantDomain !== undefined) {
     if (!isTenantDomain(tenantDomain)) throw new UsageError(`serve: --tenant-domain expects a bare host name such as tenant.example.com, got "${tenantDomain}"`);
     options.tenantDomain = tenantDomain;
+  }
+  const publicUrl = stringFlag(args, 'public-url');
+  if (publicUrl !== undefined) {
+    if (!isPublicUrl(publicUrl)) throw new UsageError(`serve: --public-url expects an http(s) URL without a path such as https://tenant.example.com, got "${publicUrl}"`);
+    options.publicUrl = publicUrl;
   }
   const configOut = stringFlag(args, 'config-out');
 
@@ -130,6 +139,7 @@ function describe(ref: RunningReference, configOut: string | undefined): string 
     `base_url   ${ref.baseUrl}`,
     `auth_url   ${ref.authUrl}   (token endpoint ${ref.authUrl}/oauth/token/)`,
     `audience   ${ref.audience}`,
+    `issuer     ${ref.issuer}`,
     'demo clients (client credentials):',
     ...Object.entries(ref.clients).map(([profile, c]) => `  ${profile.padEnd(11)} client_id=${c.client_id}  client_secret=${c.client_secret}`),
     `fixtures   sessions: ${ref.fixtures.sessions.join(', ')}`,

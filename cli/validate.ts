@@ -1,8 +1,8 @@
 // `tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should]`:
 // judges recorded traffic offline with the same rule engine as the suites and the proxy.
 import { access } from 'node:fs/promises';
-import { tenantKeys, NO_JWKS_NOTE } from '../keys/tenant-keys.ts';
-import type { TokenVerifier } from '../keys/verifier.ts';
+import { NO_JWKS_NOTE } from '../keys/tenant-keys.ts';
+import { learnTenant, TenantTokens } from '../keys/tenant.ts';
 import { credentialState } from '../rules/credential.ts';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
 import { bearerCredential } from '../rules/token.ts';
@@ -14,7 +14,7 @@ import { writeReports } from '../reports/write.ts';
 import { parseArgs, stringFlag } from './args.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
 
-export const help = `Usage: tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE]
+export const help = `Usage: tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE] [--issuer ISSUER]
 
 Judges recorded traffic offline: HAR 1.2 files (browser DevTools, mitmproxy, other proxies,
 converted cassettes) and the proxy's JSONL journal (one HAR entry per line). Files are read
@@ -33,6 +33,8 @@ Options:
   --jwks URL|FILE    the tenant's JSON Web Key Set: tokens a recording kept whole have their signature
                      checked against it (without it: "signatures not verified: no JWKS"); one that
                      cannot be read is a usage error
+  --issuer ISSUER    the issuer the tenant's tokens carry: a token naming another is judged as from another
+                     issuer (without it the issuer is not judged)
 
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable input or usage error.`;
 
@@ -54,14 +56,16 @@ export interface ValidateSummary {
 /** A compact JWS whose signature a recording kept as it was (base64url), so that checking it means something. */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
 
-/** With --jwks: a token the recording kept whole, whose signature no recorder checked, is checked now. */
-async function verifyRecordedToken(exchange: Exchange, verifier: TokenVerifier | undefined): Promise<void> {
-  if (!verifier || exchange.token.signatureValid !== undefined || !exchange.token.claims) return;
+/** The token of an exchange whose recording kept it whole (a masked one cannot be checked), or undefined. */
+function wholeToken(exchange: Exchange): string | undefined {
   const credential = bearerCredential(exchange.request.headers['authorization']);
-  if (credential === undefined || !COMPACT_JWS.test(credential)) return;
-  const verdict = verifier.cached(credential);
-  const known = verdict === 'unknown' ? await verifier.verify(credential) : verdict;
-  if (known !== undefined) exchange.token.signatureValid = known;
+  return credential !== undefined && COMPACT_JWS.test(credential) ? credential : undefined;
+}
+
+/** Settles each exchange's token against what is known of the tenant's tokens (--jwks, --issuer); a verdict a recorder kept stays. */
+async function settleTokens(batch: readonly Exchange[], tenant: TenantTokens): Promise<void> {
+  await tenant.prepare(batch.map((exchange) => (exchange.token.signatureValid === undefined && exchange.token.claims ? wholeToken(exchange) : undefined)));
+  for (const exchange of batch) tenant.settle(exchange.token, wholeToken(exchange));
 }
 
 function judgeInto(exchange: Exchange, tracker: RateLimitTracker, builder: ReportBuilder, summary: ValidateSummary): void {
@@ -87,7 +91,7 @@ function judgeInto(exchange: Exchange, tracker: RateLimitTracker, builder: Repor
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true } });
+  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true } });
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
@@ -100,12 +104,11 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   const jwksSource = stringFlag(args, 'jwks');
-  let verifier: TokenVerifier | undefined;
-  if (jwksSource !== undefined) {
-    const keys = await tenantKeys(jwksSource);
-    if ('problem' in keys) throw new UsageError(`validate: --jwks: ${keys.problem}`);
-    verifier = keys.verifier;
-  }
+  const issuer = stringFlag(args, 'issuer');
+  // Offline there is no tenant to ask: only what the user named is known.
+  const knowledge = await learnTenant({ ...(jwksSource !== undefined ? { jwks: jwksSource } : {}), ...(issuer !== undefined ? { issuer } : {}) });
+  if (knowledge.keys && 'problem' in knowledge.keys) throw new UsageError(`validate: --jwks: ${knowledge.keys.problem}`);
+  const tenant = TenantTokens.of(knowledge);
 
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}` });
   const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, findingsByRequirement: new Map(), credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined };
@@ -115,7 +118,7 @@ export async function run(argv: string[]): Promise<number> {
     const progress: ReadProgress = { truncatedTail: false };
     try {
       for await (const batch of readRecordingBatches(file, progress)) {
-        if (verifier) for (const exchange of batch) await verifyRecordedToken(exchange, verifier);
+        await settleTokens(batch, tenant);
         for (const exchange of batch) judgeInto(exchange, tracker, builder, summary);
       }
       summary.files++;

@@ -4,7 +4,8 @@ import { buildExchange, judgeExchange, RateLimitTracker } from '../rules/index.t
 import type { ExchangeParts } from '../rules/exchange.ts';
 import type { Exchange } from '../rules/types.ts';
 import type { Addon, Flow } from './flow.ts';
-import type { FlowSignatures } from './signatures.ts';
+import type { TenantTokens } from '../keys/tenant.ts';
+import { bearerCredential } from '../rules/token.ts';
 
 export class JudgeAddon implements Addon {
   readonly name = 'judge';
@@ -13,25 +14,32 @@ export class JudgeAddon implements Addon {
   /**
    * `origin`: the target's, which recorded URLs start with. `nonGlobalClients`: client ids
    * the operator declared not global (no token claim says it), so the rule that such a
-   * client may not delete can be judged. `signatures`: the tenant's keys' verdict on each
-   * flow's token (checked before the batch is judged); undefined: no keys.
+   * client may not delete can be judged. `tenant`: what is known of the tenant's tokens (keys/tenant.ts);
+   * each batch's tokens are verified (prepareTokens) before it is judged.
    */
   constructor(
     private readonly origin: string,
     private readonly nonGlobalClients: ReadonlySet<string> = new Set(),
-    private readonly signatures?: FlowSignatures,
+    private readonly tenant?: TenantTokens,
   ) {}
 
   done(flow: Flow): void {
     const exchange = exchangeOf(flow, this.origin);
     markNonGlobalClient(exchange, this.nonGlobalClients);
-    if (this.signatures && exchange.token.claims) {
-      const verdict = this.signatures.verdictOf(flow.request.headers);
-      if (verdict !== undefined) exchange.token.signatureValid = verdict;
-    }
+    this.tenant?.settle(exchange.token, credentialOf(flow));
     flow.exchange = exchange;
     flow.judgement = judgeExchange(exchange, this.tracker);
   }
+}
+
+/** Verifies the batch's tokens not verified yet; undefined when the batch can be judged at once. */
+export function prepareTokens(tenant: TenantTokens | undefined, flows: readonly Flow[]): Promise<unknown> | undefined {
+  return tenant?.prepare(flows.map(credentialOf));
+}
+
+function credentialOf(flow: Flow): string | undefined {
+  const header = flow.request.headers['authorization'];
+  return typeof header === 'string' ? bearerCredential(header) : undefined;
 }
 
 /** A token of a client the operator declared not global says so, for the rule on deleting. */

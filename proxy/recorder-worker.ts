@@ -8,10 +8,10 @@ import type { Exchange } from '../rules/types.ts';
 import { judgeEarlierTraffic } from './earlier-traffic.ts';
 import { writeHarFromJournal } from './har-writer.ts';
 import { Journal } from './journal.ts';
-import { JudgeAddon } from './judge.ts';
+import { JudgeAddon, prepareTokens } from './judge.ts';
 import { Pipeline } from './pipeline.ts';
 import { RecordAddon } from './record.ts';
-import { FlowSignatures } from './signatures.ts';
+import { TenantTokens } from '../keys/tenant.ts';
 import { ReportAddon } from './report.ts';
 import { StatusAddon } from './status.ts';
 import { flowsFromBatch, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';
@@ -35,8 +35,8 @@ if (journal) {
   const open = journal;
   const status = new StatusAddon();
   const report = new ReportAddon(settings.reportTarget);
-  const signatures = FlowSignatures.from(settings.jwks);
-  const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), signatures), new RecordAddon(), open, report, status], warn);
+  const tenant = TenantTokens.fromData(settings.tenant);
+  const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant), new RecordAddon(), open, report, status], warn);
 
   // Progress goes back after every batch: the forwarding thread sends the next one then.
   // The counts go along now and then; a timer sends the latest once traffic pauses.
@@ -105,7 +105,7 @@ if (journal) {
   const receive = (message: ToRecorder): Promise<void> | undefined => {
     if (message.type === 'flows') {
       const flows = flowsFromBatch(message.batch, settings.maxBodyBytes);
-      const checking = signatures?.prepare(flows);
+      const checking = prepareTokens(tenant, flows);
       if (!checking) {
         judgeBatch(flows);
         return undefined;

@@ -13,7 +13,7 @@ import { statusLine, type StatusCounts } from './status.ts';
 import type { Target } from './target.ts';
 import { howToTrust, listenerCertificate, TlsSetupError, type TlsSource } from './tls.ts';
 import type { RecorderSummary } from './worker-protocol.ts';
-import type { ProxyJwks } from './signatures.ts';
+import type { TenantTokensData } from '../keys/tenant.ts';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
@@ -43,8 +43,8 @@ export interface ProxySessionOptions {
   drainTimeoutMs?: number;
   /** Client ids (azp) the operator declares not global. */
   nonGlobalClients?: string[];
-  /** The tenant's keys (read by the caller at start): every token's signature is checked against them. */
-  jwks?: ProxyJwks;
+  /** What the caller learned of the tenant's tokens at start (keys/tenant.ts): every token is settled against it. */
+  tenant?: TenantTokensData;
   /** Status lines and warnings (the CLI writes them to stderr). */
   log?: (line: string) => void;
 }
@@ -153,7 +153,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
         failOn: options.failOn,
         nonGlobalClients: options.nonGlobalClients ?? [],
         maxBodyBytes,
-        ...(options.jwks ? { jwks: options.jwks } : {}),
+        ...(options.tenant ? { tenant: options.tenant } : {}),
       },
       log,
     );

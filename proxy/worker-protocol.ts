@@ -6,7 +6,7 @@ import type { Report } from '../reports/model.ts';
 import { BodyCapture, type BodySnapshot } from './capture.ts';
 import type { Flow } from './flow.ts';
 import type { HarWritten } from './har-writer.ts';
-import type { ProxyJwks } from './signatures.ts';
+import type { TenantTokensData } from '../keys/tenant.ts';
 import type { StatusCounts } from './status.ts';
 
 export interface RecorderSettings {
@@ -22,8 +22,8 @@ export interface RecorderSettings {
   failOn: FailOn;
   nonGlobalClients: string[];
   maxBodyBytes: number;
-  /** The tenant's keys, read once at start; undefined: signatures are not checked. */
-  jwks?: ProxyJwks;
+  /** What was learned of the tenant's tokens at start (issuer, keys); undefined: nothing, neither is judged. */
+  tenant?: TenantTokensData;
 }
 
 export interface RecorderSummary {

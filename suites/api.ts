@@ -8,11 +8,10 @@ import type { Profile, SuiteConfig } from './config.ts';
 import { recordExchange, recordRisked429, recordUnplanned429 } from './evidence.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
-import { sendAndJudge, type Judged, type OutgoingRequest } from './http.ts';
+import { sendAndJudge, tenant, type Judged, type OutgoingRequest } from './http.ts';
 import { RateLimitPacer, sleep } from './pacing.ts';
 import { REQUIRED_SCOPES } from '../rules/checks/scopes.ts';
-import { loadJwks } from '../keys/jwks.ts';
-import { corruptSignature, keyConfusionTokens, signedByForeignKey, TokenProvider, unsignedToken, withScopeAdded, type CachedToken } from './tokens.ts';
+import { corruptSignature, fromAnotherIssuer, keyConfusionTokens, signedByForeignKey, TokenProvider, unsignedToken, withScopeAdded, type CachedToken } from './tokens.ts';
 
 /**
  * Who calls: a configured profile, or a credential the suite derives itself (token-attacks.suite.ts):
@@ -22,9 +21,11 @@ import { corruptSignature, keyConfusionTokens, signedByForeignKey, TokenProvider
  * - tampered-scope: the no_scope client's token with the operation's scope added, old signature kept
  * - key-confusion: the full client's claims signed HS256 with the tenant's public key (JWKS) as the secret
  * - foreign-key: the full client's token re-signed RS256 with a key that is not the tenant's
+ * - other-issuer: the full client's claims naming an issuer other than the tenant's (as learned),
+ *   signed RS256 with a key that is not the tenant's (that issuer's, as far as a server can tell)
  * - expired: a token of the tenant that has expired (credentials.expired)
  */
-export type Caller = Profile | 'anonymous' | 'corrupted-signature' | 'unsigned' | 'tampered-scope' | 'key-confusion' | 'foreign-key' | 'expired';
+export type Caller = Profile | 'anonymous' | 'corrupted-signature' | 'unsigned' | 'tampered-scope' | 'key-confusion' | 'foreign-key' | 'other-issuer' | 'expired';
 
 type ApiOperation = keyof typeof REQUIRED_SCOPES;
 
@@ -78,7 +79,6 @@ export class SuiteApi {
 
   /** Forged tokens, made once per source token. */
   private readonly forged = new Map<string, Promise<string | undefined>>();
-  private jwks: ReturnType<typeof loadJwks> | undefined;
 
   constructor(
     readonly config: SuiteConfig,
@@ -104,15 +104,9 @@ export class SuiteApi {
     return this.call('GET', '/resource-servers/', id, options, 'getResourceServer');
   }
 
-  /** The tenant's key set (fetched once), or undefined when it cannot be had. */
-  tenantKeys(): ReturnType<typeof loadJwks> {
-    this.jwks ??= loadJwks(this.config.jwksUrl);
-    return this.jwks;
-  }
-
   /**
    * The token a derived caller sends, or undefined when the run cannot make it (no JWKS, no
-   * expired token, a source token that is not a JWT). Forged once per source token.
+   * known issuer, no expired token, a source token that is not a JWT). Forged once per source token.
    */
   async attackToken(caller: Exclude<Caller, Profile | 'anonymous'>, operation: ApiOperation): Promise<string | undefined> {
     if (caller === 'expired') return this.config.expiredToken;
@@ -136,8 +130,12 @@ export class SuiteApi {
         return withScopeAdded(source, REQUIRED_SCOPES[operation].scope);
       case 'foreign-key':
         return signedByForeignKey(source);
+      case 'other-issuer': {
+        const issuer = tenant().issuer;
+        return issuer === undefined ? undefined : fromAnotherIssuer(source, issuer);
+      }
       case 'key-confusion': {
-        const jwks = await this.tenantKeys();
+        const jwks = tenant().jwks;
         return jwks ? (await keyConfusionTokens(source, jwks))[0] : undefined;
       }
     }

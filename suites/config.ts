@@ -34,7 +34,9 @@ export interface SuiteConfig {
   baseUrl: string;
   authUrl: string;
   audience: string;
-  /** The tenant's JSON Web Key Set: an http(s) URL or a file. Default {authUrl}/.well-known/jwks.json. */
+  /** The issuer the tenant's tokens carry, as configured; undefined: learned from the tenant (keys/tenant.ts) or not judged. */
+  issuer?: string;
+  /** The tenant's JSON Web Key Set: an http(s) URL or a file. Used when given (jwksUrlGiven); otherwise the keys are found as keys/tenant.ts says. */
   jwksUrl: string;
   /** jwks_url was given (flag, environment or file): a set that cannot be read is a usage error, not a note. */
   jwksUrlGiven: boolean;
@@ -56,6 +58,7 @@ export interface RawConfig {
   base_url?: string;
   auth_url?: string;
   audience?: string;
+  issuer?: string;
   jwks_url?: string;
   credentials?: Partial<Record<Profile, Credential>> & { expired?: { token: string } };
   fixtures?: {
@@ -153,6 +156,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
   if (env['TMI_BASE_URL']) raw.base_url = env['TMI_BASE_URL'];
   if (env['TMI_AUTH_URL']) raw.auth_url = env['TMI_AUTH_URL'];
   if (env['TMI_AUDIENCE']) raw.audience = env['TMI_AUDIENCE'];
+  if (env['TMI_ISSUER']) raw.issuer = env['TMI_ISSUER'];
   if (env['TMI_JWKS_URL']) raw.jwks_url = env['TMI_JWKS_URL'];
   for (const profile of PROFILES) {
     const prefix = `TMI_${ENV_PROFILE[profile]}_`;
@@ -208,6 +212,7 @@ export function resolveConfig(raw: RawConfig): SuiteConfig {
     baseUrl,
     authUrl,
     audience: raw.audience ?? `${baseUrl}/`,
+    ...(raw.issuer !== undefined ? { issuer: raw.issuer } : {}),
     jwksUrl: raw.jwks_url ?? `${authUrl}/.well-known/jwks.json`,
     jwksUrlGiven: raw.jwks_url !== undefined,
     credentials,

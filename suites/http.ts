@@ -1,8 +1,8 @@
 // One request to the target, as an exchange judged by the rule engine. Suites and the run's
 // preflight send everything through here; nothing in suites/ judges a response itself.
 import { Agent, request } from 'undici';
-import type { TokenVerifier } from '../keys/verifier.ts';
-import { buildExchange, type ExchangeParts } from '../rules/exchange.ts';
+import { TenantTokens } from '../keys/tenant.ts';
+import { buildExchange } from '../rules/exchange.ts';
 import { bearerCredential } from '../rules/token.ts';
 import { judgeExchange, type Judgement, type RateLimitTracker } from '../rules/index.ts';
 import type { BearerToken, Exchange } from '../rules/types.ts';
@@ -18,30 +18,20 @@ export interface OutgoingRequest {
 }
 
 /**
- * What the run knows about the tenant's tokens: its keys (read once when the run starts; see
- * keys/tenant-keys.ts) and the issuer its tokens carry. Every request's token is checked
- * against them before the exchange is judged. Set once per process (the run, the suite worker).
+ * What the run knows about the tenant's tokens (keys/tenant.ts: its issuer and keys, learned once
+ * when the run starts). Every request's token is settled against it before the exchange is
+ * judged. Set once per process (the run, the suite worker).
  */
-let tenantTokens: { verifier?: TokenVerifier; issuerExpected?: string } = {};
-export function judgeTokensAgainst(knowledge: { verifier?: TokenVerifier; issuerExpected?: string }): void {
-  tenantTokens = knowledge;
+let tenantTokens = new TenantTokens({});
+export function judgeTokensWith(tenant: TenantTokens): void {
+  tenantTokens = tenant;
 }
+/** What the run knows about the tenant's tokens (the attacks forge from it). */
+export const tenant = (): TenantTokens => tenantTokens;
 
 function authorizationOf(headers: Record<string, string>): string | undefined {
   for (const name in headers) if (name.toLowerCase() === 'authorization') return headers[name];
   return undefined;
-}
-
-/** The request's token facts with what the tenant's keys say of its signature (a token the suite forged stays forged). */
-async function withTenantFacts(outgoing: OutgoingRequest): Promise<ExchangeParts['tokenFacts']> {
-  const facts: ExchangeParts['tokenFacts'] = { ...outgoing.tokenFacts };
-  if (tenantTokens.issuerExpected !== undefined) facts.issuerExpected = tenantTokens.issuerExpected;
-  const credential = facts.signatureValid === false ? undefined : bearerCredential(authorizationOf(outgoing.headers));
-  if (credential !== undefined && tenantTokens.verifier) {
-    const verdict = await tenantTokens.verifier.verify(credential);
-    if (verdict !== undefined) facts.signatureValid = verdict;
-  }
-  return facts;
 }
 
 export interface Judged extends Judgement {
@@ -83,7 +73,6 @@ function parseJson(text: string): unknown {
 }
 
 export async function sendAndJudge(outgoing: OutgoingRequest, tracker: RateLimitTracker, timeoutMs: number): Promise<Judged> {
-  const tokenFacts = await withTenantFacts(outgoing);
   const started = Date.now();
   let response: Awaited<ReturnType<typeof request>>;
   const send = () => request(outgoing.url, { method: outgoing.method as 'GET', headers: outgoing.headers, body: outgoing.body ?? null, dispatcher: agentFor(timeoutMs) });
@@ -119,9 +108,10 @@ export async function sendAndJudge(outgoing: OutgoingRequest, tracker: RateLimit
     status,
     responseHeaders,
     responseBody: text,
-    tokenFacts,
+    ...(outgoing.tokenFacts ? { tokenFacts: outgoing.tokenFacts } : {}),
     ...(bodyError !== undefined ? { error: bodyError } : {}),
   });
+  await tenantTokens.check(exchange.token, bearerCredential(authorizationOf(outgoing.headers)));
   const judgement = judgeExchange(exchange, tracker);
   return { ...judgement, status, headers: exchange.response!.headers, text, json: parseJson(text), exchange };
 }

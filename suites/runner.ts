@@ -1,8 +1,8 @@
 // Runs the suite files with vitest's programmatic API: one worker, files in a fixed order
 // (rate limits last: the probe spends a quota), the configuration handed over in memory.
 import { join } from 'node:path';
-import type { JSONWebKeySet } from 'jose';
 import type { TestSpecification } from 'vitest/node';
+import type { TenantTokensData } from '../keys/tenant.ts';
 import type { ReportBuilder } from '../reports/builder.ts';
 import { packageRoot } from '../core/paths.ts';
 import type { Profile, SuiteConfig } from './config.ts';
@@ -30,8 +30,8 @@ class InDocumentOrder {
 export interface SuiteRunOptions {
   config: SuiteConfig;
   tokens: Partial<Record<Profile, CachedToken>>;
-  /** The tenant's keys as the run read them at start (null: none); the worker checks every token against them. */
-  jwks?: JSONWebKeySet | null;
+  /** What the run learned of the tenant's tokens at start (keys/tenant.ts); the worker settles every token against it. */
+  tenant?: TenantTokensData | null;
   /** Only the tests covering these requirements (empty: all). */
   requirements: string[];
   builder: ReportBuilder;
@@ -72,7 +72,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
         testTimeout: 15 * 60_000,
         hookTimeout: 5 * 60_000,
         passWithNoTests: true,
-        provide: { tmiConfig: options.config, tmiTokens: options.tokens, tmiJwks: options.jwks ?? null },
+        provide: { tmiConfig: options.config, tmiTokens: options.tokens, tmiTenant: options.tenant ?? null },
         sequence: { sequencer: InDocumentOrder },
       },
     },

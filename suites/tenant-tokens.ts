@@ -1,19 +1,15 @@
-// Inside the suite worker: every token the suites send is checked against the tenant's keys,
-// as the run read them once at start (a remote set is fetched again on an unknown key id), and
-// its issuer against auth_url's. Imported once, by context.ts.
-import type { JSONWebKeySet } from 'jose';
+// Inside the suite worker: every token the suites send is settled against what the run learned
+// of the tenant's tokens when it started (keys/tenant.ts: the issuer and the keys, each from the
+// config, the tenant's discovery document or its tokens). Imported once, by context.ts.
 import { inject } from 'vitest';
-import { verifierFor } from '../keys/verifier.ts';
-import { judgeTokensAgainst } from './http.ts';
+import { TenantTokens, type TenantTokensData } from '../keys/tenant.ts';
+import { judgeTokensWith } from './http.ts';
 
 declare module 'vitest' {
   interface ProvidedContext {
-    /** The tenant's keys, read once by the run (null: none, and the run said so). */
-    tmiJwks: JSONWebKeySet | null;
+    /** What the run learned of the tenant's tokens (null: nothing, and the run said so). */
+    tmiTenant: TenantTokensData | null;
   }
 }
 
-const config = inject('tmiConfig');
-const jwks = inject('tmiJwks');
-const keys = jwks ? verifierFor(jwks, /^https?:\/\//i.test(config.jwksUrl) ? { refetchFrom: config.jwksUrl } : {}) : undefined;
-judgeTokensAgainst({ ...(keys && 'verifier' in keys ? { verifier: keys.verifier } : {}), issuerExpected: `${config.authUrl}/` });
+judgeTokensWith(TenantTokens.fromData(inject('tmiTenant')));

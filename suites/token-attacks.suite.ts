@@ -43,7 +43,7 @@ interface TokenAttack {
 }
 
 /** The run can make the attack's token: its source profile is configured and its token is a JWT (and the JWKS has a key, for key confusion). */
-function canForge(caller: 'unsigned' | 'tampered-scope' | 'key-confusion' | 'foreign-key', unmade: string) {
+function canForge(caller: 'unsigned' | 'tampered-scope' | 'key-confusion' | 'foreign-key' | 'other-issuer', unmade: string) {
   return async (context: TestContext) => {
     const profile = caller === 'tampered-scope' ? 'no_scope' : 'full';
     needsProfile(context, profile);
@@ -90,6 +90,12 @@ const ATTACKS: TokenAttack[] = [
     possible: canForge('key-confusion', "no RSA or EC signing key could be read from the tenant's JWKS (jwks_url), or the {profile} token is not a JWT"),
   },
   { what: "a token signed by a key that is not the tenant's", kind: 'forged', options: { as: 'foreign-key' }, possible: canForge('foreign-key', NOT_A_JWT) },
+  {
+    what: "a token from another issuer: the full client's claims naming an issuer that is not the tenant's, signed by a key that is not the tenant's",
+    kind: 'forged',
+    options: { as: 'other-issuer' },
+    possible: canForge('other-issuer', "the tenant's issuer is not known (issuer in the config, the discovery document, or a token of the tenant whose signature verifies), or the {profile} token is not a JWT: there is no other issuer to tell it from"),
+  },
   { what: 'an expired token of the tenant', kind: 'expired', options: { as: 'expired' }, possible: hasExpiredToken },
 ];
 

@@ -146,6 +146,31 @@ export async function signedByForeignKey(token: string): Promise<string> {
   return new SignJWT(decodeJwt(token)).setProtectedHeader({ ...header, alg: 'RS256' }).sign(await foreignKey);
 }
 
+/** An issuer whose host is not the tenant's (issuers are compared by host, as the rule engine does). */
+export function anotherIssuer(tenantIssuer: string): string {
+  const candidate = 'https://another-tenant.invalid/';
+  return hostOf(tenantIssuer) === hostOf(candidate) ? 'https://yet-another-tenant.invalid/' : candidate;
+}
+
+function hostOf(issuer: string): string | undefined {
+  try {
+    return new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(issuer) ? issuer : `https://${issuer}`).host.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The same header and claims, naming another issuer than the tenant's and signed RS256 with a
+ * key that is not the tenant's: a token another tenant (or anyone) could issue. A server that
+ * trusts whichever issuer a token names, with that issuer's keys, accepts it.
+ */
+export async function fromAnotherIssuer(token: string, tenantIssuer: string): Promise<string> {
+  foreignKey ??= generateKeyPair('RS256').then((pair) => pair.privateKey);
+  const header = decodeProtectedHeader(token);
+  return new SignJWT({ ...decodeJwt(token), iss: anotherIssuer(tenantIssuer) }).setProtectedHeader({ ...header, alg: 'RS256' }).sign(await foreignKey);
+}
+
 /** The scopes a token grants, from its claims (empty when it is not a JWT). */
 export function scopesOfToken(token: string): readonly string[] {
   try {

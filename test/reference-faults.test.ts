@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeExchange, loadRequirements, RateLimitTracker } from '../rules/index.ts';
 import { FAULTS, FAULT_NAMES, startReference, type FaultName, type RateLimitOptions, type RunningReference } from '../fixtures/reference/index.ts';
 import type { JWK } from 'jose';
-import { keyConfusionTokens, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
+import { fromAnotherIssuer, keyConfusionTokens, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { bearer, call, forged, json, metadata, paths, tokenFor, type Answer, type Call } from './helpers/reference.ts';
 
 interface Tokens {
@@ -16,6 +16,8 @@ interface Tokens {
   forged: string;
   /** The full client's claims signed HS256 with the reference's public key PEM as the secret. */
   keyConfusion: string;
+  /** The full client's claims naming another issuer, signed with a key that is not the reference's. */
+  otherIssuer: string;
   expired: string;
 }
 
@@ -52,6 +54,7 @@ const CASES: Record<FaultName, FaultCase> = {
   // The genuine token first (refused for its scope), then its payload with the scope added.
   'tampered-payload-accepted': { requests: (r, t) => [del(tep(r), t.noScope), del(tep(r), withScopeAdded(t.noScope, 'delete:token_exchange_profiles'), { signatureValid: false })] },
   'key-confusion-accepted': { requests: (r, t) => [del(tep(r), t.keyConfusion, { signatureValid: false })] },
+  'other-issuer-accepted': { requests: (r, t) => [del(tep(r), t.otherIssuer, { signatureValid: false })] },
   'expired-token-accepted': { requests: (r, t) => [del(tep(r), t.expired)] },
   'read-invalid-signature-accepted': { requests: (r, t) => [get(rs(r, 1), t.forged, { tokenFacts: { signatureValid: false } })] },
   'update-session-without-scope': { requests: (r, t) => [patch(r, t.noScope, { a: '1' })] },
@@ -92,7 +95,7 @@ async function tokensFor(ref: RunningReference): Promise<Tokens> {
   const full = await tokenFor(ref, 'full');
   const jwks = (await (await fetch(`${ref.origin}/.well-known/jwks.json`)).json()) as { keys: JWK[] };
   const [keyConfusion] = await keyConfusionTokens(full, jwks);
-  return { full, noScope: await tokenFor(ref, 'no_scope'), nonGlobal: await tokenFor(ref, 'non_global'), forged: await forged(full), keyConfusion: keyConfusion!, expired: ref.expiredToken };
+  return { full, noScope: await tokenFor(ref, 'no_scope'), nonGlobal: await tokenFor(ref, 'non_global'), forged: await forged(full), keyConfusion: keyConfusion!, otherIssuer: await fromAnotherIssuer(full, ref.issuer), expired: ref.expiredToken };
 }
 
 /** Sends the case's requests; judges each in order; returns the last answer and its findings. */

@@ -26,6 +26,7 @@ const CAUGHT_BY: Record<FaultName, string> = {
   'alg-none-accepted': 'AUTH-CREDENTIAL-REQUIRED',
   'tampered-payload-accepted': 'AUTH-CREDENTIAL-REQUIRED',
   'key-confusion-accepted': 'AUTH-CREDENTIAL-REQUIRED',
+  'other-issuer-accepted': 'AUTH-CREDENTIAL-REQUIRED',
   'expired-token-accepted': 'AUTH-CREDENTIAL-REQUIRED',
   'read-invalid-signature-accepted': 'AUTH-CREDENTIAL-REQUIRED-OTHER',
   'update-session-without-scope': 'SCOPE-UPDATE-SESSION',

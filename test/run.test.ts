@@ -2,7 +2,8 @@
 // config, the contract's exit codes, skips with reasons, and fixture sessions put back.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -171,6 +172,69 @@ describe('tmi-conform run against a target given by config', () => {
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe('tmi-conform run: the issuer is learned from what the tenant says, not from the address it is reached at', () => {
+  // A tenant behind a gateway: its canonical issuer and API identifier are not the address the
+  // kit reaches it at (a plain forwarding host in front of the reference).
+  const PUBLIC_URL = 'https://tenant.example.invalid';
+  let ref: RunningReference;
+  let forwarder: Server;
+  let forwarderOrigin: string;
+
+  beforeAll(async () => {
+    ref = await startReference({ publicUrl: PUBLIC_URL });
+    const { port } = new URL(ref.origin);
+    forwarder = createHttpServer((req, res) => {
+      const upstream = httpRequest({ host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => forwarder.listen(0, '127.0.0.1', resolve));
+    forwarderOrigin = `http://127.0.0.1:${(forwarder.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    forwarder?.closeAllConnections();
+    await new Promise((resolve) => forwarder?.close(resolve));
+    await ref?.close();
+  });
+
+  it('a conforming tenant reached through a forwarding host passes, and the run says where the issuer came from', { timeout: 120_000 }, async () => {
+    const { auth_url: _reachedAt, ...config } = ref.config();
+    expect(config.audience).toBe(`${PUBLIC_URL}/api/v2/`);
+    const path = writeConfig('gateway.yaml', { ...config, base_url: `${forwarderOrigin}/api/v2`, audience: `${PUBLIC_URL}/api/v2/`, property_runs: 5 });
+    const reportDir = join(dir, 'gateway');
+    const { code, stdout, stderr } = await run(['--config', path, '--report-dir', reportDir]);
+    expect(stdout).not.toContain('FAIL');
+    expect(stderr).toBe('');
+    expect(code, stdout).toBe(0);
+    expect(stdout.match(/^issuer .*$/gm)).toEqual([`issuer ${PUBLIC_URL}/ (from the discovery document)`]);
+    const report = readReport(reportDir);
+    expect(report.summary).toMatchObject({ fail: 0 });
+    // The attack with a token from another issuer ran (the issuer is known) and was refused.
+    expect(report.tests.filter((t) => t.name.includes('a token from another issuer')).map((t) => t.status)).toEqual(['pass', 'pass', 'pass']);
+  });
+
+  it('a tenant that accepts a token from another issuer fails the run, with the issuer learned from its discovery document', { timeout: 120_000 }, async () => {
+    const reportDir = join(dir, 'other-issuer');
+    const { code, stdout } = await run(['--fault', 'other-issuer-accepted', '--requirement', 'AUTH-CREDENTIAL-REQUIRED', '--property-runs', '2', '--report-dir', reportDir]);
+    expect(code, stdout).toBe(1);
+    expect(stdout).toMatch(/^issuer http:\/\/127\.0\.0\.1:\d+\/ \(from the discovery document\)$/m);
+    const report = readReport(reportDir);
+    expect(byId(report).get('AUTH-CREDENTIAL-REQUIRED')!.status).toBe('fail');
+    expect(report.tests.filter((t) => t.status === 'fail').map((t) => t.name)).toEqual([expect.stringContaining('a token from another issuer')]);
+  });
+
+  it('the issuer in the config wins over the discovery document: tokens naming another are judged so', { timeout: 120_000 }, async () => {
+    const { code, stdout } = await run(['--issuer', 'https://configured.example.com/', '--requirement', 'AUTH-CREDENTIAL-REQUIRED', '--property-runs', '2', '--fail-on', 'should', '--report-dir', join(dir, 'configured-issuer')]);
+    expect(stdout.match(/^issuer .*$/gm)).toEqual(['issuer https://configured.example.com/ (from issuer in the config)']);
+    // The reference's own tokens name another issuer than the one configured: judged so, not as the discovery document says.
+    expect(code, stdout).toBe(1);
+    expect(stdout).toMatch(/a token from another issuer \(iss "http:\/\/127\.0\.0\.1:\d+\/", expected "https:\/\/configured\.example\.com\/"\)/);
   });
 });
 

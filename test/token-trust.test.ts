@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
-import { tenantKeys } from '../keys/tenant-keys.ts';
+import { learnTenant, tenantTokensData } from '../keys/tenant.ts';
 import type { Report } from '../reports/model.ts';
 import { keyConfusionTokens, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { startCli } from './helpers/cli.ts';
@@ -29,12 +29,11 @@ function validate(...args: string[]) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** The proxy in front of `ref`, with the tenant's keys read as the proxy command reads them. */
+/** The proxy in front of `ref`, with what the tenant says of its tokens learned as the proxy command learns it. */
 async function proxyWithKeys(ref: RunningReference): Promise<ProxyUnderTest> {
-  const source = `${ref.origin}/.well-known/jwks.json`;
-  const keys = await tenantKeys(source, false);
-  if (!('jwks' in keys)) throw new Error(keys.problem);
-  return startTestProxy(ref.origin, { jwks: { jwks: keys.jwks, refetchFrom: source } });
+  const tenant = await learnTenant({ wellKnownAt: ref.origin });
+  if (!tenant.keys || !('jwks' in tenant.keys)) throw new Error(tenant.keys?.problem ?? 'no keys');
+  return startTestProxy(ref.origin, { tenant: tenantTokensData(tenant) });
 }
 
 interface Attack {
@@ -276,6 +275,30 @@ describe('tmi-conform proxy and validate read the JWKS as users give it', () => 
   });
 });
 
+describe('proxy: the issuer from the target\'s discovery document, not from its address', () => {
+  let ref: RunningReference;
+  afterAll(() => ref?.close());
+
+  /** One genuine delete through a proxy that learned `issuer` (or what the target says), and its implementation findings. */
+  async function genuineDelete(issuer?: string): Promise<string[]> {
+    const tenant = await learnTenant({ ...(issuer !== undefined ? { issuer } : {}), wellKnownAt: ref.origin });
+    const under = await startTestProxy(ref.origin, { tenant: tenantTokensData(tenant) });
+    try {
+      const full = await tokenFor(ref, 'full');
+      expect(await send(under, [{ name: 'genuine delete', method: 'DELETE', path: `/api/v2/token-exchange-profiles/${ref.fixtures.token_exchange_profiles[0]}`, authorization: `Bearer ${full}` }])).toEqual([204]);
+      return readJournal(under.journalPath).flatMap((e) => findingsOf(e).map((f) => f.requirement));
+    } finally {
+      await under.dispose();
+    }
+  }
+
+  it('a tenant whose issuer names its public URL: its tokens pass; a token naming another issuer is judged so', async () => {
+    ref = await startReference({ publicUrl: 'https://tenant.example.invalid', rateLimit: false });
+    expect(await genuineDelete()).toEqual([]);
+    expect(await genuineDelete('https://another-tenant.example.com/')).toEqual(['AUTH-CREDENTIAL-REQUIRED']);
+  }, 60_000);
+});
+
 describe('tmi-conform run against a target that serves no JWKS', () => {
   let ref: RunningReference;
   let target: Server;
@@ -283,9 +306,9 @@ describe('tmi-conform run against a target that serves no JWKS', () => {
 
   beforeAll(async () => {
     ref = await startReference();
-    // The reference behind a front that knows no /.well-known/jwks.json (as many implementations).
+    // The reference behind a front that serves neither a discovery document nor a JWKS (as many implementations).
     target = createServer(async (req, res) => {
-      if (req.url === '/.well-known/jwks.json') return void res.writeHead(404).end();
+      if (req.url === '/.well-known/jwks.json' || req.url === '/.well-known/openid-configuration') return void res.writeHead(404).end();
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)) as Array<[string, string]>);
@@ -306,7 +329,7 @@ describe('tmi-conform run against a target that serves no JWKS', () => {
     await ref?.close();
   });
 
-  it('says once that signatures are not verified, judges the rest, and passes', async () => {
+  it('says once that signatures are not verified and that the issuer is not known, judges the rest, and passes', async () => {
     const config = ref.config();
     const path = join(dir, 'no-jwks.json');
     // YAML reads JSON; the reference's clients, the front's address.
@@ -325,5 +348,12 @@ describe('tmi-conform run against a target that serves no JWKS', () => {
     expect(code, stdout + stderr).toBe(0);
     expect(stdout).toContain('verdict: conforming');
     expect(stdout).toMatch(/tests: [1-9]\d* passed · 0 failed/);
+    // No discovery document and no keys to verify a token with: the issuer is not guessed from the address.
+    expect(stdout).toContain('issuer not known: not judged');
+    // So no token from "another" issuer can be made: those attacks are skipped, saying why.
+    const report = JSON.parse(readFileSync(join(dir, 'no-jwks-run', 'report.json'), 'utf8')) as Report;
+    const otherIssuer = report.tests.filter((t) => t.name.includes('a token from another issuer') && t.requirements.some((id) => id.startsWith('AUTH-CREDENTIAL-REQUIRED')));
+    expect(otherIssuer.length).toBeGreaterThan(0);
+    for (const test of otherIssuer) expect(test).toMatchObject({ status: 'skip', message: expect.stringContaining("the tenant's issuer is not known") });
   }, 120_000);
 });

@@ -117,4 +117,15 @@ describe('validate: credentials in recordings', () => {
     expect(withKeys.stdout).toMatch(/AUTH-CREDENTIAL-REQUIRED\s+must\s+implementation\s+1/);
     expect(withKeys.stdout).not.toContain('signatures not verified');
   });
+
+  it('the issuer is judged only when named (--issuer): a token naming another is a security finding', () => {
+    const file = har('issuer.har', [{ method: 'DELETE', path: DELETE, status: 204, authorization: `Bearer ${signedByTenant}` }]);
+    const unnamed = validate(file, '--jwks', tenantJwksFile, '--report-dir', join(dir, 'issuer-unnamed'));
+    expect(unnamed.code, unnamed.stdout).toBe(0);
+    const same = validate(file, '--jwks', tenantJwksFile, '--issuer', 'https://tenant.example.com/', '--report-dir', join(dir, 'issuer-same'));
+    expect(same.code, same.stdout).toBe(0);
+    const other = validate(file, '--jwks', tenantJwksFile, '--issuer', 'https://other-tenant.example.com/', '--report-dir', join(dir, 'issuer-other'));
+    expect(other.code, other.stdout).toBe(1);
+    expect(other.stdout).toMatch(/AUTH-CREDENTIAL-REQUIRED\s+must\s+implementation\s+1/);
+  });
 });

@@ -20,6 +20,11 @@ interface ModuleTally {
   startedAt: number;
   tests: TestCounts;
   findings: { must: number; should: number };
+  /** How many tests the file has (known at its end), its end, and its errors. */
+  expected: number | undefined;
+  endedAt: number | undefined;
+  errors: string[];
+  printed: boolean;
 }
 
 export interface RunTotals {
@@ -41,13 +46,13 @@ export class SuiteReporter implements Reporter {
   ) {}
 
   /**
-   * A suite file's tally, made by whichever of its events comes first: a test's result can be
-   * reported before its file's start, and must count all the same.
+   * A suite file's tally, made by whichever of its events comes first: vitest can report a
+   * test's result before its file's start, or after its file's end, and each must count.
    */
   private moduleTally(moduleId: string): ModuleTally {
     let tally = this.modules.get(moduleId);
     if (!tally) {
-      tally = { startedAt: Date.now(), tests: noTests(), findings: { must: 0, should: 0 } };
+      tally = { startedAt: Date.now(), tests: noTests(), findings: { must: 0, should: 0 }, expected: undefined, endedAt: undefined, errors: [], printed: false };
       this.modules.set(moduleId, tally);
     }
     return tally;
@@ -92,16 +97,37 @@ export class SuiteReporter implements Reporter {
     const status = this.builder.addTest(outcome);
     this.totals.tests[status]++;
     tally.tests[status]++;
+    this.printWhenComplete(testCase.module.moduleId, tally);
   }
 
   onTestModuleEnd(module: TestModule): void {
+    const tally = this.moduleTally(module.moduleId);
+    tally.endedAt = Date.now();
+    tally.expected = [...module.children.allTests()].length;
+    tally.errors = module.errors().map((error) => error.message.split('\n')[0]!);
+    this.printWhenComplete(module.moduleId, tally);
+  }
+
+  /** Files whose line was still waiting for a result when the run ended: printed with what came. */
+  onTestRunEnd(): void {
+    for (const [moduleId, tally] of this.modules) if (!tally.printed) this.printLine(moduleId, tally);
+  }
+
+  /** A file's line, once the file has ended and every one of its tests has reported. */
+  private printWhenComplete(moduleId: string, tally: ModuleTally): void {
+    const reported = tally.tests.pass + tally.tests.fail + tally.tests.warn + tally.tests.skip;
+    if (!tally.printed && tally.expected !== undefined && reported >= tally.expected) this.printLine(moduleId, tally);
+  }
+
+  private printLine(moduleId: string, tally: ModuleTally): void {
+    tally.printed = true;
     // As the report counts them: a failed test naming only `should` requirements is a warning.
-    const { tests: counts, findings, startedAt } = this.moduleTally(module.moduleId);
-    const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
+    const { tests: counts, findings } = tally;
+    const seconds = (((tally.endedAt ?? Date.now()) - tally.startedAt) / 1000).toFixed(1);
     const mark = counts.fail > 0 || findings.must > 0 ? '✗' : counts.warn > 0 || findings.should > 0 ? '⚠' : '✓';
-    const name = basename(module.moduleId).replace(/\.suite\.ts$/, '');
+    const name = basename(moduleId).replace(/\.suite\.ts$/, '');
     const inExchanges = findings.must + findings.should > 0 ? `; findings in its exchanges: ${findings.must} must, ${findings.should} should` : '';
     this.print(`  ${mark} ${name.padEnd(32)} ${countsLine(counts)}${inExchanges}  (${seconds} s)`);
-    for (const error of module.errors()) this.print(`    error in ${name}: ${error.message.split('\n')[0]}`);
+    for (const error of tally.errors) this.print(`    error in ${name}: ${error}`);
   }
 }

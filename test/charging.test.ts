@@ -121,7 +121,7 @@ describe('the report builder charges a failed test with what it names', () => {
 
 describe("a suite file's console line", () => {
   /** The least of vitest's TestCase and TestModule the reporter reads. */
-  const moduleOf = (moduleId: string) => ({ moduleId, errors: () => [] });
+  const moduleOf = (moduleId: string, tests = 1) => ({ moduleId, errors: () => [], children: { *allTests() { for (let i = 0; i < tests; i++) yield {}; } } });
   const testCaseOf = (module: ReturnType<typeof moduleOf>, name: string, findings: Array<{ level: 'must' | 'should' }>) => ({
     fullName: `suite > ${name}`,
     name,
@@ -153,5 +153,19 @@ describe("a suite file's console line", () => {
     reporter.onTestModuleEnd(module as never);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^ {2}✗ get-resource-server +1 passed · 0 failed · 0 warned · 0 skipped; findings in its exchanges: 1 must, 0 should/);
+  });
+
+  it("waits for a test whose result comes after its file's end (seen on the rate-limit probe)", async () => {
+    const { SuiteReporter } = await import('../suites/reporter.ts');
+    const lines: string[] = [];
+    const reporter = new SuiteReporter(new ReportBuilder({ kind: 'run', source: 'run' }), (line) => lines.push(line), undefined);
+    const module = moduleOf('/x/rate-limits.suite.ts', 2);
+    reporter.onTestModuleStart(module as never);
+    reporter.onTestCaseResult(testCaseOf(module, 'values [RL-HEADER-VALUES]', []) as never);
+    reporter.onTestModuleEnd(module as never);
+    expect(lines).toEqual([]);
+    reporter.onTestCaseResult(testCaseOf(module, 'burst [RL-429-HEADERS]', []) as never);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^ {2}✓ rate-limits +2 passed · 0 failed · 0 warned · 0 skipped {2}\(/);
   });
 });

@@ -74,7 +74,8 @@ function readSecretHeader(name: string, value: string): RedactedHeader {
   let text: string;
   const scheme = /^(bearer|basic)\s+(.*)$/i.exec(value);
   if (name === 'authorization' && scheme) {
-    text = `${scheme[1]!.toLowerCase() === 'bearer' ? 'Bearer' : 'Basic'} ${REDACTED}`;
+    // The scheme word as sent ("bearer" is the same scheme, and what a test may have sent on purpose).
+    text = `${scheme[1]} ${REDACTED}`;
     const credential = scheme[2]!.trim();
     note(secrets, credential);
     if (scheme[1]!.toLowerCase() === 'basic') for (const part of basicParts(credential)) note(secrets, part);

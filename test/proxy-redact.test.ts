@@ -45,6 +45,8 @@ describe('redaction for recordings', () => {
     const basic = Buffer.from('client:pa55word').toString('base64');
     expect(redactHeaders({ authorization: `Bearer ${TOKEN}`, cookie: 'sid=abcdef123', accept: '*/*' }, secrets)).toEqual({ authorization: 'Bearer [REDACTED]', cookie: '[REDACTED]', accept: '*/*' });
     expect(redactHeaders({ authorization: `Basic ${basic}` }, secrets)).toEqual({ authorization: 'Basic [REDACTED]' });
+    // The scheme word as sent: "bearer" is what a test may have sent on purpose, and its curl command sends it again.
+    expect(redactHeaders({ authorization: `bearer ${TOKEN}` })).toEqual({ authorization: 'bearer [REDACTED]' });
     expect([...secrets]).toEqual(expect.arrayContaining([TOKEN, 'abcdef123', 'pa55word']));
   });
 

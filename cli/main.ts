@@ -13,6 +13,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   validate: { summary: 'judge recorded traffic offline (HAR 1.2, JSONL journal)', load: () => import('./validate.ts') },
   serve: { summary: 'start the reference implementation alone', load: () => import('./serve.ts') },
   report: { summary: 'combine reports: report merge DIR... --out DIR', load: () => import('./report.ts') },
+  token: { summary: 'make an attack case\'s token again from a valid one in TOKEN: token --attack NAME', load: () => import('./token.ts') },
 };
 
 export const USAGE = `tmi-conform — conformance kit for the tenant management interface (/api/v2)

@@ -3,7 +3,7 @@
 import { stopSignal } from './signals.ts';
 import { FAULT_NAMES, isFaultName, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../fixtures/reference/index.ts';
 import { ReportBuilder } from '../reports/builder.ts';
-import { curlCommand, reproducible } from '../reports/curl.ts';
+import { ATTACK_TOKEN_COMMAND, curlCommand, curlVariables, reproducible } from '../reports/curl.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import type { Report } from '../reports/model.ts';
 import { summarize } from '../reports/status.ts';
@@ -288,7 +288,7 @@ function printSummary(report: Report, totals: Awaited<ReturnType<typeof runSuite
       reproduce.push(command);
     }
   }
-  if (reproduce.some((c) => c.includes('$TOKEN'))) print('  (the curl commands read a bearer token of the same client from TOKEN: the reports never hold one)');
+  if (reproduce.some((c) => curlVariables(c).includes('TOKEN'))) print(`  (the curl commands read a bearer token of the same client from TOKEN${reproduce.some((c) => c.includes(ATTACK_TOKEN_COMMAND)) ? '; an attack case\'s command makes its attack token from it' : ''}: the reports never hold one)`);
   // Each skip reason once, with the requirements it kept from being examined.
   const skippedFor = new Map<string, string[]>();
   for (const r of report.requirements.filter((x) => x.status === 'skip')) {

@@ -1,14 +1,18 @@
 // Secrets never reach the disk or a report: bearer tokens, client secrets, issued tokens,
-// signing secrets and token-encryption keys are replaced before anything is written.
+// signing secrets and token-encryption key material are replaced before anything is written.
 //
-// A secret string is replaced by a mask of the same length ("[REDACTED]" padded with "*"), and
-// a secret object keeps its shape with every leaf masked: a recording judged again offline
-// gives the same findings as the live traffic did (the signing secret's minimum length, the
-// encryption key's type). Every value masked can also be collected, so that text derived from
-// the exchange (finding messages) can be scrubbed of it too.
+// A value is masked for what it is: the value of a secret field (core/secrets.ts), a token (a
+// JWT-shaped string), key material (a PEM block), a credential header. A secret string is
+// replaced by a mask of the same length ("[REDACTED]" padded with "*"), and a secret object
+// keeps its shape with every leaf masked: a recording judged again offline gives the same
+// findings as the live traffic did (the signing secret's minimum length). The secret values
+// masked are also collected, and searched for in the rest of the exchange and in text derived
+// from it (finding messages): a real secret echoed by another field is masked there too. A
+// value too short or a placeholder ("string", "changeme") is not searched for: the same word
+// in an id or a name is not a secret (isSearchedSecret).
 import type { BearerToken, Exchange, Headers } from '../rules/types.ts';
 import { RecentValues, perFrozenObject } from './memo.ts';
-import { SECRET_KEYS } from './secrets.ts';
+import { isSearchedSecret, SECRET_KEYS } from './secrets.ts';
 
 export const REDACTED = '[REDACTED]';
 
@@ -22,17 +26,14 @@ const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie'
 /** The token claims kept for the audit; everything else in the token is dropped. */
 export const KEPT_CLAIMS = ['iss', 'sub', 'aud', 'azp', 'scope', 'gty', 'iat', 'exp', 'nbf'];
 
-/** Values shorter than this are not scrubbed from free text: they would mangle it, and hide nothing. */
-const MIN_SCRUB_LENGTH = 4;
-
 /** Characters JSON escapes in a string. */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 
-/** Collects the secret values a redaction replaced. */
+/** Collects the secret values a redaction replaced that are worth searching for elsewhere (isSearchedSecret). */
 export type SecretSink = Set<string>;
 
 const note = (sink: SecretSink | undefined, value: string) => {
-  if (!sink || value.length < MIN_SCRUB_LENGTH) return;
+  if (!sink || !isSearchedSecret(value)) return;
   sink.add(value);
   // Messages show values JSON-quoted: a secret with quotes, backslashes or controls appears escaped.
   if (NEEDS_ESCAPE.test(value)) sink.add(JSON.stringify(value).slice(1, -1));
@@ -73,7 +74,8 @@ function readSecretHeader(name: string, value: string): RedactedHeader {
   let text: string;
   const scheme = /^(bearer|basic)\s+(.*)$/i.exec(value);
   if (name === 'authorization' && scheme) {
-    text = `${scheme[1]!.toLowerCase() === 'bearer' ? 'Bearer' : 'Basic'} ${REDACTED}`;
+    // The scheme word as sent ("bearer" is the same scheme, and what a test may have sent on purpose).
+    text = `${scheme[1]} ${REDACTED}`;
     const credential = scheme[2]!.trim();
     note(secrets, credential);
     if (scheme[1]!.toLowerCase() === 'basic') for (const part of basicParts(credential)) note(secrets, part);
@@ -85,11 +87,11 @@ function readSecretHeader(name: string, value: string): RedactedHeader {
   return { text, secrets: [...secrets] };
 }
 
-/** user:password of HTTP Basic, decoded, and each part (both may be secrets). */
+/** user:password of HTTP Basic, decoded, and the password (the user, a client id, is no secret). */
 function basicParts(credential: string): string[] {
   const decoded = Buffer.from(credential, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  return colon === -1 ? [decoded] : [decoded, decoded.slice(0, colon), decoded.slice(colon + 1)];
+  return colon === -1 ? [decoded] : [decoded, decoded.slice(colon + 1)];
 }
 
 const JWT = /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
@@ -151,7 +153,7 @@ export function redactBody(text: string, sink?: SecretSink): string {
   if (!MAY_HOLD_SECRET.test(text)) return text;
   // Secret members with string or number values are masked in place by the text rules, which
   // keeps the body as it was apart from them (and is faster than parsing it). A secret holding
-  // an object or an array (token_encryption.encryption_key) needs the parsed body.
+  // an object or an array needs the parsed body.
   if (!SECRET_STRUCTURE.test(text)) return redactLooseText(text, sink);
   const trimmed = text.trimStart();
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
@@ -234,19 +236,56 @@ export function tokenFacts(token: BearerToken): BearerToken {
   return facts;
 }
 
-/** A copy of the exchange safe to write anywhere; `sink` collects the values replaced. */
+/**
+ * A copy of the exchange safe to write anywhere; `sink` collects the values replaced. A secret
+ * found in one place (a header, a secret field) and repeated in a field that is not secret
+ * (an id, a description, an error message) is masked there too.
+ */
 export function redactExchange(exchange: Exchange, sink?: SecretSink): Exchange {
+  const found: SecretSink = new Set();
   const copy: Exchange = {
     ...exchange,
-    request: { ...exchange.request, url: redactUrl(exchange.request.url, sink), headers: redactHeaders(exchange.request.headers, sink) },
+    request: { ...exchange.request, url: redactUrl(exchange.request.url, found), headers: redactHeaders(exchange.request.headers, found) },
     token: { ...exchange.token, claims: keptClaims(exchange.token.claims) },
   };
-  if (exchange.request.body) copy.request.body = { ...exchange.request.body, text: redactBody(exchange.request.body.text, sink) };
+  if (exchange.request.body) copy.request.body = { ...exchange.request.body, text: redactBody(exchange.request.body.text, found) };
   if (exchange.response) {
-    copy.response = { ...exchange.response, headers: redactHeaders(exchange.response.headers, sink) };
-    if (exchange.response.body) copy.response.body = { ...exchange.response.body, text: redactBody(exchange.response.body.text, sink) };
+    copy.response = { ...exchange.response, headers: redactHeaders(exchange.response.headers, found) };
+    if (exchange.response.body) copy.response.body = { ...exchange.response.body, text: redactBody(exchange.response.body.text, found) };
   }
+  if (found.size > 0) maskEchoedSecrets(copy, longestFirst(found));
+  if (sink) for (const secret of found) sink.add(secret);
   return copy;
+}
+
+/** Longest first, so that a secret containing a shorter one is masked whole. */
+const longestFirst = (secrets: SecretSink): string[] => [...secrets].sort((a, b) => b.length - a.length);
+
+/** `text` with each of `secrets` masked wherever it stands. */
+function maskEach(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(mask(secret));
+  return out;
+}
+
+/** The secrets of a redacted exchange masked where they stand outside secret fields: its URL, other headers and bodies. */
+function maskEchoedSecrets(copy: Exchange, secrets: readonly string[]): void {
+  copy.request.url = maskEach(copy.request.url, secrets);
+  copy.request.headers = maskHeaderValues(copy.request.headers, secrets);
+  if (copy.request.body) copy.request.body.text = maskEach(copy.request.body.text, secrets);
+  if (copy.response) {
+    copy.response.headers = maskHeaderValues(copy.response.headers, secrets);
+    if (copy.response.body) copy.response.body.text = maskEach(copy.response.body.text, secrets);
+  }
+}
+
+function maskHeaderValues(headers: Headers, secrets: readonly string[]): Headers {
+  let out: Headers | undefined;
+  for (const name in headers) {
+    const masked = maskEach(headers[name]!, secrets);
+    if (masked !== headers[name]) (out ??= { ...headers })[name] = masked;
+  }
+  return out ?? headers;
 }
 
 /** Secrets in a query string (e.g. ?access_token=…) are redacted too. */
@@ -258,11 +297,7 @@ export function redactUrl(url: string, sink?: SecretSink): string {
 
 /** `text` with every collected secret value (and what still looks like a token) masked. */
 export function scrubSecrets(text: string, secrets: SecretSink): string {
-  let out = text;
-  // Longest first, so a secret containing a shorter one is masked whole.
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
-    if (out.includes(secret)) out = out.split(secret).join(mask(secret));
-  }
+  const out = secrets.size === 0 ? text : maskEach(text, longestFirst(secrets));
   // Values shown cut short ("…") escape the match above; the member they belong to does not.
   return MAY_HOLD_SECRET.test(out) ? redactLooseText(out, undefined) : out;
 }

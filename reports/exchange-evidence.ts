@@ -28,7 +28,9 @@ export function exchangeEvidence(exchange: Exchange, operation?: string, sink?: 
     if (responseBody !== undefined) evidence.response.body = responseBody;
   }
   if (safe.error !== undefined) evidence.error = safe.error;
-  if (operation && operation !== 'getToken') evidence.credential = credentialEvidence(safe);
+  // A test's exchange comes without its operation; an attack token is described all the same,
+  // so that its curl command makes the token again (reports/curl.ts).
+  if ((operation && operation !== 'getToken') || safe.token.attack !== undefined) evidence.credential = credentialEvidence(safe);
   return evidence;
 }
 
@@ -38,5 +40,6 @@ function credentialEvidence(safe: Exchange): CredentialEvidence {
   if (safe.token.alg !== undefined) credential.alg = safe.token.alg;
   if (safe.token.claims) credential.claims = safe.token.claims;
   if (safe.token.signatureValid !== undefined) credential.signatureValid = safe.token.signatureValid;
+  if (safe.token.attack !== undefined) credential.attack = safe.token.attack;
   return credential;
 }

@@ -4,7 +4,7 @@
 // evidence behind each verdict (redacted request/response, collapsible), filterable by status,
 // level and operation. Every string from a report is escaped: reports carry hostile text
 // from real traffic.
-import { curlCommand, curlVariables, reproducible } from './curl.ts';
+import { curlCommand, curlVariableMeanings, curlVariables, reproducible } from './curl.ts';
 import { CONTENT_SECURITY_POLICY, SCRIPT, STYLE } from './html-assets.ts';
 import type { Evidence, ExchangeEvidence, Report, RequirementResult, Status, Summary, TestResult } from './model.ts';
 import { exchangesByStatus, OPERATIONS } from './operations.ts';
@@ -59,7 +59,8 @@ function reproduceBlock(r: RequirementResult, target: string | undefined): strin
   if (!failing) return '';
   const command = curlCommand(failing.exchange, target);
   const variables = curlVariables(command);
-  const set = variables.length === 0 ? '' : ` (set ${variables.map((v) => `<code>${esc(v)}</code>`).join(', ')} first${variables.includes('TOKEN') ? ': a bearer token of the same client' : ''}; the report masks credentials)`;
+  const meanings = curlVariableMeanings(command);
+  const set = variables.length === 0 ? '' : ` (set ${variables.map((v) => `<code>${esc(v)}</code>`).join(', ')} first${meanings ? `: ${esc(meanings)}` : ''}; the report masks credentials)`;
   return `<div class="reproduce"><p class="note"><b>Reproduce</b>${set}</p><pre class="curl">${esc(command)}</pre></div>`;
 }
 

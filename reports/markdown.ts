@@ -2,7 +2,7 @@
 // operation, then every failed or warned requirement with the document's words and the
 // evidence behind it; skipped requirements and client findings folded away at the end.
 // Text from traffic is escaped, so a hostile string cannot restructure the page.
-import { curlCommand, curlVariables, reproducible } from './curl.ts';
+import { curlCommand, curlVariableMeanings, curlVariables, reproducible } from './curl.ts';
 import type { Evidence, Report, RequirementResult, TestResult } from './model.ts';
 import { exchangesByStatus, OPERATIONS } from './operations.ts';
 import { byStatus } from './status.ts';
@@ -60,7 +60,8 @@ function codeBlock(text: string, language: string): string {
 /** The curl command that sends one failing exchange again, and the variables to set first. */
 export function reproduceBlock(command: string): string[] {
   const variables = curlVariables(command);
-  const set = variables.length === 0 ? '' : ` (set ${variables.map((v) => `\`${v}\``).join(', ')} first${variables.includes('TOKEN') ? ': a bearer token of the same client' : ''}; the report masks credentials)`;
+  const meanings = curlVariableMeanings(command);
+  const set = variables.length === 0 ? '' : ` (set ${variables.map((v) => `\`${v}\``).join(', ')} first${meanings ? `: ${meanings}` : ''}; the report masks credentials)`;
   return [`Reproduce${set}:`, '', codeBlock(command, 'sh')];
 }
 

@@ -1,7 +1,7 @@
 // The one report model that `run`, `proxy`, `validate` and `report merge` all produce.
 // report.json is this model serialised; schemas/report.schema.json documents it.
 import type { Requirement } from '../rules/requirements.ts';
-import type { Exchange, Finding, OperationId } from '../rules/types.ts';
+import type { Exchange, Finding, OperationId, TokenAttack } from '../rules/types.ts';
 
 export type Status = 'pass' | 'fail' | 'warn' | 'skip';
 export type ReportKind = 'run' | 'proxy' | 'validate' | 'merge';
@@ -55,6 +55,8 @@ export interface CredentialEvidence {
   claims?: Record<string, unknown>;
   /** Whether the signature verified against the tenant's keys; absent: not checked. */
   signatureValid?: boolean;
+  /** A suite run made this token to be refused, this way (`tmi-conform token --attack` makes it again). */
+  attack?: TokenAttack;
 }
 
 /** One suite test's outcome, as the suites report it. */

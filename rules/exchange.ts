@@ -51,7 +51,7 @@ export interface ExchangeParts {
   responseBody?: string | CapturedBody;
   error?: string;
   /** Facts about the token the driver knows (see BearerToken). */
-  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'issuerExpected'>;
+  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'issuerExpected' | 'attack'>;
 }
 
 /** The body as judged: a body that was there but not captured stays, marked truncated (it is not "no body"). */
@@ -68,6 +68,7 @@ export function buildExchange(parts: ExchangeParts): Exchange {
     if (parts.tokenFacts.signatureValid !== undefined) token.signatureValid = parts.tokenFacts.signatureValid;
     if (parts.tokenFacts.clientGlobal !== undefined) token.clientGlobal = parts.tokenFacts.clientGlobal;
     if (parts.tokenFacts.issuerExpected !== undefined) token.issuerExpected = parts.tokenFacts.issuerExpected;
+    if (parts.tokenFacts.attack !== undefined) token.attack = parts.tokenFacts.attack;
   }
   // Every field is set, present or not: one object shape for every exchange keeps the checks'
   // property reads monomorphic. (Absent fields stay undefined, which JSON and the rules read as absent.)

@@ -16,6 +16,14 @@ export interface CapturedBody {
   truncated?: boolean;
 }
 
+/**
+ * The tokens the suites make to be refused: unsigned (alg "none"), corrupted-signature,
+ * tampered-scope (a scope added, the signature kept), key-confusion (HS256 keyed with the
+ * tenant's public key), foreign-key (signed by a key that is not the tenant's), expired (a
+ * configured token of the tenant that has expired).
+ */
+export type TokenAttack = 'corrupted-signature' | 'unsigned' | 'tampered-scope' | 'key-confusion' | 'foreign-key' | 'other-issuer' | 'expired';
+
 /** What the bearer credential of a request says, decoded but never verified by the rules. */
 export interface BearerToken {
   /** The raw `Authorization` header was present. */
@@ -41,6 +49,11 @@ export interface BearerToken {
    * unknown, and the issuer is not judged.
    */
   issuerExpected?: string;
+  /**
+   * The driver made this token on purpose to be refused (suites/api.ts): how it made it. Not
+   * judged; a report uses it to say how to make the same token again (tmi-conform token).
+   */
+  attack?: TokenAttack;
   /**
    * false: the recording does not prove which credential was sent (a foreign recorder dropped
    * the Authorization header or masked the token); no authentication finding is made then.

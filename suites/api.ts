@@ -7,7 +7,7 @@ import { readBearerToken } from '../rules/token.ts';
 import type { Profile, SuiteConfig } from './config.ts';
 import { recordExchange, recordRisked429, recordUnplanned429 } from './evidence.ts';
 import type { Judgement } from '../rules/index.ts';
-import type { Exchange } from '../rules/types.ts';
+import type { Exchange, TokenAttack } from '../rules/types.ts';
 import { sendAndJudge, tenant, type Judged, type OutgoingRequest } from './http.ts';
 import { RateLimitPacer, sleep } from './pacing.ts';
 import { REQUIRED_SCOPES } from '../rules/checks/scopes.ts';
@@ -25,7 +25,7 @@ import { corruptSignature, fromAnotherIssuer, keyConfusionTokens, signedByForeig
  *   signed RS256 with a key that is not the tenant's (that issuer's, as far as a server can tell)
  * - expired: a token of the tenant that has expired (credentials.expired)
  */
-export type Caller = Profile | 'anonymous' | 'corrupted-signature' | 'unsigned' | 'tampered-scope' | 'key-confusion' | 'foreign-key' | 'other-issuer' | 'expired';
+export type Caller = Profile | 'anonymous' | TokenAttack;
 
 type ApiOperation = keyof typeof REQUIRED_SCOPES;
 
@@ -146,8 +146,9 @@ export class SuiteApi {
     if (caller !== 'full' && caller !== 'no_scope' && caller !== 'non_global') {
       const token = await this.attackToken(caller, operation);
       if (token === undefined) throw new Error(`cannot make the "${caller}" token for this run`);
-      // The suite forged it: the signature does not hold, whatever the target's keys say.
-      return { token, ...(caller === 'expired' ? {} : { facts: { signatureValid: false } }) };
+      // The suite forged it: the signature does not hold, whatever the target's keys say. The
+      // attack is named, so that the report can say how to make the token again.
+      return { token, facts: caller === 'expired' ? { attack: caller } : { signatureValid: false, attack: caller } };
     }
     const facts = caller === 'non_global' ? { clientGlobal: false } : undefined;
     return { token: await this.tokens.token(caller), ...(facts ? { facts } : {}) };

@@ -2,7 +2,7 @@
 // in the test's `meta`, which vitest hands to the run's reporter in the main process. Secrets
 // never reach the disk on the way.
 import type { RunnerTestCase } from 'vitest';
-import { redactExchange } from '../core/redact.ts';
+import { redactExchange, scrubSecrets, type SecretSink } from '../core/redact.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
 
@@ -57,15 +57,30 @@ export function endTest(): void {
  * refused) is the suite's doing, not a client's: its client findings are dropped.
  */
 export function recordExchange(exchange: Exchange, judgement: Judgement, deliberate: boolean): void {
-  const findings = deliberate ? judgement.findings.filter((f) => f.subject !== 'client') : judgement.findings;
-  // The judgement's own fields only: a Judged answer also holds the unredacted exchange.
-  const kept: Judgement = { findings, examined: judgement.examined };
-  if (judgement.operation) kept.operation = judgement.operation;
-  if (judgement.rateLimit !== undefined) kept.rateLimit = judgement.rateLimit;
-  const recorded: RecordedExchange = { exchange: redactExchange(exchange), judgement: kept };
+  const recorded = redactedRecord(exchange, judgement, deliberate);
   recordedAs.set(exchange, recorded);
   if (current?.meta.tmi) current.meta.tmi.exchanges.push(recorded);
   else pending.push(recorded);
+}
+
+/**
+ * What travels to the reporter of one judged exchange: the exchange redacted, and the
+ * judgement's own fields (a Judged answer also holds the unredacted exchange), its findings
+ * masked of the secrets the redaction found (a finding may quote a field that echoes one).
+ */
+export function redactedRecord(exchange: Exchange, judgement: Judgement, deliberate: boolean): RecordedExchange {
+  const secrets: SecretSink = new Set();
+  const safe = redactExchange(exchange, secrets);
+  const kept: Judgement = { findings: [], examined: judgement.examined };
+  for (const f of judgement.findings) {
+    if (deliberate && f.subject === 'client') continue;
+    const safeFinding = { ...f, expected: scrubSecrets(f.expected, secrets), received: scrubSecrets(f.received, secrets) };
+    if (f.security !== undefined) safeFinding.security = scrubSecrets(f.security, secrets);
+    kept.findings.push(safeFinding);
+  }
+  if (judgement.operation) kept.operation = judgement.operation;
+  if (judgement.rateLimit !== undefined) kept.rateLimit = judgement.rateLimit;
+  return { exchange: safe, judgement: kept };
 }
 
 /**

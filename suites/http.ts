@@ -14,7 +14,7 @@ export interface OutgoingRequest {
   headers: Record<string, string>;
   body?: string;
   /** What the suite knows about the token that its claims cannot tell. */
-  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal'>;
+  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'attack'>;
 }
 
 /**

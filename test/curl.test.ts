@@ -4,9 +4,10 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { exchangeEvidence } from '../reports/builder.ts';
-import { curlCommand, curlVariables, reproducible } from '../reports/curl.ts';
+import { curlCommand, curlVariableMeanings, curlVariables, reproducible } from '../reports/curl.ts';
 import type { Evidence, RequirementResult } from '../reports/model.ts';
-import { getExchange, jwt, claims, updateExchange } from '../fixtures/exchanges.ts';
+import { deleteExchange, getExchange, jwt, claims, updateExchange } from '../fixtures/exchanges.ts';
+import type { TokenAttack } from '../rules/types.ts';
 
 /** The words a shell makes of `command` (echoed back by printf), with TOKEN set. */
 const words = (command: string, env: Record<string, string> = {}) =>
@@ -45,6 +46,45 @@ describe('curlCommand', () => {
   it('says so when the report cut the body it would send', () => {
     const exchange = updateExchange({ session_metadata: { v: 'a'.repeat(3000) } });
     expect(curlCommand(exchangeEvidence(exchange))).toMatch(/ {2}# the body was cut in the report: send the full body from the recording$/);
+  });
+});
+
+describe('curlCommand of an attack case', () => {
+  /** The evidence of a DELETE the suite sent with an attack token (as suites/api.ts marks it). */
+  const attacked = (attack: TokenAttack, operation = true) => exchangeEvidence(deleteExchange({ tokenFacts: { signatureValid: false, attack } }), operation ? 'deleteTokenExchangeProfile' : undefined);
+  const URL = `'https://tenant.example.com/api/v2/token-exchange-profiles/tep_1'`;
+
+  it('makes the attack token from $TOKEN with tmi-conform token, never sends $TOKEN itself as the credential', () => {
+    for (const attack of ['unsigned', 'corrupted-signature', 'foreign-key'] as const) {
+      const command = curlCommand(attacked(attack));
+      expect(command).toBe(`curl -i -X 'DELETE' ${URL} -H "authorization: Bearer $(npx tmi-conform token --attack ${attack})"`);
+      expect(curlVariables(command)).toEqual(['TOKEN']);
+      expect(curlVariableMeanings(command)).toBe('a valid bearer token of the same client, which tmi-conform token turns into the attack token');
+    }
+    // The report still holds the attack in the exchange's credential, not the token.
+    expect(attacked('unsigned').credential).toMatchObject({ attack: 'unsigned' });
+    expect(JSON.stringify(attacked('unsigned'))).not.toMatch(/eyJ[\w-]+\.eyJ/);
+  });
+
+  it("tampered-scope adds the operation's scope and sends the genuine token first; key-confusion reads the JWKS; expired cannot be made", () => {
+    // A test's exchange comes without its operation: the URL tells it.
+    for (const operation of [true, false]) {
+      const tampered = curlCommand(attacked('tampered-scope', operation));
+      expect(tampered).toBe(`curl -s -o /dev/null -X 'DELETE' ${URL} -H "authorization: Bearer $TOKEN"; curl -i -X 'DELETE' ${URL} -H "authorization: Bearer $(npx tmi-conform token --attack tampered-scope --scope delete:token_exchange_profiles)"`);
+    }
+    const confused = curlCommand(attacked('key-confusion'));
+    expect(confused).toContain(`-H "authorization: Bearer $(npx tmi-conform token --attack key-confusion --jwks "$JWKS")"`);
+    expect(curlVariables(confused)).toEqual(['TOKEN', 'JWKS']);
+    expect(curlVariableMeanings(confused)).toMatch(/^TOKEN a valid bearer token of the same client, .*, JWKS the tenant's JSON Web Key Set \(URL or file\)$/);
+    const expired = curlCommand(attacked('expired'));
+    expect(expired).toContain('-H "authorization: Bearer $EXPIRED_TOKEN"');
+    expect(curlVariables(expired)).toEqual(['EXPIRED_TOKEN']);
+  });
+
+  it('the shell reads the command as one curl call whose credential is the output of tmi-conform token', () => {
+    // A stand-in for npx that says what it was asked: the quoting survives the shell.
+    const argv = execFileSync('sh', ['-c', `npx() { printf 'made(%s)' "$*"; }; set -- ${curlCommand(attacked('key-confusion')).replace(/^curl /, '')}; printf '%s\\n' "$@"`], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', JWKS: 'https://tenant.example.com/.well-known/jwks.json' }, encoding: 'utf8' }).split('\n');
+    expect(argv).toContain('authorization: Bearer made(tmi-conform token --attack key-confusion --jwks https://tenant.example.com/.well-known/jwks.json)');
   });
 });
 

@@ -88,7 +88,6 @@ const CASES: Record<FaultName, FaultCase> = {
       expect(faulty.status).toBe(404);
     },
   },
-  'rs-include-fields-ignored': { requests: (r, t) => [{ method: 'GET', path: paths.resourceServer(rs(r, 1), '?fields=id,name&include_fields=true'), headers: bearer(t.full) }] },
 };
 
 async function tokensFor(ref: RunningReference): Promise<Tokens> {

@@ -97,7 +97,7 @@ export function sampleReport(options: SampleOptions = {}): Report {
   });
   builder.addTest({ name: 'updateSession > answers 200', file: 'suites/sessions.test.ts', requirements: ['SES-SUCCESS-200'], status: 'fail', message: 'expected 200, received 201', durationMs: 9 });
   builder.addTest({ name: 'authentication > non-global client is refused', file: 'suites/authentication.test.ts', requirements: ['AUTH-NON-GLOBAL-401'], status: 'skip', message: 'no "non_global" credential profile in the config' });
-  if (hostile) builder.addTest({ name: `resource servers > ${XSS.test}`, file: 'suites/resource-servers.test.ts', requirements: ['RS-FIELDS-SELECTION'], status: 'pass', message: `token ${LEAKED_JWT}`, durationMs: 30 });
+  if (hostile) builder.addTest({ name: `resource servers > ${XSS.test}`, file: 'suites/resource-servers.test.ts', requirements: ['RS-INCLUDE-FIELDS-BOOLEAN'], status: 'pass', message: `token ${LEAKED_JWT}`, durationMs: 30 });
   builder.skip(['AUTH-TOKEN-AUDIENCE'], 'token requests were not observed (credentials given as tokens)');
   return builder.build({ failOn: options.failOn ?? 'must' });
 }

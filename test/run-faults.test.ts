@@ -53,7 +53,6 @@ const CAUGHT_BY: Record<FaultName, string> = {
   'rs-is-system-string': 'RS-RESPONSE-SCHEMA',
   'rs-lookup-by-audience-wrong-server': 'RS-LOOKUP-BY-ID-OR-AUDIENCE',
   'rs-lookup-by-audience-404': 'RS-LOOKUP-BY-ID-OR-AUDIENCE',
-  'rs-include-fields-ignored': 'RS-FIELDS-SELECTION',
 };
 
 /** Requirements a switch breaks as a matter of course, beside its own. */

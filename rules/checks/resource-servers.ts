@@ -41,28 +41,8 @@ export function includeFieldsIsBoolean({ operation }: CheckInput): CheckResult {
   return [finding('RS-INCLUDE-FIELDS-BOOLEAN', 'client', 'include_fields=true or include_fields=false', `include_fields=${show(value)}`)];
 }
 
-export function fieldsSelectionHonoured(input: CheckInput): CheckResult {
-  const rs = returnedResourceServer(input);
-  const fields = input.operation.query['fields'];
-  const include = input.operation.query['include_fields'];
-  if (!rs || fields === undefined || (include !== undefined && include !== 'true' && include !== 'false')) return undefined;
-  const named = new Set<string>();
-  for (const field of fields.split(',')) if (field.trim() !== '') named.add(field.trim());
-  if (named.size === 0) return undefined;
-  const keys = Object.keys(rs);
-  if (include === 'false') {
-    const kept = keys.filter((k) => named.has(k));
-    if (kept.length === 0) return [];
-    return [finding('RS-FIELDS-SELECTION', 'implementation', `none of ${[...named].join(',')} (include_fields=false)`, `the fields ${kept.join(', ')}`)];
-  }
-  const extra = keys.filter((k) => !named.has(k));
-  if (extra.length === 0) return [];
-  return [finding('RS-FIELDS-SELECTION', 'implementation', `only the fields ${[...named].join(',')}`, `also ${extra.slice(0, 8).join(', ')}${extra.length > 8 ? ', …' : ''}`)];
-}
-
 export const resourceServerChecks = [
   defineCheck(tokenLifetimeForWebWithinTokenLifetime, ['RS-TOKEN-LIFETIME-FOR-WEB'], ['getResourceServer']),
   defineCheck(resourceServerMatchesLookup, ['RS-LOOKUP-BY-ID-OR-AUDIENCE'], ['getResourceServer']),
   defineCheck(includeFieldsIsBoolean, ['RS-INCLUDE-FIELDS-BOOLEAN'], ['getResourceServer']),
-  defineCheck(fieldsSelectionHonoured, ['RS-FIELDS-SELECTION'], ['getResourceServer']),
 ];

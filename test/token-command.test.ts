@@ -66,7 +66,7 @@ describe('tmi-conform token', () => {
       expect(r.stderr).toMatch(cause);
     };
     oneLine(noToken, /^tmi-conform: token: set TOKEN to a valid bearer token of the client/);
-    oneLine(unknown, /unknown attack "alg-none" \(attacks: unsigned, corrupted-signature, tampered-scope, key-confusion, foreign-key\)/);
+    oneLine(unknown, /unknown attack "alg-none" \(attacks: unsigned, corrupted-signature, tampered-scope, key-confusion, foreign-key, other-issuer\)/);
     oneLine(expired, /an expired token cannot be made/);
     oneLine(onCommandLine, /unexpected argument \(the valid token is read from TOKEN, never from the command line\)/);
     oneLine(noScope, /--attack tampered-scope needs --scope S/);
@@ -109,6 +109,16 @@ describe('tmi-conform token', () => {
     const attack = await made(token, '--attack', 'foreign-key');
     expect(decodeProtectedHeader(attack)).toMatchObject({ alg: 'RS256', kid: 'tenant-1' });
     expect(decodeJwt(attack)).toEqual(claims);
+    await expect(compactVerify(attack, tenantKey.publicKey)).rejects.toThrow();
+  });
+
+  it("other-issuer: the same claims naming another issuer than the token's own, signed by a key that is not the tenant's", async () => {
+    const attack = await made(token, '--attack', 'other-issuer');
+    const { iss, ...rest } = decodeJwt(attack);
+    expect(iss).toEqual(expect.any(String));
+    expect(iss).not.toBe(claims['iss']);
+    const { iss: _own, ...expected } = claims;
+    expect(rest).toEqual(expected);
     await expect(compactVerify(attack, tenantKey.publicKey)).rejects.toThrow();
   });
 });

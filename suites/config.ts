@@ -33,6 +33,12 @@ export interface SessionFixture {
 export interface SuiteConfig {
   baseUrl: string;
   authUrl: string;
+  /**
+   * Where client credentials tokens are asked for, in order: the document's
+   * {authUrl}/oauth/token/, then the same path without the trailing slash (a tenant may serve
+   * only that); only token_url when it is given.
+   */
+  tokenUrls: string[];
   audience: string;
   /** The tenant's JSON Web Key Set: an http(s) URL or a file. Default {authUrl}/.well-known/jwks.json. */
   jwksUrl: string;
@@ -55,6 +61,7 @@ export interface SuiteConfig {
 export interface RawConfig {
   base_url?: string;
   auth_url?: string;
+  token_url?: string;
   audience?: string;
   jwks_url?: string;
   credentials?: Partial<Record<Profile, Credential>> & { expired?: { token: string } };
@@ -152,6 +159,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
   const raw: RawConfig = {};
   if (env['TMI_BASE_URL']) raw.base_url = env['TMI_BASE_URL'];
   if (env['TMI_AUTH_URL']) raw.auth_url = env['TMI_AUTH_URL'];
+  if (env['TMI_TOKEN_URL']) raw.token_url = env['TMI_TOKEN_URL'];
   if (env['TMI_AUDIENCE']) raw.audience = env['TMI_AUDIENCE'];
   if (env['TMI_JWKS_URL']) raw.jwks_url = env['TMI_JWKS_URL'];
   for (const profile of PROFILES) {
@@ -207,6 +215,7 @@ export function resolveConfig(raw: RawConfig): SuiteConfig {
   return {
     baseUrl,
     authUrl,
+    tokenUrls: raw.token_url !== undefined ? [raw.token_url] : [`${authUrl}/oauth/token/`, `${authUrl}/oauth/token`],
     audience: raw.audience ?? `${baseUrl}/`,
     jwksUrl: raw.jwks_url ?? `${authUrl}/.well-known/jwks.json`,
     jwksUrlGiven: raw.jwks_url !== undefined,

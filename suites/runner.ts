@@ -10,6 +10,7 @@ import { testNamePatternFor } from './requirement-names.ts';
 import { loadVitestNode } from './vitest-node.ts';
 import { SuiteReporter, type RunTotals } from './reporter.ts';
 import type { CachedToken } from './tokens.ts';
+import type { ApiOperationId } from '../rules/checks/served.ts';
 
 /** The suites, in the order they run. */
 export const SUITE_FILES = ['authentication.suite.ts', 'token-attacks.suite.ts', 'delete-token-exchange-profile.suite.ts', 'update-session.suite.ts', 'get-resource-server.suite.ts', 'rate-limits.suite.ts'];
@@ -30,6 +31,8 @@ class InDocumentOrder {
 export interface SuiteRunOptions {
   config: SuiteConfig;
   tokens: Partial<Record<Profile, CachedToken>>;
+  /** Operations the preflight found the target does not serve: their tests are skipped. */
+  notServed?: ApiOperationId[];
   /** The tenant's keys as the run read them at start (null: none); the worker checks every token against them. */
   jwks?: JSONWebKeySet | null;
   /** Only the tests covering these requirements (empty: all). */
@@ -72,7 +75,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
         testTimeout: 15 * 60_000,
         hookTimeout: 5 * 60_000,
         passWithNoTests: true,
-        provide: { tmiConfig: options.config, tmiTokens: options.tokens, tmiJwks: options.jwks ?? null },
+        provide: { tmiConfig: options.config, tmiTokens: options.tokens, tmiNotServed: options.notServed ?? [], tmiJwks: options.jwks ?? null },
         sequence: { sequencer: InDocumentOrder },
       },
     },

@@ -229,7 +229,7 @@ function afterPreflight(checked: PreflightOutcome, config: SuiteConfig, builder:
   const served = { deleteTokenExchangeProfile: true, updateSession: true, getResourceServer: true };
   for (const operation of checked.notServed) {
     served[operation] = false;
-    print(`not served: ${OPERATION_ROUTES[operation]} (404 to every request of the preflight): GEN-OPERATION-SERVED fails, the operation's other requirements and tests are skipped`);
+    print(`not served: ${OPERATION_ROUTES[operation]} (no route at the target: 404 to every request, with and without a token): GEN-OPERATION-SERVED fails; its other requirements and tests are skipped`);
     const own = loadRequirements().filter((r) => r.operations.includes(operation) && r.id !== 'GEN-OPERATION-SERVED');
     builder.skip(own.map((r) => r.id), notServedReason(operation));
   }

@@ -21,7 +21,7 @@ import { CredentialsRefused, TokenEndpointNotFound, type CachedToken } from './t
 export const API_OPERATION_IDS: ApiOperationId[] = ['deleteTokenExchangeProfile', 'updateSession', 'getResourceServer'];
 
 /** The skip reason of every test and requirement of an operation the target does not serve. */
-export const notServedReason = (operation: ApiOperationId): string => `not examined: the operation is not served (${OPERATION_ROUTES[operation]} answered 404 to every request of the preflight)`;
+export const notServedReason = (operation: ApiOperationId): string => `not examined: the operation is not served (${OPERATION_ROUTES[operation]}, see GEN-OPERATION-SERVED)`;
 
 export interface JudgedExchange {
   exchange: Exchange;

@@ -40,17 +40,17 @@ export function operationIsServed(operation: ApiOperationId, probes: ServedProbe
   if (answered.length === 0) return undefined;
   if (answered.some((p) => !NO_ROUTE.includes(p.exchange.response!.status))) return [];
   const route = OPERATION_ROUTES[operation];
-  const answers = answered.map((p) => {
+  const answerOf = (p: ServedProbe) => {
     const response = p.exchange.response!;
-    const type = response.headers['content-type'];
-    return `${response.status}${type === undefined ? '' : ` ${show(type, 40)}`} ${p.what}`;
-  });
-  const notServed = finding(
-    'GEN-OPERATION-SERVED',
-    'implementation',
-    `${route} to be served (a request without a token refused with 401, a fixture found)`,
-    `${route} is not served by the target: ${answers.join('; ')}`,
-  );
+    const type = response.headers['content-type']?.split(';')[0]?.trim();
+    return `${response.status}${type ? ` ${show(type, 40)}` : ''}`;
+  };
+  const answers = new Set(answered.map(answerOf));
+  const received =
+    answers.size === 1
+      ? `${[...answers][0]} to every request (${answered.map((p) => p.what).join('; ')})`
+      : answered.map((p) => `${answerOf(p)} ${p.what}`).join('; ');
+  const notServed = finding('GEN-OPERATION-SERVED', 'implementation', `${route} to be served`, `${route} is not served by the target: ${received}`);
   notServed.check = operationIsServed.name;
   return [notServed];
 }

@@ -60,7 +60,9 @@ Embedded reference only (to see what failures look like):
   --rate-limit N/SECONDS its rate limit (default 1000/10), or "off"
 
 Exit codes: 0 every "must" requirement that ran passed; 1 at least one failed; 2 usage or
-config error, target unreachable, credentials refused; 130 interrupted (fixture sessions are
+config error, or a setup error found before any test (target unreachable, credentials refused,
+no token endpoint, a fixture id not found, no operation served at base_url; no report is
+written); 130 interrupted (fixture sessions are
 restored first, and the reports of what ran are written).`;
 
 const FLAGS = {

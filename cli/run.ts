@@ -215,7 +215,11 @@ export async function run(argv: string[]): Promise<number> {
 
 /** Removes the report files an earlier run left in `dir` (only those: the directory may hold more). */
 async function removeEarlierReports(dir: string): Promise<void> {
-  await Promise.all(Object.keys(REPORT_FILES).map((name) => rm(join(dir, name), { force: true })));
+  for (const name of Object.keys(REPORT_FILES)) {
+    await rm(join(dir, name), { force: true }).catch((error: NodeJS.ErrnoException) => {
+      throw new UsageError(`run: --report-dir ${dir}: cannot remove the earlier ${name} (${error.code ?? error.message})`);
+    });
+  }
 }
 
 /**

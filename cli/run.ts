@@ -1,5 +1,7 @@
 // `tmi-conform run`: the conformance suites against an implementation (default: the embedded
 // reference, started in-process on a free loopback port), ending in the compliance reports.
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { stopSignal } from './signals.ts';
 import { FAULT_NAMES, isFaultName, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../fixtures/reference/index.ts';
 import { ReportBuilder } from '../reports/builder.ts';
@@ -7,17 +9,18 @@ import { ATTACK_TOKEN_COMMAND, curlCommand, curlVariables, reproducible } from '
 import { parseFailOn } from '../reports/fail-on.ts';
 import type { Report } from '../reports/model.ts';
 import { summarize } from '../reports/status.ts';
-import { writeReports } from '../reports/write.ts';
+import { REPORT_FILES, writeReports } from '../reports/write.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 import { noJwksLine } from '../keys/tenant-keys.ts';
 import { issuerLine, learnTenant, TenantTokens, tenantTokensData, withIssuerFromTokens } from '../keys/tenant.ts';
 import { SuiteApi } from '../suites/api.ts';
 import { configFromEnv, configFromFlags, mergeConfig, PROFILES, readConfigFile, resolveConfig, type RawConfig, type SuiteConfig } from '../suites/config.ts';
-import { closeAgents, judgeTokensWith, TargetUnreachable } from '../suites/http.ts';
+import { closeAgents, judgeTokensWith } from '../suites/http.ts';
 import { countsLine } from '../suites/reporter.ts';
 import { runSuites } from '../suites/runner.ts';
 import { loadVitestNode } from '../suites/vitest-node.ts';
-import { CredentialsRefused } from '../suites/tokens.ts';
+import { notServedReason, preflight, type PreflightOutcome } from '../suites/preflight.ts';
+import { OPERATION_ROUTES, type ApiOperationId } from '../rules/checks/served.ts';
 import { parseArgs, stringFlag } from './args.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
 
@@ -31,7 +34,9 @@ port and runs against it.
 Target and credentials (flag > environment > config file; see schemas/conformance.schema.json):
   --config FILE          YAML config file (env TMI_CONFIG)
   --base-url URL         {base_url}: tenant address + /api/v2 (env TMI_BASE_URL)
-  --auth-url URL         tokens come from {auth_url}/oauth/token/ (env TMI_AUTH_URL; default: the origin of base_url)
+  --auth-url URL         tokens come from {auth_url}/oauth/token/ (env TMI_AUTH_URL; default: the origin of base_url);
+                         when that answers 404, from the same path without the trailing slash (said once on stderr)
+  --token-url URL        the token endpoint itself, for a tenant that serves it elsewhere (env TMI_TOKEN_URL)
   --audience AUDIENCE    audience of the token request (env TMI_AUDIENCE; default {base_url}/)
   --issuer ISSUER        the issuer the tenant's tokens carry (env TMI_ISSUER; default: the "issuer" of
                          {auth_url}/.well-known/openid-configuration, else the iss of the tokens the token
@@ -61,13 +66,16 @@ Embedded reference only (to see what failures look like):
   --rate-limit N/SECONDS its rate limit (default 1000/10), or "off"
 
 Exit codes: 0 every "must" requirement that ran passed; 1 at least one failed; 2 usage or
-config error, target unreachable, credentials refused; 130 interrupted (fixture sessions are
+config error, or a setup error found before any test (target unreachable, credentials refused,
+no token endpoint, a fixture id not found, no operation served at base_url; no report is
+written); 130 interrupted (fixture sessions are
 restored first, and the reports of what ran are written).`;
 
 const FLAGS = {
   config: { value: true },
   'base-url': { value: true },
   'auth-url': { value: true },
+  'token-url': { value: true },
   audience: { value: true },
   issuer: { value: true },
   jwks: { value: true },
@@ -91,6 +99,8 @@ async function configuration(args: ReturnType<typeof parseArgs>, env: NodeJS.Pro
   if (base !== undefined) flags.base_url = base;
   const auth = stringFlag(args, 'auth-url');
   if (auth !== undefined) flags.auth_url = auth;
+  const tokenUrl = stringFlag(args, 'token-url');
+  if (tokenUrl !== undefined) flags.token_url = tokenUrl;
   const audience = stringFlag(args, 'audience');
   if (audience !== undefined) flags.audience = audience;
   const issuer = stringFlag(args, 'issuer');
@@ -129,7 +139,7 @@ function referenceOptions(args: ReturnType<typeof parseArgs>): StartReferenceOpt
 
 /** The embedded reference's configuration, with what the user set about the run itself. */
 function embeddedConfig(reference: RunningReference, raw: RawConfig): SuiteConfig {
-  const { base_url: _b, auth_url: _a, audience: _u, credentials: _c, fixtures: _f, ...runOptions } = raw;
+  const { base_url: _b, auth_url: _a, token_url: _t, audience: _u, credentials: _c, fixtures: _f, ...runOptions } = raw;
   return resolveConfig(mergeConfig(reference.config(), runOptions));
 }
 
@@ -143,6 +153,8 @@ export async function run(argv: string[]): Promise<number> {
   const known = new Set(loadRequirements().map((r) => r.id));
   const unknownIds = requirements.filter((id) => !known.has(id));
   if (unknownIds.length > 0) throw new UsageError(`run: unknown requirement ${unknownIds.join(', ')} (see schemas/requirements.yaml)`);
+  // A run that ends in a setup error (exit 2) writes no report: an earlier run's must not pass for this one's.
+  await removeEarlierReports(reportDir);
 
   const raw = await configuration(args, process.env);
   const embedded = raw.base_url === undefined;
@@ -165,29 +177,32 @@ export async function run(argv: string[]): Promise<number> {
     const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
     if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
-    const mainApi = new SuiteApi(config, {}, {
+    const checked = await preflight(config);
+    // Said once the target has answered: an unreachable target is one line of its own.
+    if ('problem' in keys) process.stderr.write(`tmi-conform run: ${noJwksLine(keys)}\n`);
+    tenant = await withIssuerFromTokens(tenant, tokensFromTheTokenEndpoint(checked.tokens, config));
+    judgeTokensWith(TenantTokens.of(tenant));
+    print(issuerLine(tenant));
+    const served = afterPreflight(checked, config, builder, print);
+    // The suites ask for tokens where the preflight had them.
+    const suiteConfig: SuiteConfig = { ...config, tokenUrls: [checked.tokenUrl] };
+    const mainApi = new SuiteApi(suiteConfig, checked.tokens, {
       exchange: (exchange, judgement) => builder.addExchange(exchange, judgement, 'run: preflight and restore'),
       unplanned429: () => {},
       risked429: () => {},
     });
-
-    await preflight(mainApi, config);
-    // Said once the target has answered: an unreachable target is one line of its own.
-    if ('problem' in keys) process.stderr.write(`tmi-conform run: ${noJwksLine(keys)}\n`);
-    tenant = await withIssuerFromTokens(tenant, tokensFromTheTokenEndpoint(mainApi, config));
-    judgeTokensWith(TenantTokens.of(tenant));
-    print(issuerLine(tenant));
     const interrupted = stopSignal();
     let stopSuites: (() => Promise<void>) | undefined;
-    const suites = runSuites({ config, tokens: mainApi.tokens.snapshot(), tenant: tenantTokensData(tenant), requirements, builder, print, onStart: (stop) => (stopSuites = stop) });
+    const suites = runSuites({ config: suiteConfig, tokens: checked.tokens, notServed: checked.notServed, tenant: tenantTokensData(tenant), requirements, builder, print, onStart: (stop) => (stopSuites = stop) });
     const outcome = await Promise.race([suites.then((r) => ({ kind: 'done' as const, ...r })), interrupted.promise.then(() => ({ kind: 'interrupted' as const }))]);
     interrupted.dispose();
     if (outcome.kind === 'interrupted') {
       print('interrupted: stopping the suites, restoring fixture sessions, writing the reports of what ran');
       await stopSuites?.().catch(() => {});
     }
-    const restored = await restoreSessions(mainApi, config, print);
-    if (cleared.length > 0) {
+    // A session update the target does not serve changed nothing: there is nothing to put back.
+    const restored = served.updateSession ? await restoreSessions(mainApi, config, print) : [];
+    if (cleared.length > 0 && served.updateSession) {
       // Listed in the report beside the tests: what the run did to sessions it could not restore.
       const failed = cleared.filter((id) => !restored.includes(id));
       builder.addTest({
@@ -213,8 +228,7 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 /** The tokens the token endpoint issued to the run's client credentials profiles (a static token is the user's word, not the endpoint's). */
-function tokensFromTheTokenEndpoint(api: SuiteApi, config: SuiteConfig): string[] {
-  const fetched = api.tokens.snapshot();
+function tokensFromTheTokenEndpoint(fetched: PreflightOutcome['tokens'], config: SuiteConfig): string[] {
   const fromEndpoint = PROFILES.filter((profile) => {
     const credential = config.credentials[profile];
     return credential !== undefined && !('token' in credential);
@@ -222,17 +236,33 @@ function tokensFromTheTokenEndpoint(api: SuiteApi, config: SuiteConfig): string[
   return fromEndpoint.flatMap((profile) => (fetched[profile] ? [fetched[profile]!.token] : []));
 }
 
-/** The target answers and the credentials work, before any test runs; otherwise exit 2. */
-async function preflight(api: SuiteApi, config: SuiteConfig): Promise<void> {
-  try {
-    for (const profile of PROFILES) if (api.has(profile)) await api.tokens.token(profile);
-    const probe = config.fixtures.resourceServers[0] ?? 'tmi-conform-preflight';
-    await api.getResourceServer(probe, { as: api.has('full') ? 'full' : 'anonymous' });
-  } catch (error) {
-    if (error instanceof CredentialsRefused) throw new UsageError(`run: ${error.message}`);
-    if (error instanceof TargetUnreachable) throw new UsageError(`run: target unreachable: ${error.message}`);
-    throw error;
+/** Removes the report files an earlier run left in `dir` (only those: the directory may hold more). */
+async function removeEarlierReports(dir: string): Promise<void> {
+  for (const name of Object.keys(REPORT_FILES)) {
+    await rm(join(dir, name), { force: true }).catch((error: NodeJS.ErrnoException) => {
+      throw new UsageError(`run: --report-dir ${dir}: cannot remove the earlier ${name} (${error.code ?? error.message})`);
+    });
   }
+}
+
+/**
+ * What the preflight (suites/preflight.ts) found, told: its exchanges go to the report, the
+ * token endpoint's fallback is noted once, and each operation not served is said, its other
+ * requirements left "not examined" with the reason. Returns which operations are served.
+ */
+function afterPreflight(checked: PreflightOutcome, config: SuiteConfig, builder: ReportBuilder, print: (line: string) => void): Record<ApiOperationId, boolean> {
+  for (const { exchange, judgement } of checked.exchanges) builder.addExchange(exchange, judgement, 'run: preflight and restore');
+  if (checked.tokenUrl !== config.tokenUrls[0]) {
+    process.stderr.write(`tmi-conform run: note: the token endpoint answered 404 at ${config.tokenUrls[0]}; tokens come from ${checked.tokenUrl} (set token_url to say so)\n`);
+  }
+  const served = { deleteTokenExchangeProfile: true, updateSession: true, getResourceServer: true };
+  for (const operation of checked.notServed) {
+    served[operation] = false;
+    print(`not served: ${OPERATION_ROUTES[operation]} (no route at the target: 404 to every request, with and without a token): GEN-OPERATION-SERVED fails; its other requirements and tests are skipped`);
+    const own = loadRequirements().filter((r) => r.operations.includes(operation) && r.id !== 'GEN-OPERATION-SERVED');
+    builder.skip(own.map((r) => r.id), notServedReason(operation));
+  }
+  return served;
 }
 
 /**

@@ -33,6 +33,12 @@ export interface SessionFixture {
 export interface SuiteConfig {
   baseUrl: string;
   authUrl: string;
+  /**
+   * Where client credentials tokens are asked for, in order: the document's
+   * {authUrl}/oauth/token/, then the same path without the trailing slash (a tenant may serve
+   * only that); only token_url when it is given.
+   */
+  tokenUrls: string[];
   audience: string;
   /** The issuer the tenant's tokens carry, as configured; undefined: learned from the tenant (keys/tenant.ts) or not judged. */
   issuer?: string;
@@ -57,6 +63,7 @@ export interface SuiteConfig {
 export interface RawConfig {
   base_url?: string;
   auth_url?: string;
+  token_url?: string;
   audience?: string;
   issuer?: string;
   jwks_url?: string;
@@ -155,6 +162,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
   const raw: RawConfig = {};
   if (env['TMI_BASE_URL']) raw.base_url = env['TMI_BASE_URL'];
   if (env['TMI_AUTH_URL']) raw.auth_url = env['TMI_AUTH_URL'];
+  if (env['TMI_TOKEN_URL']) raw.token_url = env['TMI_TOKEN_URL'];
   if (env['TMI_AUDIENCE']) raw.audience = env['TMI_AUDIENCE'];
   if (env['TMI_ISSUER']) raw.issuer = env['TMI_ISSUER'];
   if (env['TMI_JWKS_URL']) raw.jwks_url = env['TMI_JWKS_URL'];
@@ -211,6 +219,7 @@ export function resolveConfig(raw: RawConfig): SuiteConfig {
   return {
     baseUrl,
     authUrl,
+    tokenUrls: raw.token_url !== undefined ? [raw.token_url] : [`${authUrl}/oauth/token/`, `${authUrl}/oauth/token`],
     audience: raw.audience ?? `${baseUrl}/`,
     ...(raw.issuer !== undefined ? { issuer: raw.issuer } : {}),
     jwksUrl: raw.jwks_url ?? `${authUrl}/.well-known/jwks.json`,

@@ -13,11 +13,15 @@ import { SuiteApi } from './api.ts';
 import { boundedPredicate as bounded, MAX_SHRINK_STEPS } from './budget.ts';
 export { covers } from './requirement-names.ts';
 import type { CachedToken } from './tokens.ts';
+import type { ApiOperationId } from '../rules/checks/served.ts';
+import { notServedReason } from './preflight.ts';
 
 declare module 'vitest' {
   interface ProvidedContext {
     tmiConfig: SuiteConfig;
     tmiTokens: Partial<Record<Profile, CachedToken>>;
+    /** Operations the run's preflight found the target does not serve. */
+    tmiNotServed: ApiOperationId[];
   }
 }
 
@@ -136,6 +140,16 @@ export function expectCarriedOut(judged: Judged, expected: string, ...requiremen
 /** Skips the test, with the reason in the report, unless the run has what it needs. */
 export function needs(context: TestContext, condition: boolean, reason: string): void {
   if (!condition) context.skip(reason);
+}
+
+const notServed: ApiOperationId[] = inject('tmiNotServed') ?? [];
+
+/** The target serves the operation (the run's preflight found it answering). */
+export const served = (operation: ApiOperationId): boolean => !notServed.includes(operation);
+
+/** Skips the test, with the reason, when the target serves none of `operations` (a test of several uses those it serves). */
+export function needsServed(context: TestContext, ...operations: ApiOperationId[]): void {
+  needs(context, operations.some(served), operations.map(notServedReason).join('; '));
 }
 
 export const needsProfile = (context: TestContext, profile: Profile) =>

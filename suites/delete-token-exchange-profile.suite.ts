@@ -2,12 +2,13 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { oddIds } from './arbitraries.ts';
-import { api, boundedPredicate, config, covers, expectExamined, expectNoFindings, expectSuccess, needs, needsProfile, unknownId } from './context.ts';
+import { api, boundedPredicate, config, covers, expectExamined, expectNoFindings, expectSuccess, needs, needsProfile, needsServed, unknownId } from './context.ts';
 
 const destructiveReason = 'allow_destructive is not set: nothing is deleted';
 
 describe('delete a token exchange profile', () => {
   it(covers('deleting a disposable profile answers 204 with no body', 'TEP-DELETE-204', 'TEP-DELETE-NO-BODY'), async (context) => {
+    needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'full');
     needs(context, config.allowDestructive, destructiveReason);
     needs(context, config.fixtures.tokenExchangeProfiles.length > 0, 'no disposable token exchange profile in the configuration (fixtures.token_exchange_profiles)');
@@ -18,6 +19,7 @@ describe('delete a token exchange profile', () => {
   });
 
   it(covers('every disposable profile listed can be deleted the same way', 'TEP-DELETE-204', 'TEP-DELETE-NO-BODY'), async (context) => {
+    needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'full');
     needs(context, config.allowDestructive, destructiveReason);
     const rest = config.fixtures.tokenExchangeProfiles.slice(1);
@@ -26,6 +28,7 @@ describe('delete a token exchange profile', () => {
   });
 
   it(covers('deleting a profile that does not exist is not a server error', 'GEN-NO-SERVER-ERROR', 'GEN-STATUS-DOCUMENTED'), async (context) => {
+    needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'full');
     // An id that exists nowhere: nothing is deleted, whatever the target does.
     const answer = await api.deleteTokenExchangeProfile(unknownId('profile'));
@@ -33,6 +36,7 @@ describe('delete a token exchange profile', () => {
   });
 
   it(covers('ids with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
+    needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'full');
     needs(context, config.allowDestructive, destructiveReason);
     await fc.assert(

@@ -4,12 +4,13 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { oddIds } from './arbitraries.ts';
-import { api, boundedPredicate, config, covers, expectCarriedOut, expectExamined, expectNoFindings, expectRefused, expectStatus, expectSuccess, needsProfile, needsResourceServer, unknownId } from './context.ts';
+import { api, boundedPredicate, config, covers, expectCarriedOut, expectExamined, expectNoFindings, expectRefused, expectStatus, expectSuccess, needsProfile, needsResourceServer, needsServed, unknownId } from './context.ts';
 import type { TestContext } from 'vitest';
 
 const SHAPE = ['RS-RESPONSE-SCHEMA', 'RS-SIGNING-ALG', 'RS-TOKEN-DIALECT', 'RS-TOKEN-ENCRYPTION', 'RS-NAME-CHARACTERS', 'RS-SIGNING-SECRET-LENGTH', 'RS-TOKEN-LIFETIME-FOR-WEB', 'RS-LOOKUP-BY-ID-OR-AUDIENCE', 'GEN-JSON-RESPONSE'];
 
 function fixtures(context: TestContext): string[] {
+  needsServed(context, 'getResourceServer');
   needsProfile(context, 'full');
   needsResourceServer(context);
   return config.fixtures.resourceServers;
@@ -58,6 +59,7 @@ describe('get a resource server', () => {
   }
 
   it(covers('an unknown resource server is answered with a JSON error, not a success', 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY'), async (context) => {
+    needsServed(context, 'getResourceServer');
     needsProfile(context, 'full');
     const answer = await api.getResourceServer(unknownId('resource-server'));
     expectNoFindings(answer, 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY');
@@ -65,6 +67,7 @@ describe('get a resource server', () => {
   });
 
   it(covers('ids and audiences with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
+    needsServed(context, 'getResourceServer');
     needsProfile(context, 'full');
     await fc.assert(
       fc.asyncProperty(oddIds(), boundedPredicate(0, async (id) => {

@@ -2,7 +2,7 @@
 import { describe, it } from 'vitest';
 import { nonNegativeInteger, rateLimitHeaders } from '../rules/rate-limit-tracker.ts';
 import type { Judged } from './http.ts';
-import { api, config, covers, expectExamined, expectNoFindings, expectStatus, needs, needsProfile, unknownId } from './context.ts';
+import { api, config, covers, expectExamined, expectNoFindings, expectStatus, needs, needsProfile, needsServed, unknownId } from './context.ts';
 
 const target = () => config.fixtures.resourceServers[0] ?? unknownId('resource-server');
 /** Requests in flight at once during the probe. */
@@ -10,6 +10,7 @@ const PROBE_CONCURRENCY = 8;
 
 describe('rate limits', () => {
   it(covers('X-RateLimit-* values are integers, Remaining ≤ Limit, Reset in epoch seconds, counting down', 'RL-HEADER-VALUES', 'RL-SEQUENCE'), async (context) => {
+    needsServed(context, 'getResourceServer');
     needsProfile(context, 'full');
     const answers: Judged[] = [];
     for (let i = 0; i < 5; i++) answers.push(await api.getResourceServer(target()));
@@ -18,6 +19,7 @@ describe('rate limits', () => {
   });
 
   it(covers('a burst beyond the limit gets a 429 (not 503, 500 or 403) with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', 'RL-429-HEADERS', 'RL-THROTTLED-429'), async (context) => {
+    needsServed(context, 'getResourceServer');
     needs(context, config.rateLimitProbe, 'rate_limit_probe is not set: the suite does not provoke a 429');
     const caller = api.has('no_scope') ? 'no_scope' : 'full';
     needsProfile(context, caller);

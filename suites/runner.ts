@@ -10,6 +10,7 @@ import { testNamePatternFor } from './requirement-names.ts';
 import { loadVitestNode } from './vitest-node.ts';
 import { SuiteReporter, type RunTotals } from './reporter.ts';
 import type { CachedToken } from './tokens.ts';
+import type { ApiOperationId } from '../rules/checks/served.ts';
 
 /** The suites, in the order they run. */
 export const SUITE_FILES = ['authentication.suite.ts', 'token-attacks.suite.ts', 'delete-token-exchange-profile.suite.ts', 'update-session.suite.ts', 'get-resource-server.suite.ts', 'rate-limits.suite.ts'];
@@ -32,6 +33,8 @@ export interface SuiteRunOptions {
   tokens: Partial<Record<Profile, CachedToken>>;
   /** What the run learned of the tenant's tokens at start (keys/tenant.ts); the worker settles every token against it. */
   tenant?: TenantTokensData | null;
+  /** Operations the preflight found the target does not serve: their tests are skipped. */
+  notServed?: ApiOperationId[];
   /** Only the tests covering these requirements (empty: all). */
   requirements: string[];
   builder: ReportBuilder;
@@ -72,7 +75,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
         testTimeout: 15 * 60_000,
         hookTimeout: 5 * 60_000,
         passWithNoTests: true,
-        provide: { tmiConfig: options.config, tmiTokens: options.tokens, tmiTenant: options.tenant ?? null },
+        provide: { tmiConfig: options.config, tmiTokens: options.tokens, tmiTenant: options.tenant ?? null, tmiNotServed: options.notServed ?? [] },
         sequence: { sequencer: InDocumentOrder },
       },
     },

@@ -1,5 +1,5 @@
 // Bearer tokens of the run: the configured profiles (client credentials, fetched from
-// {auth_url}/oauth/token/ and cached until shortly before they expire, or a static token), and
+// {auth_url}/oauth/token/ (or where config.tokenUrls says) and cached until shortly before they expire, or a static token), and
 // the derived ones the suites make themselves (none, a malformed header, a bad signature).
 import { createPublicKey, type JsonWebKeyInput } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey, type JWK } from 'jose';
@@ -18,6 +18,14 @@ export class CredentialsRefused extends Error {
   }
 }
 
+/** No candidate URL serves the token endpoint (404 at each): the configuration must say where it is. */
+export class TokenEndpointNotFound extends Error {
+  override name = 'TokenEndpointNotFound';
+  constructor(readonly urls: string[]) {
+    super(`the token endpoint was not found (404) at ${urls.join(' nor at ')}`);
+  }
+}
+
 export interface CachedToken {
   token: string;
   /** Epoch ms after which it is fetched again; Infinity for a static token. */
@@ -27,10 +35,10 @@ export interface CachedToken {
 /** A token is renewed this long before its exp. */
 const RENEW_BEFORE_MS = 60_000;
 
-export function tokenRequest(config: SuiteConfig, credential: { client_id: string; client_secret: string }): OutgoingRequest {
+export function tokenRequest(config: SuiteConfig, credential: { client_id: string; client_secret: string }, url: string = config.tokenUrls[0]!): OutgoingRequest {
   return {
     method: 'POST',
-    url: `${config.authUrl}/oauth/token/`,
+    url,
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
     body: new URLSearchParams({ grant_type: 'client_credentials', client_id: credential.client_id, client_secret: credential.client_secret, audience: config.audience }).toString(),
   };
@@ -48,6 +56,8 @@ function refreshAtOf(token: string, now: number): number {
 
 export class TokenProvider {
   private readonly cache = new Map<Profile, CachedToken>();
+  /** Candidates not yet ruled out: the first is where tokens are asked for. */
+  private urls: string[];
 
   constructor(
     private readonly config: SuiteConfig,
@@ -57,6 +67,12 @@ export class TokenProvider {
     private readonly now: () => number = Date.now,
   ) {
     for (const [profile, cached] of Object.entries(seed) as Array<[Profile, CachedToken]>) this.cache.set(profile, cached);
+    this.urls = [...config.tokenUrls];
+  }
+
+  /** Where tokens are asked for: the first candidate that did not answer 404. */
+  get tokenUrl(): string {
+    return this.urls[0]!;
   }
 
   has(profile: Profile): boolean {
@@ -72,7 +88,13 @@ export class TokenProvider {
       this.cache.set(profile, { token: credential.token, refreshAt: Infinity });
       return credential.token;
     }
-    const answer = await this.send(tokenRequest(this.config, credential));
+    let answer = await this.send(tokenRequest(this.config, credential, this.tokenUrl));
+    // 404: nothing is served there; the next candidate is tried, and kept once it answers.
+    while (answer.status === 404 && this.urls.length > 1) {
+      this.urls.shift();
+      answer = await this.send(tokenRequest(this.config, credential, this.tokenUrl));
+    }
+    if (answer.status === 404) throw new TokenEndpointNotFound(this.config.tokenUrls);
     const body = answer.json as { access_token?: unknown; error?: unknown; error_description?: unknown } | undefined;
     if (answer.status !== 200 || typeof body?.access_token !== 'string') {
       // error and error_description are the token endpoint's words, never a secret.

@@ -4,12 +4,13 @@ import fc from 'fast-check';
 import { afterAll, describe, it } from 'vitest';
 import { isSuccess } from '../rules/checks/check.ts';
 import { invalidSessionUpdates, invalidUpdateExamples, oddIds, validMetadataExamples, validSessionMetadata } from './arbitraries.ts';
-import { api, boundedPredicate, config, covers, expectAnswer, expectCarriedOut, expectExamined, expectNoFindings, expectRefused, expectStatus, expectSuccess, needsProfile, needsSession, restorableSessions, unknownId } from './context.ts';
+import { api, boundedPredicate, config, covers, expectAnswer, expectCarriedOut, expectExamined, expectNoFindings, expectRefused, expectStatus, expectSuccess, needsProfile, needsServed, needsSession, restorableSessions, served, unknownId } from './context.ts';
 import type { TestContext } from 'vitest';
 
 
 /** The session the tests change, once the test may use one. */
 function sessionFor(context: TestContext): string {
+  needsServed(context, 'updateSession');
   needsProfile(context, 'full');
   needsSession(context);
   return restorableSessions()[0]!.id;
@@ -18,6 +19,7 @@ function sessionFor(context: TestContext): string {
 afterAll(async () => {
   // The run restores every changed session at its end too, even when interrupted; this keeps
   // the target tidy between files.
+  if (!served('updateSession')) return;
   for (const session of restorableSessions()) await api.updateSession(session.id, { session_metadata: session.original!.session_metadata }).catch(() => undefined);
 });
 
@@ -72,6 +74,7 @@ describe('update session', () => {
   });
 
   it(covers('an unknown session is answered with a JSON error, not a success', 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY'), async (context) => {
+    needsServed(context, 'updateSession');
     needsProfile(context, 'full');
     const answer = await api.updateSession(unknownId('session'), { session_metadata: null });
     expectNoFindings(answer, 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY');
@@ -79,6 +82,7 @@ describe('update session', () => {
   });
 
   it(covers('session ids with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
+    needsServed(context, 'updateSession');
     needsProfile(context, 'full');
     await fc.assert(
       fc.asyncProperty(oddIds(), boundedPredicate(0, async (id) => {

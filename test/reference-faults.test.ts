@@ -39,6 +39,17 @@ const del = (id: string, token: string, tokenFacts?: Call['tokenFacts']): Call =
 const get = (id: string, token?: string, extra: Partial<Call> = {}): Call => ({ method: 'GET', path: paths.resourceServer(id), headers: token === undefined ? {} : bearer(token), ...extra });
 const patch = (ref: RunningReference, token: string, value: unknown): Call => ({ method: 'PATCH', path: paths.session(sid(ref)), headers: json(token), body: JSON.stringify({ session_metadata: value }) });
 
+/**
+ * An operation not served: no single answer shows it (a 404 may be the operation's own), the
+ * run's preflight judges several (rules/checks/served.ts). Here: a fixture the conforming
+ * reference serves is answered with a router's 404 in plain text.
+ */
+function notRouted(conforming: Answer, faulty: Answer): void {
+  expect(conforming.status).toBeLessThan(300);
+  expect(faulty.status).toBe(404);
+  expect(faulty.headers.get('content-type')).toMatch(/^text\/plain/);
+}
+
 const CASES: Record<FaultName, FaultCase> = {
   'delete-returns-200': { requests: (r, t) => [del(tep(r), t.full)] },
   'delete-with-body': { requests: (r, t) => [del(tep(r), t.full)] },
@@ -49,6 +60,9 @@ const CASES: Record<FaultName, FaultCase> = {
   'delete-invalid-signature-accepted': { requests: (r, t) => [del(tep(r), t.forged, { signatureValid: false })] },
   'delete-invalid-signature-403': { requests: (r, t) => [del(tep(r), t.forged, { signatureValid: false })] },
   'missing-token-404': { requests: () => [{ method: 'DELETE', path: paths.tokenExchangeProfile('tep_never_existed') }] },
+  'delete-token-exchange-profile-not-served': { requests: (r, t) => [del(tep(r), t.full)], differs: notRouted },
+  'update-session-not-served': { requests: (r, t) => [patch(r, t.full, { a: '1' })], differs: notRouted },
+  'get-resource-server-not-served': { requests: (r, t) => [get(rs(r, 1), t.full)], differs: notRouted },
   'missing-token-accepted': { requests: (r) => [{ method: 'DELETE', path: paths.tokenExchangeProfile(tep(r)) }] },
   'alg-none-accepted': { requests: (r, t) => [del(tep(r), unsignedToken(t.full), { signatureValid: false })] },
   // The genuine token first (refused for its scope), then its payload with the scope added.

@@ -3,11 +3,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CHECKS } from '../rules/checks/index.ts';
+import { CHECKS as EXCHANGE_CHECKS, PROBE_CHECKS } from '../rules/checks/index.ts';
 import { schemasDir } from '../core/paths.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 
 const requirements = loadRequirements();
+// Checks of one exchange, and checks over the preflight's probes of one operation.
+const CHECKS: Array<{ name: string; requirements: string[] }> = [...EXCHANGE_CHECKS, ...PROBE_CHECKS];
 const documentText = readFileSync(join(schemasDir, 'tenant-management-api.md'), 'utf8');
 const normalize = (text: string) => text.replace(/\s+/g, ' ');
 

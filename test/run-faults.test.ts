@@ -22,6 +22,9 @@ const CAUGHT_BY: Record<FaultName, string> = {
   'delete-invalid-signature-accepted': 'AUTH-CREDENTIAL-REQUIRED',
   'delete-invalid-signature-403': 'AUTH-INVALID-SIGNATURE-401',
   'missing-token-404': 'AUTH-MISSING-TOKEN-401',
+  'delete-token-exchange-profile-not-served': 'GEN-OPERATION-SERVED',
+  'update-session-not-served': 'GEN-OPERATION-SERVED',
+  'get-resource-server-not-served': 'GEN-OPERATION-SERVED',
   'missing-token-accepted': 'AUTH-CREDENTIAL-REQUIRED',
   'alg-none-accepted': 'AUTH-CREDENTIAL-REQUIRED',
   'tampered-payload-accepted': 'AUTH-CREDENTIAL-REQUIRED',
@@ -68,6 +71,9 @@ const ALSO_BROKEN: Partial<Record<FaultName, string[]>> = {
   'throttled-503': ['GEN-NO-SERVER-ERROR'],
   // 404 is not among the statuses the document lists for the delete.
   'missing-token-404': ['GEN-STATUS-DOCUMENTED'],
+  // The preflight asks each operation, without a token, for an id that exists nowhere: served as
+  // if by a full client, the update and the read answer 404 where a refusal says 401 (inferred).
+  'missing-token-accepted': ['AUTH-MISSING-TOKEN-401-OTHER'],
   // The document lists 403 for the delete as insufficient scope, naming the scope: a 403 for a
   // bad signature does not.
   'delete-invalid-signature-403': ['SCOPE-DELETE-403'],

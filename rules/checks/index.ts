@@ -7,6 +7,7 @@ import { rateLimitChecks } from './rate-limits.ts';
 import { resourceServerChecks } from './resource-servers.ts';
 import { schemaChecks } from './schema.ts';
 import { scopeChecks } from './scopes.ts';
+import { servedChecks, type ProbeCheck } from './served.ts';
 import { sessionChecks } from './sessions.ts';
 import { successChecks, tokenExchangeProfileChecks } from './token-exchange-profiles.ts';
 
@@ -21,3 +22,6 @@ export const CHECKS: Check[] = [
   ...resourceServerChecks,
   ...rateLimitChecks,
 ];
+
+/** Checks over several exchanges of one operation, run by the preflight of `tmi-conform run`. */
+export const PROBE_CHECKS: ProbeCheck[] = [...servedChecks];

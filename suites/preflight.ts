@@ -1,0 +1,157 @@
+// Before any test: the target answers, the credentials work, each operation is served, and every
+// fixture the configuration names exists. A problem of the setup (an unreachable target, refused
+// credentials, a token endpoint nowhere, a base_url off by /api/v2, a stale fixture id) ends the
+// run with one line and exit 2 before any verdict; an operation the target does not serve is a
+// finding of its own (GEN-OPERATION-SERVED), and the suites leave that operation alone.
+//
+// Nothing here changes the tenant: reads, requests without a token or for ids that exist nowhere,
+// and for a fixture session its own original metadata (a session given by id only is cleared,
+// which the run does to it anyway with allow_destructive, and otherwise not touched). A token
+// exchange profile has no read operation and a delete is not undone, so fixture profiles are not
+// looked up here.
+import { UsageError } from '../core/errors.ts';
+import { operationIsServed, OPERATION_ROUTES, type ApiOperationId, type ServedProbe } from '../rules/checks/served.ts';
+import type { Judgement } from '../rules/index.ts';
+import type { Exchange } from '../rules/types.ts';
+import { SuiteApi, type CallOptions } from './api.ts';
+import { PROFILES, type Profile, type SuiteConfig } from './config.ts';
+import { TargetUnreachable, type Judged } from './http.ts';
+import { CredentialsRefused, TokenEndpointNotFound, type CachedToken } from './tokens.ts';
+
+export const API_OPERATION_IDS: ApiOperationId[] = ['deleteTokenExchangeProfile', 'updateSession', 'getResourceServer'];
+
+/** The skip reason of every test and requirement of an operation the target does not serve. */
+export const notServedReason = (operation: ApiOperationId): string => `not examined: the operation is not served (${OPERATION_ROUTES[operation]}, see GEN-OPERATION-SERVED)`;
+
+export interface JudgedExchange {
+  exchange: Exchange;
+  judgement: Judgement;
+}
+
+export interface PreflightOutcome {
+  /** Operations the target does not serve (their finding is among `exchanges`). */
+  notServed: ApiOperationId[];
+  /** The preflight's exchanges for the report; those of an operation not served carry only its finding. */
+  exchanges: JudgedExchange[];
+  /** Where tokens were had: the first of config.tokenUrls that did not answer 404. */
+  tokenUrl: string;
+  tokens: Partial<Record<Profile, CachedToken>>;
+}
+
+/** Where a fixture id comes from in the configuration, to name the key to fix. */
+const FIXTURE_KEY: Record<ApiOperationId, string> = {
+  deleteTokenExchangeProfile: 'fixtures.token_exchange_profiles',
+  updateSession: 'fixtures.sessions',
+  getResourceServer: 'fixtures.resource_servers',
+};
+
+interface Probe extends ServedProbe {
+  operation: ApiOperationId;
+  /** The fixture id asked for, if any. */
+  fixture?: string;
+  judged: Judged;
+  deliberate: boolean;
+}
+
+/** An id no tenant holds: the requests for it change nothing, whatever the target does. */
+const unknownId = (operation: ApiOperationId) => `tmi-conform-preflight-${operation}-${process.pid}`;
+
+export async function preflight(config: SuiteConfig): Promise<PreflightOutcome> {
+  const recorded: Array<{ exchange: Exchange; judged: Judged; deliberate: boolean }> = [];
+  const api = new SuiteApi(config, {}, {
+    exchange: (exchange, judged, deliberate) => recorded.push({ exchange, judged: judged as Judged, deliberate }),
+    unplanned429: () => {},
+    risked429: () => {},
+  });
+  let probes: Probe[];
+  try {
+    for (const profile of PROFILES) if (api.has(profile)) await api.tokens.token(profile);
+    probes = await sendProbes(api, config);
+  } catch (error) {
+    if (error instanceof CredentialsRefused) throw new UsageError(`run: ${error.message}`);
+    if (error instanceof TokenEndpointNotFound) throw new UsageError(`run: ${error.message}: set token_url (TMI_TOKEN_URL, --token-url) to where the tenant serves it`);
+    if (error instanceof TargetUnreachable) throw new UsageError(`run: target unreachable: ${error.message}`);
+    throw error;
+  }
+
+  const findings = new Map(API_OPERATION_IDS.map((operation) => [operation, operationIsServed(operation, probes.filter((p) => p.operation === operation)) ?? []]));
+  const notServed = API_OPERATION_IDS.filter((operation) => findings.get(operation)!.length > 0);
+  if (notServed.length === API_OPERATION_IDS.length) throw new UsageError(`run: ${baseUrlProblem(config.baseUrl)}`);
+  const stale = probes.find((p) => p.fixture !== undefined && !notServed.includes(p.operation) && p.judged.status === 404);
+  if (stale) throw new UsageError(`run: ${FIXTURE_KEY[stale.operation]}: "${stale.fixture}" was not found by the target (404): fix the id or remove it`);
+
+  const probeOf = new Map(probes.map((p) => [p.judged.exchange, p]));
+  const exchanges = recorded.map(({ exchange, judged, deliberate }): JudgedExchange => {
+    const probe = probeOf.get(judged.exchange);
+    return { exchange, judgement: probe ? probeJudgement(probe, findings.get(probe.operation)!, deliberate) : ownJudgement(judged, deliberate) };
+  });
+  return { notServed, exchanges, tokenUrl: api.tokens.tokenUrl, tokens: api.tokens.snapshot() };
+}
+
+/** The requests of the preflight, operation by operation. */
+async function sendProbes(api: SuiteApi, config: SuiteConfig): Promise<Probe[]> {
+  const probes: Probe[] = [];
+  const send = async (operation: ApiOperationId, id: string, what: string, options: CallOptions & { body?: unknown }, fixture?: string) => {
+    const call = { ...options, ...(options.as === 'anonymous' ? { deliberate: true } : {}) };
+    const judged =
+      operation === 'deleteTokenExchangeProfile'
+        ? await api.deleteTokenExchangeProfile(id, call)
+        : operation === 'updateSession'
+          ? await api.updateSession(id, options.body, call)
+          : await api.getResourceServer(id, call);
+    probes.push({ operation, what, exchange: judged.exchange, judged, deliberate: call.deliberate === true, ...(fixture !== undefined ? { fixture } : {}) });
+  };
+  const full = api.has('full');
+  for (const operation of API_OPERATION_IDS) {
+    const body = operation === 'updateSession' ? { body: { session_metadata: null } } : {};
+    await send(operation, unknownId(operation), 'without a token, for an unknown id', { as: 'anonymous', ...body });
+    if (!full) continue;
+    await send(operation, unknownId(operation), 'with the full token, for an unknown id', body);
+    if (operation === 'getResourceServer') {
+      for (const id of config.fixtures.resourceServers) await send(operation, id, `with the full token, for fixture ${id}`, {}, id);
+    }
+    if (operation === 'updateSession') {
+      // Its own original metadata changes nothing; a session given by id only is known only
+      // with allow_destructive, and then it is cleared, as the run leaves it anyway.
+      for (const session of config.fixtures.sessions.filter((s) => s.original !== undefined)) {
+        await send(operation, session.id, `with the full token, for fixture ${session.id}`, { body: { session_metadata: session.original!.session_metadata } }, session.id);
+      }
+    }
+  }
+  return probes;
+}
+
+/** A judgement as the suites record it: a request the kit broke the rules with on purpose leaves out its client findings. */
+function ownJudgement(judged: Judged, deliberate: boolean): Judgement {
+  const judgement: Judgement = { findings: deliberate ? judged.findings.filter((f) => f.subject !== 'client') : judged.findings, examined: judged.examined };
+  if (judged.operation) judgement.operation = judged.operation;
+  if (judged.rateLimit !== undefined) judgement.rateLimit = judged.rateLimit;
+  return judgement;
+}
+
+/**
+ * A probe's judgement for the report. Served: as judged, and its answer examined whether the
+ * operation is served. Not served: the answers are not the operation's, so none of its rules
+ * is judged by them; the finding goes with the first probe (without a token), the others are
+ * only counted.
+ */
+function probeJudgement(probe: Probe, notServedFindings: Judgement['findings'], deliberate: boolean): Judgement {
+  const judgement = ownJudgement(probe.judged, deliberate);
+  if (notServedFindings.length === 0) {
+    if (probe.judged.status !== 404 && probe.judged.status !== 405) judgement.examined = [...judgement.examined, 'GEN-OPERATION-SERVED'];
+    return judgement;
+  }
+  const first = probe.judged.exchange.request.headers['authorization'] === undefined;
+  return { ...judgement, findings: first ? notServedFindings : [], examined: first ? ['GEN-OPERATION-SERVED'] : [] };
+}
+
+/** What is wrong with a base_url where none of the operations is served: /api/v2 missing or repeated. */
+export function baseUrlProblem(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  const path = url.pathname.replace(/\/+$/, '');
+  const served = `none of the three operations is served at base_url ${baseUrl} (404 to every request, with and without a token)`;
+  const rule = '{base_url} is the tenant address plus /api/v2';
+  if (/(\/api\/v2){2,}$/.test(path)) return `${served}: /api/v2 is repeated; ${rule}, probably ${url.origin}${path.replace(/(\/api\/v2)+$/, '/api/v2')}`;
+  if (!path.endsWith('/api/v2')) return `${served}: /api/v2 is missing; ${rule}, probably ${url.origin}${path}/api/v2`;
+  return `${served}: ${rule}; check the tenant address`;
+}

@@ -2,7 +2,7 @@
 // is judged by the rule engine and recorded as evidence of the running test; the run stays
 // inside the target's rate limit and rides out 429s it did not ask for.
 import { RateLimitTracker } from '../rules/index.ts';
-import { rateLimitClientOfToken } from '../rules/rate-limit-tracker.ts';
+import { clientNamedByToken } from '../rules/rate-limit-tracker.ts';
 import { readBearerToken } from '../rules/token.ts';
 import type { Profile, SuiteConfig } from './config.ts';
 import { recordExchange, recordRisked429, recordUnplanned429 } from './evidence.ts';
@@ -58,10 +58,12 @@ export interface Recorder {
 }
 
 /**
- * Whose quota a request spends, paced as the target counts it and as the report names it: the
- * token's client. A corrupted signature spends its client's quota; a malformed header, none's.
+ * Whose quota a request spends, as the kit schedules its own requests: the client the token's
+ * claims name, verified or not, as a gateway that counts before verifying keys it (a corrupted
+ * signature spends its client's quota; a malformed header, none's). Pacing is no verdict: the
+ * rules attribute an answer only through a trusted credential (rateLimitClient).
  */
-const quotaOf = (headers: Record<string, string>) => rateLimitClientOfToken(readBearerToken(headers));
+const quotaOf = (headers: Record<string, string>) => clientNamedByToken(readBearerToken(headers)) ?? '(no token)';
 
 const testEvidence: Recorder = { exchange: recordExchange, unplanned429: recordUnplanned429, risked429: recordRisked429 };
 
@@ -151,8 +153,9 @@ export class SuiteApi {
       // The suite forged it: the signature does not hold, whatever the target's keys say.
       return { token, ...(caller === 'expired' ? {} : { facts: { signatureValid: false } }) };
     }
-    const facts = caller === 'non_global' ? { clientGlobal: false } : undefined;
-    return { token: await this.tokens.token(caller), ...(facts ? { facts } : {}) };
+    // A profile's token is the kit's own: whose quota it spends is known.
+    const facts: OutgoingRequest['tokenFacts'] = caller === 'non_global' ? { heldByKit: true, clientGlobal: false } : { heldByKit: true };
+    return { token: await this.tokens.token(caller), facts };
   }
 
   async call(method: string, prefix: string, id: string, options: CallOptions, operation: ApiOperation): Promise<Judged> {

@@ -3,11 +3,13 @@
 // by the config it writes), counting exit codes and listing every requirement that failed or
 // warned in any run. A verdict that changes between identical runs is a flake of the kit.
 //
-//   npm run bench:repeat [-- --runs 30] [--cli PATH] [--run-timeout 120] [--max-minutes 30]
+//   npm run bench:repeat [-- --runs 30] [--cli PATH] [--embedded] [--run-timeout 120] [--max-minutes 30]
 //
 // --cli runs another checkout's command (e.g. an earlier version's bin/tmi-conform.js) for both
-// the reference and the runs. Bounded: at most 200 runs, each killed after --run-timeout
-// seconds, and no new run starts once --max-minutes have passed.
+// the reference and the runs. --embedded runs `tmi-conform run` with no target instead: each
+// run starts its own fresh reference (what `npx tmi-conform run` does). Bounded: at most 200
+// runs, each killed after --run-timeout seconds, and no new run starts once --max-minutes have
+// passed.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -20,8 +22,11 @@ const usage = (message: string): never => {
   console.error(`bench:repeat: ${message}`);
   process.exit(2);
 };
-const KNOWN = new Set(['--runs', '--cli', '--run-timeout', '--max-minutes']);
-for (let i = 0; i < argv.length; i += 2) if (!KNOWN.has(argv[i]!)) usage(`unknown option "${argv[i]}" (${[...KNOWN].join(', ')})`);
+const WITH_VALUE = new Set(['--runs', '--cli', '--run-timeout', '--max-minutes']);
+const SWITCHES = new Set(['--embedded']);
+for (let i = 0; i < argv.length; i += WITH_VALUE.has(argv[i]!) ? 2 : 1) {
+  if (!WITH_VALUE.has(argv[i]!) && !SWITCHES.has(argv[i]!)) usage(`unknown option "${argv[i]}" (${[...WITH_VALUE, ...SWITCHES].join(', ')})`);
+}
 const valueOf = (name: string): string | undefined => {
   const i = argv.indexOf(name);
   if (i === -1) return undefined;
@@ -40,6 +45,7 @@ const RUN_TIMEOUT_S = count('--run-timeout', 120, 600);
 const MAX_MINUTES = count('--max-minutes', 30, 240);
 const CLI = resolve(valueOf('--cli') ?? BIN);
 if (!existsSync(CLI)) usage(`no such command file: ${CLI}`);
+const EMBEDDED = argv.includes('--embedded');
 
 const dir = join(OUT, 'repeat-run');
 rmSync(dir, { recursive: true, force: true });
@@ -58,7 +64,8 @@ interface Outcome {
 function runOnce(i: number): Outcome {
   const reportDir = join(dir, `run-${i}`);
   const started = performance.now();
-  const result = spawnSync(process.execPath, [CLI, 'run', '--config', configFile, '--report-dir', reportDir], {
+  const target = EMBEDDED ? [] : ['--config', configFile];
+  const result = spawnSync(process.execPath, [CLI, 'run', ...target, '--report-dir', reportDir], {
     encoding: 'utf8',
     maxBuffer: 1 << 26,
     timeout: RUN_TIMEOUT_S * 1000,
@@ -74,12 +81,16 @@ function runOnce(i: number): Outcome {
 }
 
 // The reference, alone, on a free loopback port; its config turns the rate-limit probe on.
-const reference = await launch(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--config-out', configFile]);
+// (The embedded reference of `run` listens on loopback and probes on its own.)
+const reference = EMBEDDED ? undefined : await launch(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--config-out', configFile]);
 const outcomes: Outcome[] = [];
 try {
-  if (new URL(reference.origin).hostname !== '127.0.0.1') throw new Error(`the reference listens on ${reference.origin}, not on loopback`);
-  if (!/^rate_limit_probe: true$/m.test(readFileSync(configFile, 'utf8'))) throw new Error(`${configFile} does not switch the rate-limit probe on`);
-  console.log(`tmi-conform run × ${RUNS} against tmi-conform serve at ${reference.origin} (${CLI}; ${new Date().toISOString()})\n`);
+  if (reference) {
+    if (new URL(reference.origin).hostname !== '127.0.0.1') throw new Error(`the reference listens on ${reference.origin}, not on loopback`);
+    if (!/^rate_limit_probe: true$/m.test(readFileSync(configFile, 'utf8'))) throw new Error(`${configFile} does not switch the rate-limit probe on`);
+  }
+  const against = reference ? `tmi-conform serve at ${reference.origin}` : 'its embedded reference';
+  console.log(`tmi-conform run × ${RUNS} against ${against} (${CLI}; ${new Date().toISOString()})\n`);
   console.log('run   exit   seconds   failed or warned');
   const deadline = Date.now() + MAX_MINUTES * 60_000;
   for (let i = 1; i <= RUNS; i++) {
@@ -92,7 +103,7 @@ try {
     console.log(`${String(i).padStart(3)}   ${String(outcome.code).padStart(4)}   ${outcome.seconds.toFixed(1).padStart(7)}   ${outcome.error ?? (outcome.notPassed.join(', ') || '-')}`);
   }
 } finally {
-  await stop(reference);
+  if (reference) await stop(reference);
 }
 
 const byCode = new Map<string, number>();

@@ -47,7 +47,7 @@ const CLI = resolve(valueOf('--cli') ?? BIN);
 if (!existsSync(CLI)) usage(`no such command file: ${CLI}`);
 const EMBEDDED = argv.includes('--embedded');
 
-const dir = join(OUT, 'repeat-run');
+const dir = join(OUT, 'repeat-run', EMBEDDED ? 'embedded' : 'serve');
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 const configFile = join(dir, 'config.yaml');

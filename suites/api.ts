@@ -170,7 +170,8 @@ export class SuiteApi {
     if (contentType !== null) headers['content-type'] = contentType;
     const outgoing: OutgoingRequest = { method, url: `${this.config.baseUrl}${prefix}${options.rawId ?? encodeURIComponent(id)}${options.query ?? ''}`, headers };
     if (body !== undefined) outgoing.body = body;
-    if (facts) outgoing.tokenFacts = facts;
+    // A raw header replaces the profile's token: the kit no longer holds what is sent.
+    if (facts) outgoing.tokenFacts = options.authorization === undefined ? facts : { ...facts, heldByKit: undefined };
     return this.send(outgoing, quotaOf(headers), options);
   }
 

@@ -168,9 +168,12 @@ describe('the suite marks its exchanges for the rate-limit rules', () => {
     const rs = ref.config().fixtures.resource_servers[0]!;
     await api.getResourceServer(rs);
     await api.getResourceServer(rs, { as: 'corrupted-signature' });
-    const [own, forged] = exchanges.filter((e) => e.request.url.includes('/resource-servers/'));
+    // A raw header in place of the profile's token is not the kit's own.
+    await api.getResourceServer(rs, { authorization: `Bearer ${jwt(claims(undefined, 'ref_full_client'))}` });
+    const [own, forged, raw] = exchanges.filter((e) => e.request.url.includes('/resource-servers/'));
     expect(own!.token.heldByKit).toBe(true);
     expect(forged!.token.heldByKit).toBeUndefined();
+    expect(raw!.token.heldByKit).toBeUndefined();
     expect(own!.order!.sent).toBeLessThan(own!.order!.received);
     expect(own!.order!.clock).toBe(forged!.order!.clock);
     expect(own!.order!.received).toBeLessThan(forged!.order!.sent);

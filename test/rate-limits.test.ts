@@ -12,6 +12,8 @@ import { resolveConfig, type RawConfig } from '../suites/config.ts';
 import { SuiteApi } from '../suites/api.ts';
 import { closeAgents } from '../suites/http.ts';
 import { BASE, claims, jwt, rateLimitHeaders, STARTED_AT } from '../fixtures/exchanges.ts';
+import { harEntry } from '../recordings/write.ts';
+import { exchangeFromHarEntry, type HarEntry } from '../recordings/har-entry.ts';
 
 const RESET = String(Date.parse(STARTED_AT) / 1000 + 30);
 const T0 = Date.parse(STARTED_AT);
@@ -177,5 +179,17 @@ describe('the suite marks its exchanges for the rate-limit rules', () => {
     expect(own!.order!.sent).toBeLessThan(own!.order!.received);
     expect(own!.order!.clock).toBe(forged!.order!.clock);
     expect(own!.order!.received).toBeLessThan(forged!.order!.sent);
+  });
+});
+
+describe("the proxy's order survives its recordings", () => {
+  it('_conformance.order is written with the entry and read back by validate; a malformed one is ignored', () => {
+    const order = { clock: 'proxy session test', sent: 10.25, received: 11.5 };
+    const exchange = exchangeOf({ sent: 0, took: 1, status: 200, remaining: 5, order });
+    const entry = harEntry(exchange, judgeExchange(exchange)) as HarEntry;
+    expect((entry._conformance as { order?: unknown }).order).toEqual(order);
+    expect(exchangeFromHarEntry(entry, '1').order).toEqual(order);
+    const malformed = { ...entry, _conformance: { ...(entry._conformance as object), order: { clock: 'x', sent: '1', received: 2 } } };
+    expect(exchangeFromHarEntry(malformed, '2').order).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 // Judging: each finished flow becomes an Exchange (the rule engine's vocabulary) and goes
 // through judgeExchange, with one rate-limit tracker for the whole proxy session.
+import { randomUUID } from 'node:crypto';
 import { buildExchange, judgeExchange, RateLimitTracker } from '../rules/index.ts';
 import type { ExchangeParts } from '../rules/exchange.ts';
 import type { Exchange } from '../rules/types.ts';
@@ -10,6 +11,12 @@ import { bearerCredential } from '../rules/token.ts';
 export class JudgeAddon implements Addon {
   readonly name = 'judge';
   private readonly tracker = new RateLimitTracker();
+  /**
+   * The forwarding thread's performance.now() marks of this session, named once: exchanges on
+   * it are ordered finer than their timestamps' milliseconds (sequential requests of a client
+   * often share one). Recorded with each entry, so validate orders them alike.
+   */
+  private readonly clock = `proxy session ${randomUUID()}`;
 
   /**
    * `origin`: the target's, which recorded URLs start with. `nonGlobalClients`: client ids
@@ -25,6 +32,7 @@ export class JudgeAddon implements Addon {
 
   done(flow: Flow): void {
     const exchange = exchangeOf(flow, this.origin);
+    if (exchange.durationMs !== undefined && flow.marks.end !== undefined) exchange.order = { clock: this.clock, sent: flow.marks.start, received: flow.marks.end };
     markNonGlobalClient(exchange, this.nonGlobalClients);
     this.tenant?.settle(exchange.token, credentialOf(flow));
     flow.exchange = exchange;

@@ -1,6 +1,6 @@
 // One HAR 1.2 entry (from any recorder, or a line of the proxy's journal) as an exchange.
 import { buildExchange, type ExchangeParts } from '../rules/exchange.ts';
-import type { BearerToken, CapturedBody, Exchange } from '../rules/types.ts';
+import type { BearerToken, CapturedBody, Exchange, ExchangeOrder } from '../rules/types.ts';
 import { judgeForeignCredential, restoreCredentialFacts } from './credentials.ts';
 import { RecordingError } from './recording-error.ts';
 
@@ -44,6 +44,15 @@ function recordedToken(conformance: unknown): BearerToken | undefined {
   if (typeof token['clientGlobal'] === 'boolean') facts.clientGlobal = token['clientGlobal'];
   restoreCredentialFacts(token, facts);
   return facts;
+}
+
+/** The order the proxy recorded (`_conformance.order`): its own clock, finer than startedDateTime. */
+function recordedOrder(conformance: unknown): ExchangeOrder | undefined {
+  const order = (conformance as { order?: unknown } | null | undefined)?.order as Record<string, unknown> | undefined;
+  if (!order || typeof order !== 'object') return undefined;
+  const { clock, sent, received } = order;
+  if (typeof clock !== 'string' || typeof sent !== 'number' || typeof received !== 'number' || !Number.isFinite(sent) || !Number.isFinite(received)) return undefined;
+  return { clock, sent, received };
 }
 
 /** The body's text as recorded (base64 decoded), or undefined when the recorder kept no text. */
@@ -91,6 +100,8 @@ export function exchangeFromHarEntry(entry: HarEntry, id: string): Exchange {
     requestBody: requestBody(request.postData),
   };
   if (typeof entry.time === 'number' && entry.time >= 0) parts.durationMs = entry.time;
+  const order = recordedOrder(entry._conformance);
+  if (order) parts.order = order;
   const error = entry._error ?? response?._error;
   if (answered) {
     parts.status = response.status!;

@@ -3,7 +3,7 @@
 // `_conformance` (operation, findings, token facts), which recordings/read.ts reads back.
 import type { Judgement } from '../rules/index.ts';
 import { findingMessage } from '../rules/message.ts';
-import type { BearerToken, Exchange, Finding } from '../rules/types.ts';
+import type { BearerToken, Exchange, ExchangeOrder, Finding } from '../rules/types.ts';
 import { version } from '../core/version.ts';
 import { redactExchange, scrubSecrets, tokenFacts, type SecretSink } from '../core/redact.ts';
 
@@ -15,6 +15,8 @@ export interface Conformance {
   findings: Array<Pick<Finding, 'requirement' | 'level' | 'subject' | 'expected' | 'received' | 'security'> & { message: string }>;
   /** The bearer credential's facts and non-secret claims (the header itself is redacted). */
   token: BearerToken;
+  /** The driver's own ordering of its exchanges (Exchange.order), finer than startedDateTime's milliseconds. */
+  order?: ExchangeOrder;
 }
 
 /** What a driver knows about an exchange beyond the Exchange itself (all optional). */
@@ -154,6 +156,7 @@ export function recordExchange(exchange: Exchange, judgement?: Judgement, detail
       findings: findings.length === 0 ? [] : findings.map(entryFinding),
       token: tokenFacts(safe.token),
     };
+    if (exchange.order) conformance.order = exchange.order;
     entry['_conformance'] = conformance;
   }
   return { entry, findings };

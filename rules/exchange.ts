@@ -1,7 +1,7 @@
 // Building exchanges from what a driver captured. Pure: no I/O.
 // Hot path (every exchange of validate and proxy): plain loops, no closures or spreads.
 import { readBearerToken } from './token.ts';
-import type { BearerToken, CapturedBody, Exchange, Headers } from './types.ts';
+import type { BearerToken, CapturedBody, Exchange, ExchangeOrder, Headers } from './types.ts';
 
 type HeaderInput = Headers | Record<string, string | string[] | number | undefined> | ReadonlyArray<{ name: unknown; value?: unknown }> | undefined;
 
@@ -42,6 +42,8 @@ export interface ExchangeParts {
   id?: string;
   startedAt?: string;
   durationMs?: number;
+  /** The driver's finer ordering (see Exchange.order). */
+  order?: ExchangeOrder;
   method: string;
   url: string;
   requestHeaders?: HeaderInput;
@@ -51,7 +53,7 @@ export interface ExchangeParts {
   responseBody?: string | CapturedBody;
   error?: string;
   /** Facts about the token the driver knows (see BearerToken). */
-  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'issuerExpected' | 'attack'>;
+  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'issuerExpected' | 'attack' | 'heldByKit'>;
 }
 
 /** The body as judged: a body that was there but not captured stays, marked truncated (it is not "no body"). */
@@ -69,6 +71,7 @@ export function buildExchange(parts: ExchangeParts): Exchange {
     if (parts.tokenFacts.clientGlobal !== undefined) token.clientGlobal = parts.tokenFacts.clientGlobal;
     if (parts.tokenFacts.issuerExpected !== undefined) token.issuerExpected = parts.tokenFacts.issuerExpected;
     if (parts.tokenFacts.attack !== undefined) token.attack = parts.tokenFacts.attack;
+    if (parts.tokenFacts.heldByKit) token.heldByKit = true;
   }
   // Every field is set, present or not: one object shape for every exchange keeps the checks'
   // property reads monomorphic. (Absent fields stay undefined, which JSON and the rules read as absent.)
@@ -78,6 +81,7 @@ export function buildExchange(parts: ExchangeParts): Exchange {
     id: parts.id,
     startedAt: parts.startedAt ?? new Date().toISOString(),
     durationMs: parts.durationMs,
+    order: parts.order,
     request: { method: parts.method.toUpperCase(), url: parts.url, headers: requestHeaders, body: keptBody(parts.requestBody) },
     response,
     error: parts.error,

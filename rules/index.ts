@@ -87,6 +87,10 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): J
     for (let i = 0; i < examines.length; i++) if (!examined.includes(examines[i]!)) examined.push(examines[i]!);
   }
   const rateLimit = rateLimitObservationOf(input) ?? null;
-  if (tracker && rateLimit) tracker.record(rateLimitClient(exchange), rateLimit);
+  if (tracker && rateLimit) {
+    // Only exchanges attributed through a trusted credential join a client's history.
+    const client = rateLimitClient(exchange);
+    if (client !== undefined) tracker.record(client, rateLimit);
+  }
   return { operation, findings, examined, rateLimit };
 }

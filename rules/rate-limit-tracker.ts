@@ -1,7 +1,7 @@
 // Per-client memory of X-RateLimit-* observations, for the sequence check. One tracker per
 // run, proxy session or validated recording. Bounded: a few observations per client, and a
 // capped number of clients (oldest forgotten first).
-import type { BearerToken, Exchange, Headers } from './types.ts';
+import type { BearerToken, Exchange, ExchangeOrder, Headers } from './types.ts';
 
 export interface RateLimitHeaders {
   limit?: string;
@@ -30,26 +30,73 @@ export function nonNegativeInteger(value: string | undefined): number | undefine
   return Number(value);
 }
 
-export interface RateLimitObservation {
-  exchangeId?: string;
-  /** Epoch milliseconds. */
+/** When an exchange's request went out and its answer was back, as far as its driver can tell. */
+export interface ExchangeTiming {
+  /** Epoch milliseconds, as precise as the driver or the recording timed it (usually whole milliseconds). */
   start: number;
   end: number;
+  /** The driver's finer ordering (Exchange.order), when it has one. */
+  order?: ExchangeOrder;
+}
+
+export interface RateLimitObservation extends ExchangeTiming {
+  exchangeId?: string;
   status: number;
   limit: number;
   remaining: number;
   reset: number;
 }
 
-/** Whose quota an exchange spends: the token's authorized party, else its subject. */
-export function rateLimitClient(exchange: Exchange): string {
-  return rateLimitClientOfToken(exchange.token);
+/**
+ * Recorded timestamps have whole milliseconds (ISO 8601 times, HAR's startedDateTime): two
+ * events in the same millisecond, or rounded into it, may have happened in either order.
+ */
+export const TIMESTAMP_RESOLUTION_MS = 1;
+
+/**
+ * Whether `earlier`'s answer had certainly arrived before `later`'s request was sent: only then
+ * did the target count `earlier` first. On the driver's own clock when both carry the same one;
+ * else by the timestamps, at least a whole millisecond apart. Anything else (overlapping, in the
+ * same millisecond, unknown) is concurrent: not ordered, so not compared.
+ */
+export function answeredBeforeSent(earlier: ExchangeTiming, later: ExchangeTiming): boolean {
+  if (earlier.order && later.order && earlier.order.clock === later.order.clock) return earlier.order.received < later.order.sent;
+  return earlier.end + TIMESTAMP_RESOLUTION_MS <= later.start;
 }
 
-export function rateLimitClientOfToken(token: BearerToken): string {
+/** The exchange's timing; undefined when its start is not a time. */
+export function timingOf(exchange: Exchange): ExchangeTiming | undefined {
+  const start = Date.parse(exchange.startedAt);
+  if (Number.isNaN(start)) return undefined;
+  const timing: ExchangeTiming = { start, end: start + (exchange.durationMs ?? 0) };
+  if (exchange.order) timing.order = exchange.order;
+  return timing;
+}
+
+/**
+ * The client a token's claims name (azp, else client_id, else sub), verified or not; undefined
+ * when they name none. What a gateway that counts before it verifies keys its limit by: good
+ * for scheduling the kit's own requests, never enough to attribute an answer (rateLimitClient).
+ */
+export function clientNamedByToken(token: BearerToken): string | undefined {
   const claims = token.claims;
-  const azp = claims?.['azp'] ?? claims?.['client_id'] ?? claims?.['sub'];
-  return typeof azp === 'string' ? azp : '(no token)';
+  const client = claims?.['azp'] ?? claims?.['client_id'] ?? claims?.['sub'];
+  return typeof client === 'string' ? client : undefined;
+}
+
+/**
+ * Whose quota an exchange spent, for the rate-limit rules: the client its token names, but only
+ * through a credential worth trusting: the kit's own, one whose signature verified, or one the
+ * target accepted (it answered other than 401). Claims anyone could have written (a forged or
+ * tampered token the target refused) prove nothing about how the target keyed its limit: such
+ * an exchange is attributed to nobody (undefined), and neither tracked nor judged by sequence.
+ */
+export function rateLimitClient(exchange: Exchange): string | undefined {
+  const client = clientNamedByToken(exchange.token);
+  if (client === undefined) return undefined;
+  const { token, response } = exchange;
+  const trusted = token.heldByKit === true || token.signatureValid === true || (response !== undefined && response.status !== 401);
+  return trusted ? client : undefined;
 }
 
 export function observationOf(exchange: Exchange): RateLimitObservation | undefined {
@@ -63,6 +110,7 @@ export function observationOf(exchange: Exchange): RateLimitObservation | undefi
   const start = Date.parse(exchange.startedAt);
   if (Number.isNaN(start)) return undefined;
   const observation: RateLimitObservation = { start, end: start + (exchange.durationMs ?? 0), status: response.status, limit, remaining, reset };
+  if (exchange.order) observation.order = exchange.order;
   if (exchange.id !== undefined) observation.exchangeId = exchange.id;
   return observation;
 }
@@ -73,15 +121,29 @@ const MAX_CLIENTS = 10_000;
 export class RateLimitTracker {
   private readonly byClient = new Map<string, RateLimitObservation[]>();
 
-  /** The latest observation of `client` that had finished by `before` (epoch ms). */
-  lastFinishedBefore(client: string, before: number): RateLimitObservation | undefined {
+  /** The latest-answered observation of `client` that was answered before `later` was sent. */
+  latestAnsweredBefore(client: string, later: ExchangeTiming): RateLimitObservation | undefined {
     let best: RateLimitObservation | undefined;
     const list = this.byClient.get(client);
     if (!list) return undefined;
-    for (const o of list) if (o.end <= before && (!best || o.end > best.end)) best = o;
+    for (const o of list) if (answeredBeforeSent(o, later) && (!best || o.end > best.end)) best = o;
     return best;
   }
 
+  /**
+   * Of the observations of `client` answered before `later` was sent, in the window named by
+   * `limit` and `reset`, the one with the lowest Remaining: all were counted before `later`.
+   */
+  lowestAnsweredBefore(client: string, later: ExchangeTiming, limit: number, reset: number): RateLimitObservation | undefined {
+    let best: RateLimitObservation | undefined;
+    const list = this.byClient.get(client);
+    if (!list) return undefined;
+    for (const o of list) {
+      if (o.limit !== limit || o.reset !== reset || !answeredBeforeSent(o, later)) continue;
+      if (!best || o.remaining < best.remaining) best = o;
+    }
+    return best;
+  }
   record(client: string, observation: RateLimitObservation): void {
     let list = this.byClient.get(client);
     if (!list) {

@@ -40,6 +40,11 @@ export interface BearerToken {
    */
   signatureValid?: boolean;
   clientGlobal?: boolean;
+  /**
+   * The kit holds this credential itself (a profile of the suite's configuration): whose it is
+   * is known, whatever a signature check says. Undefined: not the kit's own.
+   */
+  heldByKit?: true;
   /** The JOSE header's `alg`, decoded, never trusted (undefined: not decodable, or not recorded). */
   alg?: string;
   /** The JWS has nothing after its last dot: no signature at all. */
@@ -61,6 +66,12 @@ export interface BearerToken {
   recorded?: false;
 }
 
+export interface ExchangeOrder {
+  clock: string;
+  sent: number;
+  received: number;
+}
+
 /** One request and its response: the unit every check judges. */
 export interface Exchange {
   /** Stable id within a run or a recording (e.g. journal line number). */
@@ -69,6 +80,13 @@ export interface Exchange {
   startedAt: string;
   /** Milliseconds from request start to response end; undefined when there was no response. */
   durationMs?: number;
+  /**
+   * The driver's own ordering of its exchanges, finer than startedAt's whole milliseconds:
+   * `sent` (taken before the request went out) and `received` (after the answer had arrived),
+   * on the monotonic clock named `clock`. Only exchanges on the same clock are ordered by it.
+   * Undefined: only the timestamps order it (recordings).
+   */
+  order?: ExchangeOrder;
   request: {
     method: string;
     /** Absolute URL or origin-form path with query. */

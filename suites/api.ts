@@ -2,7 +2,7 @@
 // is judged by the rule engine and recorded as evidence of the running test; the run stays
 // inside the target's rate limit and rides out 429s it did not ask for.
 import { RateLimitTracker } from '../rules/index.ts';
-import { rateLimitClientOfToken } from '../rules/rate-limit-tracker.ts';
+import { clientNamedByToken } from '../rules/rate-limit-tracker.ts';
 import { readBearerToken } from '../rules/token.ts';
 import type { Profile, SuiteConfig } from './config.ts';
 import { recordExchange, recordRisked429, recordUnplanned429 } from './evidence.ts';
@@ -59,10 +59,12 @@ export interface Recorder {
 }
 
 /**
- * Whose quota a request spends, paced as the target counts it and as the report names it: the
- * token's client. A corrupted signature spends its client's quota; a malformed header, none's.
+ * Whose quota a request spends, as the kit schedules its own requests: the client the token's
+ * claims name, verified or not, as a gateway that counts before verifying keys it (a corrupted
+ * signature spends its client's quota; a malformed header, none's). Pacing is no verdict: the
+ * rules attribute an answer only through a trusted credential (rateLimitClient).
  */
-const quotaOf = (headers: Record<string, string>) => rateLimitClientOfToken(readBearerToken(headers));
+const quotaOf = (headers: Record<string, string>) => clientNamedByToken(readBearerToken(headers)) ?? '(no token)';
 
 const testEvidence: Recorder = { exchange: recordExchange, unplanned429: recordUnplanned429, risked429: recordRisked429 };
 
@@ -150,8 +152,9 @@ export class SuiteApi {
       // attack is named, so that the report can say how to make the token again.
       return { token, facts: caller === 'expired' ? { attack: caller } : { signatureValid: false, attack: caller } };
     }
-    const facts = caller === 'non_global' ? { clientGlobal: false } : undefined;
-    return { token: await this.tokens.token(caller), ...(facts ? { facts } : {}) };
+    // A profile's token is the kit's own: whose quota it spends is known.
+    const facts: OutgoingRequest['tokenFacts'] = caller === 'non_global' ? { heldByKit: true, clientGlobal: false } : { heldByKit: true };
+    return { token: await this.tokens.token(caller), facts };
   }
 
   async call(method: string, prefix: string, id: string, options: CallOptions, operation: ApiOperation): Promise<Judged> {
@@ -166,7 +169,8 @@ export class SuiteApi {
     if (contentType !== null) headers['content-type'] = contentType;
     const outgoing: OutgoingRequest = { method, url: `${this.config.baseUrl}${prefix}${options.rawId ?? encodeURIComponent(id)}${options.query ?? ''}`, headers };
     if (body !== undefined) outgoing.body = body;
-    if (facts) outgoing.tokenFacts = facts;
+    // A raw header replaces the profile's token: the kit no longer holds what is sent.
+    if (facts) outgoing.tokenFacts = options.authorization === undefined ? facts : { ...facts, heldByKit: undefined };
     return this.send(outgoing, quotaOf(headers), options);
   }
 

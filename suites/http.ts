@@ -14,7 +14,7 @@ export interface OutgoingRequest {
   headers: Record<string, string>;
   body?: string;
   /** What the suite knows about the token that its claims cannot tell. */
-  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'attack'>;
+  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'attack' | 'heldByKit'>;
 }
 
 /**
@@ -72,8 +72,15 @@ function parseJson(text: string): unknown {
   }
 }
 
+/**
+ * This process's monotonic clock: the rate-limit rules order two exchanges on it (sub-millisecond)
+ * when both were timed by it, and fall back to their timestamps' whole milliseconds otherwise.
+ */
+const SUITE_CLOCK = `performance.now() of process ${process.pid} from ${performance.timeOrigin}`;
+
 export async function sendAndJudge(outgoing: OutgoingRequest, tracker: RateLimitTracker, timeoutMs: number): Promise<Judged> {
   const started = Date.now();
+  const sent = performance.now();
   let response: Awaited<ReturnType<typeof request>>;
   const send = () => request(outgoing.url, { method: outgoing.method as 'GET', headers: outgoing.headers, body: outgoing.body ?? null, dispatcher: agentFor(timeoutMs) });
   try {
@@ -101,6 +108,7 @@ export async function sendAndJudge(outgoing: OutgoingRequest, tracker: RateLimit
   const exchange = buildExchange({
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,
+    order: { clock: SUITE_CLOCK, sent, received: performance.now() },
     method: outgoing.method,
     url: outgoing.url,
     requestHeaders: outgoing.headers,

@@ -1,5 +1,5 @@
 // 429 and the X-RateLimit-* headers.
-import { nonNegativeInteger, rateLimitClient, rateLimitHeaders } from '../rate-limit-tracker.ts';
+import { nonNegativeInteger, rateLimitClient, rateLimitHeaders, timingOf } from '../rate-limit-tracker.ts';
 import { defineCheck, finding, rateLimitObservationOf, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding } from '../types.ts';
 
@@ -56,10 +56,12 @@ export function rateLimitSequenceIsConsistent(input: CheckInput): CheckResult {
   const { exchange, tracker } = input;
   const current = tracker && rateLimitObservationOf(input);
   if (!tracker || !current) return undefined;
-  const previous = tracker.lastFinishedBefore(rateLimitClient(exchange), current.start);
-  // Only a finished-before exchange in the same window (same Limit and Reset) is comparable:
-  // it was counted before this one, so Remaining can only have gone down since.
-  if (!previous || previous.limit !== current.limit || previous.reset !== current.reset) return undefined;
+  const client = rateLimitClient(exchange);
+  if (client === undefined) return undefined;
+  // Only exchanges answered before this one was sent, in the same window (same Limit and
+  // Reset), are comparable: they were counted before it, so Remaining can only have gone down.
+  const previous = tracker.lowestAnsweredBefore(client, current, current.limit, current.reset);
+  if (!previous) return undefined;
   if (current.remaining <= previous.remaining) return [];
   return [
     finding(
@@ -83,16 +85,19 @@ export function throttledRequestAnswered429(input: CheckInput): CheckResult {
   const status = exchange.response?.status;
   if (!tracker || status === undefined) return undefined;
   const client = rateLimitClient(exchange);
-  if (client === '(no token)') return undefined;
-  const start = Date.parse(exchange.startedAt);
-  if (Number.isNaN(start)) return undefined;
-  // The client's quota was spent: a request of its own, finished before this one began, said
-  // Remaining 0, and the window it named had not reset when this one was sent.
-  const previous = tracker.lastFinishedBefore(client, start);
-  if (!previous || previous.remaining !== 0 || start / 1000 >= previous.reset) return undefined;
-  // This response names another window (the limit was reset or changed): not over the old one.
+  if (client === undefined) return undefined;
   const current = rateLimitObservationOf(input);
-  if (current && (current.limit !== previous.limit || current.reset !== previous.reset)) return undefined;
+  const timing = current ?? timingOf(exchange);
+  if (!timing) return undefined;
+  // The client's quota was spent when this request was sent: an answer of its own, received
+  // before this request went out, said Remaining 0, and the window it named had not reset.
+  // A response naming its window is compared with answers in that window only; one that still
+  // reports quota left (Remaining above 0) was counted before that 0 reached the client: not
+  // over the limit. A response naming none is placed in the window last heard of.
+  const window = current ?? tracker.latestAnsweredBefore(client, timing);
+  const previous = window && tracker.lowestAnsweredBefore(client, timing, window.limit, window.reset);
+  if (!previous || previous.remaining !== 0 || timing.start / 1000 >= previous.reset) return undefined;
+  if (current && current.remaining > 0) return undefined;
   if (status === 429) return [];
   if (!isBareRefusal(status)) return undefined;
   return [

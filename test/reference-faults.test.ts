@@ -48,6 +48,7 @@ const CASES: Record<FaultName, FaultCase> = {
   'delete-invalid-signature-403': { requests: (r, t) => [del(tep(r), t.forged, { signatureValid: false })] },
   'missing-token-404': { requests: () => [{ method: 'DELETE', path: paths.tokenExchangeProfile('tep_never_existed') }] },
   'missing-token-accepted': { requests: (r) => [{ method: 'DELETE', path: paths.tokenExchangeProfile(tep(r)) }] },
+  'non-jwt-bearer-accepted': { requests: (r) => [del(tep(r), 'not-a-jwt')] },
   'alg-none-accepted': { requests: (r, t) => [del(tep(r), unsignedToken(t.full), { signatureValid: false })] },
   // The genuine token first (refused for its scope), then its payload with the scope added.
   'tampered-payload-accepted': { requests: (r, t) => [del(tep(r), t.noScope), del(tep(r), withScopeAdded(t.noScope, 'delete:token_exchange_profiles'), { signatureValid: false })] },

@@ -85,12 +85,10 @@ export interface Named<T> {
   value: T;
 }
 
-const named = <T>(name: string) => (value: T): Named<T> => ({ name, value });
-
 /** session_metadata the document allows, generated from the schema (its exact limits are edge cases: validMetadataExamples). */
 export function validSessionMetadata(): fc.Arbitrary<Named<Record<string, string> | null>> {
   const { schema } = sessionMetadataSchema();
-  return (arbitraryFromSchema(schema) as fc.Arbitrary<Record<string, string> | null>).map(named('generated from the schema'));
+  return (arbitraryFromSchema(schema) as fc.Arbitrary<Record<string, string> | null>).map((value) => ({ name: 'generated from the schema', value }));
 }
 
 /** The edges of the allowed metadata, run every time before the random ones: the exact limits, cleared, an empty value. */
@@ -200,7 +198,7 @@ export function malformedAuthorizations(): fc.Arbitrary<MalformedAuthorization> 
     fc.tuple(notJsonSegment, notJsonSegment).map(([a, b]) => ({ shape: '<two parts and a trailing dot, not JSON>', text: `${a}.${b}.` })),
   );
   const bearer = fc.tuple(fc.constantFrom('Bearer', 'bearer', 'BEARER', 'BeArEr'), fc.constantFrom('', ' ', '  '), notJwt).map(([scheme, gap, { shape, text }]) => ({
-    name: text === '' ? scheme : gap === '' ? `${scheme}${shape} (no space)` : `${scheme}${gap}${shape}`,
+    name: text === '' ? scheme : gap === '' ? `${scheme}${shape} (no space)` : gap === ' ' ? `${scheme} ${shape}` : `${scheme}  ${shape} (two spaces)`,
     value: `${scheme}${gap}${text}`.trim(),
   }));
   const basicCredential = fc.tuple(fc.stringMatching(/^[a-z0-9_]{1,12}$/), fc.stringMatching(/^[A-Za-z0-9]{0,16}$/)).map(([user, password]) => ({ shape: '<base64 user:password>', text: Buffer.from(`${user}:${password}`).toString('base64') }));

@@ -52,7 +52,7 @@ Target and credentials (flag > environment > config file; see schemas/conformanc
   --allow-destructive    may delete the disposable token exchange profiles listed, and test fixture sessions
                          given by id only, leaving their session_metadata cleared (env TMI_ALLOW_DESTRUCTIVE)
   --rate-limit-probe     may provoke a 429 with a bounded burst (env TMI_RATE_LIMIT_PROBE)
-  --property-runs N      runs of each property-based test, 1..1000 (env TMI_PROPERTY_RUNS; default 25)
+  --property-runs N      random runs of each property, 1..1000, after its named edge cases, which always run (env TMI_PROPERTY_RUNS; default 25)
   --seed N               seed of the generated inputs (env TMI_SEED; default: a new one): every run prints
                          its seed and records it in report.json; the same seed generates the same inputs
 

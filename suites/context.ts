@@ -1,6 +1,7 @@
 // What every suite file shares inside the test worker: the run's configuration (handed over by
 // `tmi-conform run` through vitest's provide/inject, never through a file), one API client,
 // and the helpers that tie a test to the requirements it covers.
+import type { Arbitrary } from 'fast-check';
 import { inject, type TestContext } from 'vitest';
 import { findingMessage } from '../rules/message.ts';
 import { isSuccess } from '../rules/checks/check.ts';
@@ -10,7 +11,7 @@ import type { Profile, SuiteConfig } from './config.ts';
 import type { Judged } from './http.ts';
 import './tenant-tokens.ts';
 import { SuiteApi } from './api.ts';
-import { boundedPredicate as bounded, MAX_SHRINK_STEPS } from './budget.ts';
+import { assertEdgesThenRandom } from './budget.ts';
 export { covers } from './requirement-names.ts';
 import type { CachedToken } from './tokens.ts';
 import type { ApiOperationId } from '../rules/checks/served.ts';
@@ -175,7 +176,10 @@ export const needsResourceServer = (context: TestContext) => needs(context, conf
 /** An id that exists nowhere: safe to send requests that a faulty target might carry out. */
 export const unknownId = (what: string) => `tmi-conform-unknown-${what}-${process.pid}`;
 
-/** The predicate of a property with `examples` fixed cases, within the run's request budget. */
-export function boundedPredicate<A extends unknown[]>(examples: number, predicate: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
-  return bounded(config.propertyRuns + examples + MAX_SHRINK_STEPS, predicate);
+/**
+ * A property of the run: every named edge case first, whatever --property-runs says, then the
+ * run's random ones (config.propertyRuns), within its request budget.
+ */
+export function checkProperty<T>(arbitrary: Arbitrary<T>, edges: readonly T[], predicate: (value: T) => Promise<void>): Promise<void> {
+  return assertEdgesThenRandom(arbitrary, edges, config.propertyRuns, predicate);
 }

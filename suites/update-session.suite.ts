@@ -1,10 +1,9 @@
 // PATCH /sessions/{id}: session_metadata set, replaced, cleared by null or {}, limits enforced.
 // Only sessions whose original metadata is known are changed; the run puts it back.
-import fc from 'fast-check';
 import { afterAll, describe, it } from 'vitest';
 import { isSuccess } from '../rules/checks/check.ts';
-import { invalidSessionUpdates, invalidUpdateExamples, oddIds, validMetadataExamples, validSessionMetadata } from './arbitraries.ts';
-import { api, boundedPredicate, config, covers, expectAnswer, expectCarriedOut, expectExamined, expectNoFindings, expectRefused, expectStatus, expectSuccess, needsProfile, needsServed, needsSession, restorableSessions, served, unknownId } from './context.ts';
+import { invalidSessionUpdates, invalidUpdateExamples, oddIdExamples, oddIds, validMetadataExamples, validSessionMetadata } from './arbitraries.ts';
+import { api, checkProperty, covers, expectAnswer, expectCarriedOut, expectExamined, expectNoFindings, expectRefused, expectStatus, expectSuccess, needsProfile, needsServed, needsSession, restorableSessions, served, unknownId } from './context.ts';
 import type { TestContext } from 'vitest';
 
 
@@ -51,26 +50,20 @@ describe('update session', () => {
 
   it(covers('any session_metadata within the limits (25 properties, 255 characters) is accepted', 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH'), async (context) => {
     const id = sessionFor(context);
-    await fc.assert(
-      fc.asyncProperty(validSessionMetadata(), boundedPredicate(validMetadataExamples().length, async (metadata) => {
-        const answer = await api.updateSession(id, { session_metadata: metadata });
-        expectNoFindings(answer, 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
-        expectCarriedOut(answer, 'metadata within the limits to be accepted', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
-      })),
-      { numRuns: config.propertyRuns, examples: validMetadataExamples().map((m) => [m]) },
-    );
+    await checkProperty(validSessionMetadata(), validMetadataExamples(), async ({ value: metadata }) => {
+      const answer = await api.updateSession(id, { session_metadata: metadata });
+      expectNoFindings(answer, 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
+      expectCarriedOut(answer, 'metadata within the limits to be accepted', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
+    });
   });
 
   it(covers('session_metadata that breaks the rules is refused, not stored', 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH'), async (context) => {
     const id = sessionFor(context);
-    await fc.assert(
-      fc.asyncProperty(invalidSessionUpdates(), boundedPredicate(invalidUpdateExamples().length, async ({ why, body }) => {
-        const answer = await api.updateSession(id, body, { deliberate: true });
-        expectNoFindings(answer, 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
-        expectAnswer(answer, !isSuccess(answer.status), 'SES-INVALID-UPDATE-REFUSED', `${why} to be refused`);
-      })),
-      { numRuns: config.propertyRuns, examples: invalidUpdateExamples().map((u) => [u]) },
-    );
+    await checkProperty(invalidSessionUpdates(), invalidUpdateExamples(), async ({ why, body }) => {
+      const answer = await api.updateSession(id, body, { deliberate: true });
+      expectNoFindings(answer, 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
+      expectAnswer(answer, !isSuccess(answer.status), 'SES-INVALID-UPDATE-REFUSED', `${why} to be refused`);
+    });
   });
 
   it(covers('an unknown session is answered with a JSON error, not a success', 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY'), async (context) => {
@@ -84,11 +77,8 @@ describe('update session', () => {
   it(covers('session ids with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
     needsServed(context, 'updateSession');
     needsProfile(context, 'full');
-    await fc.assert(
-      fc.asyncProperty(oddIds(), boundedPredicate(0, async (id) => {
-        expectNoFindings(await api.updateSession(id, { session_metadata: null }), 'GEN-NO-SERVER-ERROR');
-      })),
-      { numRuns: config.propertyRuns },
-    );
+    await checkProperty(oddIds(), oddIdExamples(), async ({ value: id }) => {
+      expectNoFindings(await api.updateSession(id, { session_metadata: null }), 'GEN-NO-SERVER-ERROR');
+    });
   });
 });

@@ -64,6 +64,7 @@ const CASES: Record<FaultName, FaultCase> = {
   'update-session-not-served': { requests: (r, t) => [patch(r, t.full, { a: '1' })], differs: notRouted },
   'get-resource-server-not-served': { requests: (r, t) => [get(rs(r, 1), t.full)], differs: notRouted },
   'missing-token-accepted': { requests: (r) => [{ method: 'DELETE', path: paths.tokenExchangeProfile(tep(r)) }] },
+  'non-jwt-bearer-accepted': { requests: (r) => [del(tep(r), 'not-a-jwt')] },
   'alg-none-accepted': { requests: (r, t) => [del(tep(r), unsignedToken(t.full), { signatureValid: false })] },
   // The genuine token first (refused for its scope), then its payload with the scope added.
   'tampered-payload-accepted': { requests: (r, t) => [del(tep(r), t.noScope), del(tep(r), withScopeAdded(t.noScope, 'delete:token_exchange_profiles'), { signatureValid: false })] },

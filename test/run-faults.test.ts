@@ -1,7 +1,8 @@
 // `tmi-conform run` against every fault switch of the reference: each run exits 1 — at the
 // default level (--fail-on must) when the switch breaks a `must` requirement, with --fail-on
 // should when it breaks an inferred one — and the requirement the switch breaks is among the
-// failures (must) or warnings (should), and nothing else is blamed.
+// failures (must) or warnings (should), and nothing else is blamed. The switches that only a
+// property's named edge case catches are caught with --property-runs 1 too, under five seeds.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,7 @@ const CAUGHT_BY: Record<FaultName, string> = {
   'update-session-not-served': 'GEN-OPERATION-SERVED',
   'get-resource-server-not-served': 'GEN-OPERATION-SERVED',
   'missing-token-accepted': 'AUTH-CREDENTIAL-REQUIRED',
+  'non-jwt-bearer-accepted': 'AUTH-CREDENTIAL-REQUIRED',
   'alg-none-accepted': 'AUTH-CREDENTIAL-REQUIRED',
   'tampered-payload-accepted': 'AUTH-CREDENTIAL-REQUIRED',
   'key-confusion-accepted': 'AUTH-CREDENTIAL-REQUIRED',
@@ -82,6 +84,7 @@ const ALSO_BROKEN: Partial<Record<FaultName, string[]>> = {
 interface FaultRun {
   fault: FaultName;
   requirement: string;
+  seed?: string;
   code: number | string;
   statuses: Record<string, string>;
 }
@@ -90,9 +93,9 @@ const HELPER = fileURLToPath(new URL('./helpers/run-faults.ts', import.meta.url)
 const dir = mkdtempSync(join(tmpdir(), 'tmi-faults-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function runFaults(faults: string[]): Promise<FaultRun[]> {
+function runFaults(faults: string[], options: string[] = []): Promise<FaultRun[]> {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_')));
-  const child = spawn(process.execPath, ['--import', 'tsx', HELPER, dir, ...faults], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', HELPER, dir, ...options, ...faults], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c) => (stdout += c));
@@ -128,5 +131,17 @@ describe('run against every fault switch', () => {
       if (blamed.join(' ') !== wanted.join(' ')) problems.push(`${run.fault}: not met ${blamed.join(' ')}, expected ${wanted.join(' ')}`);
     }
     expect(problems).toEqual([]);
+  });
+
+  it('with --property-runs 1, the switches that only a property\'s edge case catches fail the run whatever the seed', { timeout: 10 * 60_000 }, async () => {
+    // Each is caught by named edge cases of a property ("Bearer <not a JWT>" and its variants; a
+    // value of 256 characters, not the first edge), which a single random run seldom draws.
+    const edgeOnly: FaultName[] = ['non-jwt-bearer-accepted', 'session-metadata-long-value-stored'];
+    const seeds = ['1', '2', '3', '4', '5'];
+    const options = ['--property-runs', '1', '--seeds', seeds.join(',')];
+    const runs = (await Promise.all(edgeOnly.map((fault) => runFaults([fault], options)))).flat();
+    expect(runs).toHaveLength(edgeOnly.length * seeds.length);
+    const missed = runs.filter((r) => r.code !== 1 || r.statuses[r.requirement] !== 'fail').map((r) => `${r.fault} seed ${r.seed}: exit ${r.code}, ${r.requirement} ${r.statuses[r.requirement]}`);
+    expect(missed).toEqual([]);
   });
 });

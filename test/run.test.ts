@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
 import type { Report } from '../reports/model.ts';
+import { invalidUpdateExamples, malformedAuthorizationExamples, oddIdExamples, validMetadataExamples } from '../suites/arbitraries.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-run-'));
@@ -281,5 +282,68 @@ describe('tmi-conform run: usage and configuration errors (exit 2, one line)', (
     expect(stderr).toMatch(/target unreachable: .*ECONNREFUSED/);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(ms).toBeLessThan(10_000);
+  });
+});
+
+/** A request as it reached the target. */
+interface Seen {
+  method: string;
+  url: string;
+  authorization: string | undefined;
+  body: string;
+}
+
+/** A pass-through in front of `target` (an origin) that notes every request before forwarding it. */
+async function recordingProxy(target: string): Promise<{ origin: string; seen: Seen[]; close: () => Promise<void> }> {
+  const seen: Seen[] = [];
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      seen.push({ method: req.method!, url: req.url!, authorization: req.headers.authorization, body: body.toString('utf8') });
+      const upstream = httpRequest(new URL(req.url!, target), { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      upstream.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { origin: `http://127.0.0.1:${port}`, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+
+describe('tmi-conform run --property-runs 1', () => {
+  it('sends every named edge case of every property, whatever the number of runs', { timeout: 120_000 }, async () => {
+    const own = await startReference();
+    const proxy = await recordingProxy(own.origin);
+    try {
+      const config = own.config();
+      // API requests go through the proxy; tokens and keys come from the reference itself.
+      const path = writeConfig('edges.yaml', { ...config, base_url: `${proxy.origin}/api/v2`, rate_limit_probe: false });
+      const { code, stdout } = await run(['--config', path, '--property-runs', '1', '--report-dir', join(dir, 'edges')]);
+      expect(code, stdout).toBe(0);
+      const api = proxy.seen.filter((r) => r.url.startsWith('/api/v2/'));
+      const sentWith = (method: string, authorization: string | undefined) => api.some((r) => r.method === method && r.authorization === authorization);
+      const missing: string[] = [];
+      for (const { name, value } of malformedAuthorizationExamples()) {
+        // node:http drops the whitespace that ends a header value ("Bearer   " arrives as "Bearer").
+        const arrives = value?.trimEnd();
+        for (const method of ['DELETE', 'PATCH', 'GET']) if (!sentWith(method, arrives)) missing.push(`${method} with Authorization ${name}`);
+      }
+      const patched = (body: unknown) => api.some((r) => r.method === 'PATCH' && r.body === JSON.stringify(body));
+      for (const { name, value } of validMetadataExamples()) if (!patched({ session_metadata: value })) missing.push(`valid metadata: ${name}`);
+      for (const { why, body } of invalidUpdateExamples()) if (!patched(body)) missing.push(`invalid update: ${why}`);
+      for (const { name, value } of oddIdExamples()) {
+        for (const method of ['DELETE', 'PATCH', 'GET']) if (!api.some((r) => r.method === method && r.url.endsWith(`/${encodeURIComponent(value)}`))) missing.push(`${method} of odd id: ${name}`);
+      }
+      expect(missing).toEqual([]);
+    } finally {
+      await proxy.close();
+      await own.close();
+    }
   });
 });

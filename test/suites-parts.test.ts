@@ -7,11 +7,11 @@ import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK
 import { describe, expect, it } from 'vitest';
 import { judgeExchange } from '../rules/index.ts';
 import { schemaValidator } from '../rules/schemas.ts';
-import { arbitraryFromSchema, invalidSessionUpdates, invalidUpdateExamples, malformedAuthorizations, oddIds, sessionMetadataSchema, validMetadataExamples, validSessionMetadata } from '../suites/arbitraries.ts';
+import { arbitraryFromSchema, invalidSessionUpdates, invalidUpdateExamples, malformedAuthorizationExamples, malformedAuthorizations, ODD_ID_PREFIX, oddIdExamples, oddIds, sessionMetadataSchema, validMetadataExamples, validSessionMetadata } from '../suites/arbitraries.ts';
 import { buildExchange } from '../rules/exchange.ts';
 import { credentialState } from '../rules/credential.ts';
 import { configFromEnv, mergeConfig, resolveConfig } from '../suites/config.ts';
-import { boundedPredicate, MAX_SHRINK_STEPS } from '../suites/budget.ts';
+import { assertEdgesThenRandom, boundedPredicate, MAX_SHRINK_STEPS } from '../suites/budget.ts';
 import { covers, requirementsOfTestName, testNamePatternFor } from '../suites/requirement-names.ts';
 import { corruptSignature, keyConfusionTokens, scopesOfToken, signedByForeignKey, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { jwt, claims, getExchange, updateExchange, session } from '../fixtures/exchanges.ts';
@@ -51,6 +51,45 @@ describe('property budget', () => {
     expect(error).toBeInstanceOf(Error);
     expect(String((error as Error).message)).toMatch(/Counterexample: \[\[/);
     expect(requests).toBeLessThanOrEqual(25 + MAX_SHRINK_STEPS);
+  });
+
+  it('every edge case runs first, in order, whatever the number of runs; then exactly that many random ones', async () => {
+    const edges = Array.from({ length: 12 }, (_, i) => ({ name: `edge ${i}`, value: -1 - i }));
+    for (const runs of [1, 5]) {
+      const seen: number[] = [];
+      await assertEdgesThenRandom(fc.nat().map((value) => ({ name: 'random', value })), edges, runs, async ({ value }) => {
+        seen.push(value);
+      });
+      expect(seen.slice(0, edges.length)).toEqual(edges.map((e) => e.value));
+      expect(seen).toHaveLength(edges.length + runs);
+      expect(seen.slice(edges.length).every((v) => v >= 0)).toBe(true);
+    }
+  });
+
+  it('a failing edge case is the counterexample, by its name, and costs no shrinking', async () => {
+    let calls = 0;
+    const edges = [{ name: 'fine', value: 1 }, { name: 'the last edge', value: 2 }];
+    const error = await assertEdgesThenRandom(fc.constant({ name: 'random', value: 0 }), edges, 1, async ({ value }) => {
+      calls++;
+      expect(value).not.toBe(2);
+    }).catch((e: Error) => e);
+    expect(String((error as Error).message)).toMatch(/Counterexample: \[\{"name":"the last edge","value":2\}\]/);
+    expect(calls).toBe(2);
+  });
+
+  it('the budget counts the edge cases beside the runs and the shrinking steps', async () => {
+    let calls = 0;
+    const edges = Array.from({ length: 10 }, (_, i) => ({ name: `edge ${i}`, value: [i] }));
+    // Every edge passes; every random array fails, and so does every candidate it shrinks to
+    // (none is shorter than 100): shrinking goes on for as long as the budget lets it.
+    const error = await assertEdgesThenRandom(fc.array(fc.integer(), { minLength: 100, maxLength: 200 }).map((value) => ({ name: 'random', value })), edges, 3, async ({ value }) => {
+      calls++;
+      expect(value.length).toBeLessThan(3);
+    }).catch((e: Error) => e);
+    expect(error).toBeInstanceOf(Error);
+    // The whole budget and no more: edges + runs + shrinking steps (the first random run fails;
+    // the runs it cut short are left to shrinking).
+    expect(calls).toBe(edges.length + 3 + MAX_SHRINK_STEPS);
   });
 });
 
@@ -128,26 +167,45 @@ describe('arbitraries derived from the JSON Schemas', () => {
     expect([maxProperties, maxLength]).toEqual([25, 255]);
     const { validate } = schemaValidator('update-session-request');
     const examples = validMetadataExamples();
-    expect(Object.keys(examples[0]!)).toHaveLength(25);
-    expect(Object.values(examples[0]!).every((v) => v.length === 255)).toBe(true);
-    fc.assert(fc.property(fc.oneof(validSessionMetadata(), fc.constantFrom(...examples)), (m) => {
-          expect(validate({ session_metadata: m })).toBe(true);
+    const boundary = examples[0]!.value!;
+    expect(Object.keys(boundary)).toHaveLength(25);
+    expect(Object.values(boundary).every((v) => v.length === 255)).toBe(true);
+    // The other edges: a value of 255 characters (ASCII, then 2-byte UTF-8), an empty value, null and {}.
+    expect(examples.slice(1).map((e) => e.value && Object.values(e.value).map((v) => [...v].length))).toEqual([[255], [255], [0], null, []]);
+    expect(Buffer.byteLength(Object.values(examples[2]!.value!)[0]!)).toBe(510);
+    fc.assert(fc.property(fc.oneof(validSessionMetadata(), fc.constantFrom(...examples)), ({ name, value }) => {
+          expect(validate({ session_metadata: value }), name).toBe(true);
         }), { numRuns: 200 });
-    fc.assert(fc.property(fc.oneof(invalidSessionUpdates(), fc.constantFrom(...invalidUpdateExamples())), ({ body }) => {
-          expect(validate(body)).toBe(false);
+    expect(new Set(examples.map((e) => e.name)).size, 'every edge has its own name').toBe(examples.length);
+    fc.assert(fc.property(fc.oneof(invalidSessionUpdates(), fc.constantFrom(...invalidUpdateExamples())), ({ why, body }) => {
+          expect(validate(body), why).toBe(false);
         }), { numRuns: 200 });
+    // The limits' edges: one past each.
+    const [properties, length] = invalidUpdateExamples().map((u) => (u.body as { session_metadata: Record<string, string> }).session_metadata);
+    expect(Object.keys(properties!)).toHaveLength(26);
+    expect(Object.values(length!).map((v) => v.length)).toEqual([256]);
+    expect(new Set(invalidUpdateExamples().map((u) => u.why)).size, 'every edge has its own name').toBe(invalidUpdateExamples().length);
     // And the rule engine sees each as a body that must be refused, were it accepted.
     for (const { body } of invalidUpdateExamples()) {
       expect(judgeExchange(updateExchange(body, session(null))).findings.map((f) => f.requirement)).toContain('SES-INVALID-UPDATE-REFUSED');
     }
   });
 
-  it('odd ids are never a real fixture id', () => {
+  it('odd ids, generated or edges, are never a real fixture id', () => {
     fc.assert(
-      fc.property(oddIds(), (id) => {
-        expect(id.startsWith('tmi-conform-')).toBe(true);
+      fc.property(fc.oneof(oddIds(), fc.constantFrom(...oddIdExamples())), ({ value: id }) => {
+        expect(id.startsWith(ODD_ID_PREFIX)).toBe(true);
       }),
     );
+  });
+
+  it('the odd id edges: encoded once and twice, a lone percent, unicode beyond the BMP, long', () => {
+    const ids = new Map(oddIdExamples().map((e) => [e.name, e.value]));
+    expect(ids.size, 'every edge has its own name').toBe(oddIdExamples().length);
+    const values = [...ids.values()];
+    expect(values).toEqual(expect.arrayContaining([`${ODD_ID_PREFIX}a%2Fb`, `${ODD_ID_PREFIX}a%252Fb`, `${ODD_ID_PREFIX}100%`, `${ODD_ID_PREFIX}𝄞`]));
+    expect(values.some((id) => /[^\x00-\x7f]/.test(id))).toBe(true);
+    expect(Math.max(...values.map((id) => id.length))).toBe(1000);
   });
 });
 
@@ -196,14 +254,28 @@ describe('token attacks: the forged tokens and headers', () => {
     await expect(jwtVerify(forged, await importJWK(jwk, 'RS256'))).rejects.toThrow(/signature/);
   });
 
-  it('malformed Authorization headers are all judged absent, malformed or not a JWT', () => {
+  it('malformed Authorization headers, generated or edges, are all judged absent, malformed or not a JWT', () => {
     fc.assert(
-      fc.property(malformedAuthorizations(), (authorization) => {
-        const exchange = buildExchange({ startedAt: new Date().toISOString(), method: 'GET', url: 'http://t/api/v2/resource-servers/x', requestHeaders: { authorization }, status: 401, responseHeaders: {}, responseBody: '' });
-        expect(['absent', 'malformed', 'not-jwt'], authorization).toContain(credentialState(exchange));
+      fc.property(fc.oneof(malformedAuthorizations(), fc.constantFrom(...malformedAuthorizationExamples())), ({ name, value: authorization }) => {
+        const requestHeaders = authorization === undefined ? {} : { authorization };
+        const exchange = buildExchange({ startedAt: new Date().toISOString(), method: 'GET', url: 'http://t/api/v2/resource-servers/x', requestHeaders, status: 401, responseHeaders: {}, responseBody: '' });
+        expect(['absent', 'malformed', 'not-jwt'], `${name}: ${authorization}`).toContain(credentialState(exchange));
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('the malformed header edges: one per family the generator draws from, besides no header, an empty one and "Bearer" with spaces', () => {
+    const edges = malformedAuthorizationExamples();
+    expect(new Set(edges.map((e) => e.name)).size, 'every edge has its own name').toBe(edges.length);
+    expect(edges.map((e) => e.value)).toEqual(expect.arrayContaining([undefined, '', 'Bearer', 'Bearer   ', 'Bearer not-a-jwt', 'bearer not-a-jwt', 'Bearer not.a.jwt']));
+    // A family is the header with its credential replaced by the credential's shape ("<…>"):
+    // every shape the generator draws has an edge.
+    const shapeOf = (name: string) => /<[^>]*>/.exec(name)?.[0] ?? 'no credential';
+    const edgeShapes = new Set(edges.map((e) => shapeOf(e.name)));
+    const drawnShapes = new Set(fc.sample(malformedAuthorizations(), { numRuns: 3000, seed: 42 }).map((h) => shapeOf(h.name)));
+    expect(drawnShapes.size).toBeGreaterThanOrEqual(6);
+    for (const shape of drawnShapes) expect(edgeShapes, shape).toContain(shape);
   });
 
   it('an expired token comes from credentials.expired or TMI_EXPIRED_TOKEN, apart from the profiles', () => {

@@ -29,7 +29,7 @@ export async function checkReportDir(dir: string): Promise<void> {
   } catch {
     return; // missing: made when the reports are written (a parent that is a file is said then)
   }
-  if (!isDirectory) throw new UsageError(`cannot write reports to ${dir}: it is a file, not a directory (give --report-dir a directory)`);
+  if (!isDirectory) throw new UsageError(`cannot write reports to ${dir}: it is a file, not a directory`);
 }
 
 export async function writeReports(report: Report, dir: string): Promise<string[]> {

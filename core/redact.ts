@@ -7,6 +7,7 @@
 // encryption key's type). Every value masked can also be collected, so that text derived from
 // the exchange (finding messages) can be scrubbed of it too.
 import type { BearerToken, Exchange, Headers } from '../rules/types.ts';
+import { jsonNestsDeeperThan } from './json-depth.ts';
 import { RecentValues, perFrozenObject } from './memo.ts';
 import { SECRET_KEYS } from './secrets.ts';
 
@@ -155,6 +156,8 @@ export function redactBody(text: string, sink?: SecretSink): string {
   if (!SECRET_STRUCTURE.test(text)) return redactLooseText(text, sink);
   const trimmed = text.trimStart();
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+    // Too deep to walk without exhausting the stack (and never judged): masked whole, not searched in part.
+    if (jsonNestsDeeperThan(text)) return mask(text);
     try {
       return JSON.stringify(redactValue(JSON.parse(text), sink));
     } catch {

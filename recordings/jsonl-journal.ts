@@ -13,6 +13,8 @@ export interface ReadProgress {
 const JSONL_CHUNK_BYTES = 128 * 1024;
 const NEWLINE = 0x0a;
 const OPEN_BRACE = 0x7b;
+/** How much of a line that is not an entry is kept, to say how it begins. */
+const BEGINNING_BYTES = 20;
 /** Line numbers a RecordingError lists when many lines could not be read. */
 const BAD_LINES_NAMED = 5;
 
@@ -53,8 +55,8 @@ interface BadLine {
 /** Splits journal bytes into lines and parses them; a line cut between chunks waits for the rest. */
 class JsonlLines {
   private partial: Buffer[] = [];
-  /** The line being gathered does not begin with "{": its bytes are not kept, only how it begins. */
-  private partialIsNotAnEntry: string | undefined;
+  /** The line being gathered does not begin with "{": its bytes are not kept, only its first few. */
+  private notAnEntryBegins: Buffer | undefined;
   private lineNumber = 0;
   private bytes = 0;
   private entries = 0;
@@ -104,12 +106,16 @@ class JsonlLines {
   }
 
   private isGathering(): boolean {
-    return this.partial.length > 0 || this.partialIsNotAnEntry !== undefined;
+    return this.partial.length > 0 || this.notAnEntryBegins !== undefined;
   }
 
   /** Part of a line whose newline is in a later chunk. */
   private gather(part: Buffer): void {
-    if (this.partialIsNotAnEntry !== undefined) return;
+    const begins = this.notAnEntryBegins;
+    if (begins !== undefined) {
+      if (begins.length < BEGINNING_BYTES) this.notAnEntryBegins = Buffer.concat([begins, part.subarray(0, BEGINNING_BYTES - begins.length)]);
+      return;
+    }
     if (this.partial.length === 0) {
       const first = firstNonBlank(part);
       if (first === -1) {
@@ -118,7 +124,7 @@ class JsonlLines {
       }
       if (part[first] !== OPEN_BRACE) {
         // A journal line is an object: this one is not an entry, however long it goes on.
-        this.partialIsNotAnEntry = howItBegins(part.toString('utf8', first, first + 20));
+        this.notAnEntryBegins = Buffer.from(part.subarray(first, first + BEGINNING_BYTES));
         return;
       }
     }
@@ -127,12 +133,11 @@ class JsonlLines {
 
   /** The line gathered so far, taken whole: the line's BadLine when it is not an entry (not yet counted). */
   private takeGathered(batch: Exchange[]): BadLine | undefined {
-    const notAnEntry = this.partialIsNotAnEntry;
-    const text = notAnEntry === undefined ? Buffer.concat(this.partial).toString('utf8') : undefined;
+    const begins = this.notAnEntryBegins;
+    const text = Buffer.concat(begins === undefined ? this.partial : [begins]).toString('utf8');
     this.partial = [];
-    this.partialIsNotAnEntry = undefined;
+    this.notAnEntryBegins = undefined;
     this.lineNumber++;
-    if (text === undefined) return { line: this.lineNumber, message: `line ${this.lineNumber} is not JSON (it begins with ${notAnEntry}; an entry begins with "{")` };
     return this.parsed(parseJsonlLine(text, this.lineNumber), batch);
   }
 
@@ -156,7 +161,7 @@ class JsonlLines {
   }
 }
 
-/** "line 7 is not JSON (…)", and when there are more: "; 9 lines are not entries: 7, 12, 13, 20, 31 and 4 more". */
+/** "line 7 is not a JSON object (…)", and when there are more: "; 9 lines are not entries: 7, 12, 13, 20, 31 and 4 more". */
 function describeBadLines(named: BadLine[], count: number): string {
   const first = named[0]!.message;
   if (count === 1) return first;
@@ -180,11 +185,14 @@ export async function* readJsonl(path: string, progress?: ReadProgress): AsyncGe
 
 /** A journal line as an exchange; undefined for a blank line; a BadLine for a line that is not an entry. */
 function parseJsonlLine(line: string, lineNumber: number): Exchange | BadLine | undefined {
+  const start = line.trimStart();
+  if (start === '') return undefined;
+  // An entry is an object: anything else is named by how it begins (a long junk line is not quoted whole).
+  if (!start.startsWith('{')) return { line: lineNumber, message: `line ${lineNumber} is not a JSON object (it begins with ${howItBegins(start)})` };
   let entry: HarEntry;
   try {
     entry = JSON.parse(line) as HarEntry;
   } catch (error) {
-    if (line.trim() === '') return undefined;
     return { line: lineNumber, message: `line ${lineNumber} is not JSON (${(error as Error).message})` };
   }
   try {

@@ -15,6 +15,8 @@ export interface Conformance {
   findings: Array<Pick<Finding, 'requirement' | 'level' | 'subject' | 'expected' | 'received' | 'security'> & { message: string }>;
   /** The bearer credential's facts and non-secret claims (the header itself is redacted). */
   token: BearerToken;
+  /** Why an exchange on a covered path was not judged (a body nested too deep); absent when it was. */
+  notJudged?: string;
 }
 
 /** What a driver knows about an exchange beyond the Exchange itself (all optional). */
@@ -154,6 +156,7 @@ export function recordExchange(exchange: Exchange, judgement?: Judgement, detail
       findings: findings.length === 0 ? [] : findings.map(entryFinding),
       token: tokenFacts(safe.token),
     };
+    if (judgement.notJudged !== undefined) conformance.notJudged = judgement.notJudged;
     entry['_conformance'] = conformance;
   }
   return { entry, findings };

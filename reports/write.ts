@@ -44,7 +44,8 @@ export async function writeReports(report: Report, dir: string): Promise<string[
       await writeFile(temporary, text);
     }
   } catch (error) {
-    await Promise.all(temporaries.map((t) => rm(t, { force: true })));
+    // What was written goes; a name that was never ours (a directory in the way) stays.
+    await Promise.all(temporaries.map((t) => rm(t, { force: true }).catch(() => {})));
     throw new UsageError(`cannot write reports to ${dir}: ${fsReason(error)}`);
   }
   for (let i = 0; i < rendered.length; i++) await rename(temporaries[i]!, rendered[i]!.path);

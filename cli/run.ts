@@ -7,7 +7,7 @@ import { curlCommand, reproducible } from '../reports/curl.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import type { Report } from '../reports/model.ts';
 import { summarize } from '../reports/status.ts';
-import { writeReports } from '../reports/write.ts';
+import { checkReportDir, writeReports } from '../reports/write.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 import { noJwksLine, tenantKeys } from '../keys/tenant-keys.ts';
 import { SuiteApi } from '../suites/api.ts';
@@ -131,6 +131,7 @@ export async function run(argv: string[]): Promise<number> {
   if (args.positionals.length > 0) throw new UsageError(`run: unexpected argument "${args.positionals[0]}"`);
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
+  await checkReportDir(reportDir); // before the run, not after it
   const requirements = (args.flags['requirement'] as string[] | undefined) ?? [];
   const known = new Set(loadRequirements().map((r) => r.id));
   const unknownIds = requirements.filter((id) => !known.has(id));

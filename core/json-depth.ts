@@ -48,3 +48,19 @@ function opensMoreThan(text: string, limit: number): boolean {
   for (let i = text.indexOf('['); i !== -1; i = text.indexOf('[', i + 1)) if (++count > limit) return true;
   return false;
 }
+
+/**
+ * True when objects and arrays in a parsed `value` nest deeper than `limit` levels (counted as
+ * the text would be: `[]` is one level). Walked with a stack of its own, never by recursion.
+ */
+export function valueNestsDeeperThan(value: unknown, limit = MAX_JSON_DEPTH): boolean {
+  const pending: Array<{ value: object; depth: number }> = [];
+  if (value !== null && typeof value === 'object') pending.push({ value, depth: 1 });
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (next.depth > limit) return true;
+    for (const child of Array.isArray(next.value) ? next.value : Object.values(next.value)) {
+      if (child !== null && typeof child === 'object') pending.push({ value: child as object, depth: next.depth + 1 });
+    }
+  }
+  return false;
+}

@@ -7,7 +7,8 @@ import { requirement } from './requirements.ts';
 import { rateLimitClient, RateLimitTracker, type RateLimitObservation } from './rate-limit-tracker.ts';
 import { rateLimitObservationOf } from './checks/check.ts';
 import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } from './types.ts';
-import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../core/json-depth.ts';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH, valueNestsDeeperThan } from '../core/json-depth.ts';
+import { perFrozenObject } from '../core/memo.ts';
 
 export { matchOperation } from './operations.ts';
 export { RateLimitTracker } from './rate-limit-tracker.ts';
@@ -46,11 +47,15 @@ function parseBody(body: CapturedBody | undefined): ParsedBody | undefined {
 /** A body the checks would parse (not cut short) whose nesting is too deep to walk. */
 const nestsTooDeep = (body: CapturedBody | undefined): boolean => body !== undefined && !body.truncated && jsonNestsDeeperThan(body.text);
 
-/** Why the exchange cannot be judged safely (a body nested too deep), or undefined. */
+/** A token's claims (decoded JSON too) nest too deep: worked out once per shared, frozen claims object. */
+const claimsNestTooDeep = perFrozenObject((claims: Record<string, unknown>): boolean => valueNestsDeeperThan(claims));
+
+/** Why the exchange cannot be judged safely (a body or the token's claims nested too deep), or undefined. */
 function unjudgeable(exchange: Exchange): string | undefined {
-  const tooDeep = (which: string) => `${which} body nested deeper than ${MAX_JSON_DEPTH} levels`;
-  if (nestsTooDeep(exchange.request.body)) return tooDeep('request');
-  if (exchange.response?.status !== 204 && nestsTooDeep(exchange.response?.body)) return tooDeep('response');
+  const tooDeep = (which: string) => `${which} nested deeper than ${MAX_JSON_DEPTH} levels`;
+  if (nestsTooDeep(exchange.request.body)) return tooDeep('request body');
+  if (exchange.response?.status !== 204 && nestsTooDeep(exchange.response?.body)) return tooDeep('response body');
+  if (exchange.token.claims && claimsNestTooDeep(exchange.token.claims)) return tooDeep("the bearer token's claims");
   return undefined;
 }
 

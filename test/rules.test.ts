@@ -480,6 +480,13 @@ describe('bodies nested too deep to judge', () => {
     expect(request.notJudged).toBe('request body nested deeper than 64 levels');
   });
 
+  it('a bearer token whose claims nest deeper than 64 levels is not judged either (its claims are quoted in findings)', () => {
+    const b64 = (text: string) => Buffer.from(text).toString('base64url');
+    const token = `${b64('{"alg":"RS256","typ":"JWT"}')}.${b64(`{"scope":"read:resource_servers","aud":${nested(100_000)}}`)}.c2ln`;
+    const judgement = judgeExchange(getExchange(undefined, 'rs_1', { requestHeaders: { Authorization: `Bearer ${token}` } }));
+    expect(judgement).toMatchObject({ findings: [], notJudged: "the bearer token's claims nested deeper than 64 levels" });
+  });
+
   it('64 levels are judged as usual, and brackets inside strings do not count', () => {
     const atLimit = judgeExchange(getExchange(undefined, 'rs_1', { responseBody: nested(64) }));
     expect(atLimit.notJudged).toBeUndefined();

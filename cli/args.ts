@@ -51,6 +51,7 @@ export const stringFlag = (args: ParsedArgs, name: string): string | undefined =
 export function parseListen(command: string, value: string): { host: string; port: number } {
   const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value);
   const port = match ? Number(match[2]) : NaN;
-  if (!match || port > 65535) throw new UsageError(`${command}: --listen expects HOST:PORT (e.g. 127.0.0.1:8080), got "${value}"`);
+  if (!match) throw new UsageError(`${command}: --listen expects HOST:PORT (e.g. 127.0.0.1:8080), got "${value}"`);
+  if (port > 65535) throw new UsageError(`${command}: --listen: port ${port} is above 65535 in "${value}"`);
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
 }

@@ -9,7 +9,7 @@ import { ATTACK_TOKEN_COMMAND, curlCommand, curlVariables, reproducible } from '
 import { parseFailOn } from '../reports/fail-on.ts';
 import type { Report } from '../reports/model.ts';
 import { summarize } from '../reports/status.ts';
-import { REPORT_FILES, writeReports } from '../reports/write.ts';
+import { checkReportDir, REPORT_FILES, writeReports } from '../reports/write.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 import { noJwksLine } from '../keys/tenant-keys.ts';
 import { issuerLine, learnTenant, TenantTokens, tenantTokensData, withIssuerFromTokens } from '../keys/tenant.ts';
@@ -149,6 +149,7 @@ export async function run(argv: string[]): Promise<number> {
   if (args.positionals.length > 0) throw new UsageError(`run: unexpected argument "${args.positionals[0]}"`);
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
+  await checkReportDir(reportDir); // before the run, not after it
   const requirements = (args.flags['requirement'] as string[] | undefined) ?? [];
   const known = new Set(loadRequirements().map((r) => r.id));
   const unknownIds = requirements.filter((id) => !known.has(id));

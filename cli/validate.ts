@@ -6,13 +6,14 @@ import { learnTenant, TenantTokens } from '../keys/tenant.ts';
 import { credentialState } from '../rules/credential.ts';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
 import { bearerCredential } from '../rules/token.ts';
-import { readRecordingBatches, RecordingError, type ReadProgress } from '../recordings/read.ts';
+import { detectFormat, readRecordingBatches, RecordingError, type ReadProgress } from '../recordings/read.ts';
 import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
-import { writeReports } from '../reports/write.ts';
+import { checkReportDir, writeReports } from '../reports/write.ts';
 import { parseArgs, stringFlag } from './args.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
+import { MAX_JSON_DEPTH } from '../core/json-depth.ts';
 
 export const help = `Usage: tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE] [--issuer ISSUER]
 
@@ -26,6 +27,15 @@ its shape and the token's non-secret claims (the token itself never), and whethe
 verified when the proxy saw it. A recording from another recorder that dropped the header or
 masked the token does not show what was sent: those exchanges are not judged for authentication
 ("credentials not recorded: N exchanges …").
+
+Unreadable input is never a verdict: a file that is empty, is not a HAR document, or holds no
+complete journal entry exits 2 with one line naming the file and what is wrong, and no report
+is written (an earlier report in --report-dir stays as it was). A journal whose last line was
+cut short (a recorder stopped mid-write) is judged, and the line is said skipped. Lines in the
+middle of a journal that are not entries: the other lines are judged and summed up on the
+console, the bad lines are named (the first few, "and N more"), the exit code is 2 and no
+report is written. An exchange with a body nested deeper than ${MAX_JSON_DEPTH} levels is not judged
+("not judged: … nested deeper than ${MAX_JSON_DEPTH} levels"); the rest of the recording is.
 
 Options:
   --report-dir DIR   where report.json, junit.xml, report.md, report.html go (default reports/latest)
@@ -51,7 +61,12 @@ export interface ValidateSummary {
   /** Of those, the exchanges whose recording kept the token whole (so that --jwks could check it). */
   tokensKeptWhole: number;
   jwksGiven: boolean;
+  /** Exchanges on covered paths the engine declined to judge, by reason: how many, and where the first few are. */
+  notJudged: Map<string, { count: number; where: string[] }>;
 }
+
+/** Exchanges listed by place when the console says some were not judged. */
+const NOT_JUDGED_PLACES = 3;
 
 /** A compact JWS whose signature a recording kept as it was (base64url), so that checking it means something. */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
@@ -68,12 +83,19 @@ async function settleTokens(batch: readonly Exchange[], tenant: TenantTokens): P
   for (const exchange of batch) tenant.settle(exchange.token, wholeToken(exchange));
 }
 
-function judgeInto(exchange: Exchange, tracker: RateLimitTracker, builder: ReportBuilder, summary: ValidateSummary): void {
+function judgeInto(exchange: Exchange, place: (id: string | undefined) => string, tracker: RateLimitTracker, builder: ReportBuilder, summary: ValidateSummary): void {
   summary.exchanges++;
   const judgement = judgeExchange(exchange, tracker);
   builder.addExchange(exchange, judgement);
   if (!judgement.operation) {
     summary.notCovered++;
+    return;
+  }
+  if (judgement.notJudged !== undefined) {
+    const entry = summary.notJudged.get(judgement.notJudged) ?? { count: 0, where: [] };
+    entry.count++;
+    if (entry.where.length < NOT_JUDGED_PLACES) entry.where.push(place(exchange.id));
+    summary.notJudged.set(judgement.notJudged, entry);
     return;
   }
   summary.judged++;
@@ -95,6 +117,7 @@ export async function run(argv: string[]): Promise<number> {
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
+  await checkReportDir(reportDir);
   for (const file of args.positionals) {
     try {
       await access(file);
@@ -111,39 +134,64 @@ export async function run(argv: string[]): Promise<number> {
   const tenant = TenantTokens.of(knowledge);
 
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}` });
-  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, findingsByRequirement: new Map(), credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined };
+  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, findingsByRequirement: new Map(), credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map() };
   const unreadable: string[] = [];
   for (const file of args.positionals) {
     const tracker = new RateLimitTracker(); // rate-limit sequences are per recording
     const progress: ReadProgress = { truncatedTail: false };
+    summary.files++;
     try {
+      const place = placeIn(file, await detectFormat(file));
       for await (const batch of readRecordingBatches(file, progress)) {
         await settleTokens(batch, tenant);
-        for (const exchange of batch) judgeInto(exchange, tracker, builder, summary);
+        for (const exchange of batch) judgeInto(exchange, place, tracker, builder, summary);
       }
-      summary.files++;
       if (progress.truncatedTail) process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
     } catch (error) {
-      if (!(error instanceof RecordingError) && !isFsError(error)) throw error;
-      unreadable.push(`${file}: ${(error as Error).message}`);
+      if (!(error instanceof RecordingError) && !isFsError(error)) {
+        // Not the recording's fault but the kit's: still say which file it was reading.
+        if (error instanceof Error) error.message = `${file}: ${error.message}`;
+        throw error;
+      }
+      unreadable.push(`${file}: ${isFsError(error) ? fsReason(error) : (error as Error).message}`);
     }
   }
 
+  if (unreadable.length > 0) {
+    // Input that could not be read is no verdict, and no report replaces the last one.
+    if (summary.exchanges > 0) printSummary(summary, `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`);
+    for (const line of unreadable) process.stderr.write(`tmi-conform validate: cannot read ${line}\n`);
+    return EXIT_USAGE;
+  }
   const report = builder.build({ failOn });
   const written = await writeReports(report, reportDir);
-  printSummary(summary, report.passed, written);
-  for (const line of unreadable) process.stderr.write(`tmi-conform validate: cannot read ${line}\n`);
-  if (unreadable.length > 0) return EXIT_USAGE;
+  printSummary(summary, report.passed ? 'verdict: conforming' : 'verdict: NOT conforming', written);
   return report.passed ? EXIT_OK : EXIT_FAILED;
+}
+
+/** Where an exchange is in its file, for the console: a journal's line, a HAR's entry index. */
+function placeIn(file: string, format: 'har' | 'jsonl'): (id: string | undefined) => string {
+  return (id) => `${file} ${format === 'jsonl' ? 'line' : 'log.entries'} ${format === 'jsonl' ? id : `[${id}]`}`;
+}
+
+function fsReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EISDIR') return 'it is a directory, not a recording';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return (error as Error).message;
 }
 
 function isFsError(error: unknown): boolean {
   return typeof (error as NodeJS.ErrnoException)?.code === 'string';
 }
 
-function printSummary(summary: ValidateSummary, passed: boolean, written: string[]): void {
+function printSummary(summary: ValidateSummary, verdict: string, written?: string[]): void {
   const out: string[] = [];
-  out.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${summary.notCovered} not covered by the document`);
+  const notJudged = [...summary.notJudged.values()].reduce((sum, { count }) => sum + count, 0);
+  out.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${notJudged > 0 ? `${notJudged} not judged, ` : ''}${summary.notCovered} not covered by the document`);
+  for (const [reason, { count, where }] of summary.notJudged) {
+    out.push(`not judged: ${count} exchange(s), ${reason}: ${where.join(', ')}${count > where.length ? ` and ${count - where.length} more` : ''}`);
+  }
   if (summary.credentialsNotRecorded > 0) out.push(`credentials not recorded: ${summary.credentialsNotRecorded} exchanges not judged for authentication`);
   if (summary.signaturesUnverified > 0) {
     // A token the recording kept whole can be checked with --jwks; the kit's recordings keep none (they were checked live, if keys were there).
@@ -157,7 +205,7 @@ function printSummary(summary: ValidateSummary, passed: boolean, written: string
   const rows = [...summary.findingsByRequirement.entries()].sort((a, b) => b[1].count - a[1].count);
   if (rows.length === 0) out.push('no findings');
   for (const [id, { level, subject, count }] of rows) out.push(`  ${id.padEnd(34)} ${level.padEnd(6)} ${subject.padEnd(14)} ${count}`);
-  out.push(passed ? 'verdict: conforming' : 'verdict: NOT conforming');
-  out.push(`reports: ${written.join(', ')}`);
+  out.push(verdict);
+  if (written) out.push(`reports: ${written.join(', ')}`);
   process.stdout.write(out.join('\n') + '\n');
 }

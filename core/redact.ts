@@ -11,6 +11,7 @@
 // value too short or a placeholder ("string", "changeme") is not searched for: the same word
 // in an id or a name is not a secret (isSearchedSecret).
 import type { BearerToken, Exchange, Headers } from '../rules/types.ts';
+import { jsonNestsDeeperThan } from './json-depth.ts';
 import { RecentValues, perFrozenObject } from './memo.ts';
 import { isSearchedSecret, SECRET_KEYS } from './secrets.ts';
 
@@ -157,6 +158,8 @@ export function redactBody(text: string, sink?: SecretSink): string {
   if (!SECRET_STRUCTURE.test(text)) return redactLooseText(text, sink);
   const trimmed = text.trimStart();
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+    // Too deep to walk without exhausting the stack (and never judged): masked whole, not searched in part.
+    if (jsonNestsDeeperThan(text)) return mask(text);
     try {
       return JSON.stringify(redactValue(JSON.parse(text), sink));
     } catch {

@@ -1,5 +1,6 @@
 // The one upstream a proxy forwards to, from --target. Only http(s) origins, optionally with a
 // base path; credentials, queries and fragments in the URL are refused.
+import { urlProblem } from '../core/url.ts';
 
 export interface Target {
   /** e.g. "http://127.0.0.1:4010" */
@@ -22,7 +23,8 @@ export function parseTarget(value: string): Target {
   try {
     url = new URL(value);
   } catch {
-    throw new TargetError(`--target expects an http(s) URL such as https://tenant.example.com, got "${value}"`);
+    const problem = urlProblem(value);
+    throw new TargetError(`--target expects an http(s) URL such as https://tenant.example.com, got "${value}"${problem !== undefined && problem !== 'not a valid URL' ? ` (${problem})` : ''}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TargetError(`--target must be an http or https URL, got "${url.protocol}" in "${value}"`);
   if (url.username !== '' || url.password !== '') throw new TargetError('--target must not carry credentials (user:password@); clients send their own');

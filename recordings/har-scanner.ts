@@ -3,7 +3,7 @@
 import { createReadStream } from 'node:fs';
 import type { Exchange } from '../rules/types.ts';
 import { exchangeFromHarEntry, type HarEntry } from './har-entry.ts';
-import { RecordingError } from './recording-error.ts';
+import { howItBegins, RecordingError } from './recording-error.ts';
 
 /**
  * The exchanges of a HAR file, scanning the JSON text for the elements of log.entries and
@@ -21,6 +21,7 @@ export async function* readHar(path: string, chunkSize = 1 << 20): AsyncGenerato
   let entryIndex = 0;
   let sawEntries = false;
   let inString = false;
+  let sawDocument = false; // a character other than blank space was seen
 
   const fail = (what: string): never => {
     throw new RecordingError(`not a readable HAR file: ${what}`);
@@ -51,6 +52,11 @@ export async function* readHar(path: string, chunkSize = 1 << 20): AsyncGenerato
         continue;
       }
       const c = text[pos]!;
+      if (!sawDocument && c !== ' ' && c !== '\n' && c !== '\r' && c !== '\t' && c !== '\uFEFF') {
+        // Checked at once, so that a binary or other file is not scanned to its end first.
+        if (c !== '{') fail(`it begins with ${howItBegins(text.slice(pos))}, not with "{" (a HAR file is one JSON object)`);
+        sawDocument = true;
+      }
       const atEntryElement = entriesDepth >= 0 && stack.length === entriesDepth && entryStart < 0;
       if (atEntryElement && c !== '{' && c !== ']' && c !== ',' && c !== ' ' && c !== '\n' && c !== '\r' && c !== '\t') {
         fail(`log.entries[${entryIndex}] is not an object`);
@@ -60,7 +66,11 @@ export async function* readHar(path: string, chunkSize = 1 << 20): AsyncGenerato
         if (stack.length <= 2 && entryStart < 0) {
           const end = closingQuote(text, pos + 1);
           if (end === -1) break; // need more text
-          lastString = JSON.parse(text.slice(pos, end + 1)) as string;
+          try {
+            lastString = JSON.parse(text.slice(pos, end + 1)) as string;
+          } catch (error) {
+            fail(`a string near the start is not valid JSON (${(error as Error).message})`);
+          }
           pos = end + 1;
           continue;
         }
@@ -106,6 +116,7 @@ export async function* readHar(path: string, chunkSize = 1 << 20): AsyncGenerato
       pos++;
     }
   }
+  if (!sawDocument) throw new RecordingError(text === '' ? 'the file is empty' : 'the file holds only blank space, no HAR document');
   if (stack.length > 0 || inString) fail(`the file ends inside ${entriesDepth >= 0 ? `log.entries[${entryIndex}]` : 'the document'}`);
   if (!sawEntries) fail('no log.entries array');
 }

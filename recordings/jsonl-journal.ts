@@ -2,20 +2,28 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Exchange } from '../rules/types.ts';
 import { exchangeFromHarEntry, type HarEntry } from './har-entry.ts';
-import { RecordingError } from './recording-error.ts';
+import { howItBegins, RecordingError } from './recording-error.ts';
 
 export interface ReadProgress {
-  /** JSONL: a last line cut short (a recorder killed mid-write); reported, not fatal. */
+  /** JSONL: a last line cut short (a recorder killed mid-write) was skipped; reported, not fatal. */
   truncatedTail: boolean;
 }
 
 /** Bytes read from a journal at a time: few enough exchanges per batch that they die young. */
 const JSONL_CHUNK_BYTES = 128 * 1024;
 const NEWLINE = 0x0a;
+const OPEN_BRACE = 0x7b;
+/** How much of a line that is not an entry is kept, to say how it begins. */
+const BEGINNING_BYTES = 20;
+/** Line numbers a RecordingError lists when many lines could not be read. */
+const BAD_LINES_NAMED = 5;
 
 /**
  * The exchanges of a JSONL journal, a chunk's worth at a time (yielding each exchange on its
- * own would cost more than judging it). A malformed line other than a cut-off last one is fatal.
+ * own would cost more than judging it). Every entry that can be read is yielded: a line that is
+ * not an entry is skipped, and once the file is read a RecordingError names the skipped lines.
+ * A last line cut short (no newline after it) is skipped and said in `progress`, unless no entry
+ * came before it. A file with no entry at all is a RecordingError too (empty, blank, garbage).
  * Chunks are read synchronously: a reader that does nothing else gains nothing from waiting on
  * the thread pool, and loses time to it.
  */
@@ -33,24 +41,41 @@ export async function* readJsonlBatches(path: string, progress: ReadProgress = {
   }
   const last = lines.end();
   if (last.length > 0) yield last;
-  if (lines.pendingError) progress.truncatedTail = true;
+  const problem = lines.problem();
+  if (problem) throw problem;
+  if (lines.cutShort) progress.truncatedTail = true;
+}
+
+/** A line that could not be read as an entry: its number, and why ("line 7 is not JSON (…)"). */
+interface BadLine {
+  line: number;
+  message: string;
 }
 
 /** Splits journal bytes into lines and parses them; a line cut between chunks waits for the rest. */
 class JsonlLines {
   private partial: Buffer[] = [];
+  /** The line being gathered does not begin with "{": its bytes are not kept, only its first few. */
+  private notAnEntryBegins: Buffer | undefined;
   private lineNumber = 0;
-  /** A line that was not JSON: fatal unless it turns out to be the last one (cut off mid-write). */
-  pendingError: RecordingError | undefined;
+  private bytes = 0;
+  private entries = 0;
+  private readonly badLines: BadLine[] = [];
+  private badLineCount = 0;
+  /** The last line had no newline after it and was not an entry: cut short mid-write. */
+  cutShort: BadLine | undefined;
 
   push(chunk: Buffer): Exchange[] {
     const batch: Exchange[] = [];
     let start = 0;
-    let nl = chunk.indexOf(NEWLINE);
-    if (nl !== -1 && this.partial.length > 0) {
-      this.partial.push(chunk.subarray(0, nl)); // used at once, before the buffer is read into again
-      this.take(Buffer.concat(this.partial).toString('utf8'), batch);
-      this.partial = [];
+    // A byte order mark some editors put first is no part of the first line.
+    if (this.bytes === 0 && chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) start = 3;
+    this.bytes += chunk.length;
+    let nl = chunk.indexOf(NEWLINE, start);
+    if (nl !== -1 && this.isGathering()) {
+      this.gather(chunk.subarray(start, nl)); // used at once, before the buffer is read into again
+      const bad = this.takeGathered(batch);
+      if (bad) this.bad(bad);
       start = nl + 1;
       nl = chunk.indexOf(NEWLINE, start);
     }
@@ -58,26 +83,99 @@ class JsonlLines {
       this.take(chunk.toString('utf8', start, nl), batch);
       start = nl + 1;
     }
-    // A copy: the chunk's buffer is read into again.
-    if (start < chunk.length) this.partial.push(Buffer.from(chunk.subarray(start)));
+    if (start < chunk.length) this.gather(chunk.subarray(start));
     return batch;
   }
 
   /** The last line, when the file does not end with a newline. */
   end(): Exchange[] {
     const batch: Exchange[] = [];
-    if (this.partial.length > 0) this.take(Buffer.concat(this.partial).toString('utf8'), batch);
-    this.partial = [];
+    if (!this.isGathering()) return batch;
+    const bad = this.takeGathered(batch);
+    // Not an entry and no newline after it: the recorder stopped while writing it.
+    if (bad) this.cutShort = bad;
     return batch;
+  }
+
+  /** What makes the file unreadable once read to its end, or undefined. */
+  problem(): RecordingError | undefined {
+    if (this.badLineCount > 0) return new RecordingError(describeBadLines(this.badLines, this.badLineCount));
+    if (this.entries > 0) return undefined;
+    if (this.cutShort) return new RecordingError(`no complete entry: ${this.cutShort.message} and the file ends there without a newline (cut short, or not a journal)`);
+    return new RecordingError(this.bytes === 0 ? 'the file is empty' : 'the file holds only blank lines, no entry');
+  }
+
+  private isGathering(): boolean {
+    return this.partial.length > 0 || this.notAnEntryBegins !== undefined;
+  }
+
+  /** Part of a line whose newline is in a later chunk. */
+  private gather(part: Buffer): void {
+    const begins = this.notAnEntryBegins;
+    if (begins !== undefined) {
+      if (begins.length < BEGINNING_BYTES) this.notAnEntryBegins = Buffer.concat([begins, part.subarray(0, BEGINNING_BYTES - begins.length)]);
+      return;
+    }
+    if (this.partial.length === 0) {
+      const first = firstNonBlank(part);
+      if (first === -1) {
+        if (part.length > 0) this.partial.push(Buffer.from(part));
+        return;
+      }
+      if (part[first] !== OPEN_BRACE) {
+        // A journal line is an object: this one is not an entry, however long it goes on.
+        this.notAnEntryBegins = Buffer.from(part.subarray(first, first + BEGINNING_BYTES));
+        return;
+      }
+    }
+    this.partial.push(Buffer.from(part)); // a copy: the chunk's buffer is read into again
+  }
+
+  /** The line gathered so far, taken whole: the line's BadLine when it is not an entry (not yet counted). */
+  private takeGathered(batch: Exchange[]): BadLine | undefined {
+    const begins = this.notAnEntryBegins;
+    const text = Buffer.concat(begins === undefined ? this.partial : [begins]).toString('utf8');
+    this.partial = [];
+    this.notAnEntryBegins = undefined;
+    this.lineNumber++;
+    return this.parsed(parseJsonlLine(text, this.lineNumber), batch);
   }
 
   private take(line: string, batch: Exchange[]): void {
     this.lineNumber++;
-    if (this.pendingError) throw this.pendingError; // the bad line was not the last one
-    const parsed = parseJsonlLine(line, this.lineNumber);
-    if (parsed instanceof RecordingError) this.pendingError = parsed;
-    else if (parsed) batch.push(parsed);
+    const bad = this.parsed(parseJsonlLine(line, this.lineNumber), batch);
+    if (bad) this.bad(bad);
   }
+
+  private parsed(parsed: Exchange | BadLine | undefined, batch: Exchange[]): BadLine | undefined {
+    if (parsed === undefined) return undefined;
+    if ('message' in parsed) return parsed;
+    this.entries++;
+    batch.push(parsed);
+    return undefined;
+  }
+
+  private bad(line: BadLine): void {
+    this.badLineCount++;
+    if (this.badLines.length < BAD_LINES_NAMED) this.badLines.push(line);
+  }
+}
+
+/** "line 7 is not a JSON object (…)", and when there are more: "; 9 lines are not entries: 7, 12, 13, 20, 31 and 4 more". */
+function describeBadLines(named: BadLine[], count: number): string {
+  const first = named[0]!.message;
+  if (count === 1) return first;
+  const more = count - named.length;
+  return `${first}; ${count} lines are not entries: ${named.map((b) => b.line).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+}
+
+/** The index of the first byte that is not JSON whitespace, or -1. */
+function firstNonBlank(part: Buffer): number {
+  for (let i = 0; i < part.length; i++) {
+    const b = part[i]!;
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a) return i;
+  }
+  return -1;
 }
 
 /** The exchanges of a JSONL journal, one by one. */
@@ -85,18 +183,21 @@ export async function* readJsonl(path: string, progress?: ReadProgress): AsyncGe
   for await (const batch of readJsonlBatches(path, progress)) yield* batch;
 }
 
-/** A journal line as an exchange; undefined for a blank line; a RecordingError (returned) for a line that is not JSON. */
-function parseJsonlLine(line: string, lineNumber: number): Exchange | RecordingError | undefined {
+/** A journal line as an exchange; undefined for a blank line; a BadLine for a line that is not an entry. */
+function parseJsonlLine(line: string, lineNumber: number): Exchange | BadLine | undefined {
+  const start = line.trimStart();
+  if (start === '') return undefined;
+  // An entry is an object: anything else is named by how it begins (a long junk line is not quoted whole).
+  if (!start.startsWith('{')) return { line: lineNumber, message: `line ${lineNumber} is not a JSON object (it begins with ${howItBegins(start)})` };
   let entry: HarEntry;
   try {
     entry = JSON.parse(line) as HarEntry;
   } catch (error) {
-    if (line.trim() === '') return undefined;
-    return new RecordingError(`line ${lineNumber} is not JSON (${(error as Error).message})`);
+    return { line: lineNumber, message: `line ${lineNumber} is not JSON (${(error as Error).message})` };
   }
   try {
     return exchangeFromHarEntry(entry, `${lineNumber}`);
   } catch (error) {
-    throw new RecordingError(`line ${lineNumber}: ${(error as Error).message}`);
+    return { line: lineNumber, message: `line ${lineNumber}: ${(error as Error).message}` };
   }
 }

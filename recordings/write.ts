@@ -17,6 +17,8 @@ export interface Conformance {
   token: BearerToken;
   /** The driver's own ordering of its exchanges (Exchange.order), finer than startedDateTime's milliseconds. */
   order?: ExchangeOrder;
+  /** Why an exchange on a covered path was not judged (a body nested too deep); absent when it was. */
+  notJudged?: string;
 }
 
 /** What a driver knows about an exchange beyond the Exchange itself (all optional). */
@@ -157,6 +159,7 @@ export function recordExchange(exchange: Exchange, judgement?: Judgement, detail
       token: tokenFacts(safe.token),
     };
     if (exchange.order) conformance.order = exchange.order;
+    if (judgement.notJudged !== undefined) conformance.notJudged = judgement.notJudged;
     entry['_conformance'] = conformance;
   }
   return { entry, findings };

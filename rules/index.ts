@@ -7,6 +7,8 @@ import { requirement } from './requirements.ts';
 import { rateLimitClient, RateLimitTracker, type RateLimitObservation } from './rate-limit-tracker.ts';
 import { rateLimitObservationOf } from './checks/check.ts';
 import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } from './types.ts';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH, valueNestsDeeperThan } from '../core/json-depth.ts';
+import { perFrozenObject } from '../core/memo.ts';
 
 export { matchOperation } from './operations.ts';
 export { RateLimitTracker } from './rate-limit-tracker.ts';
@@ -26,6 +28,11 @@ export interface Judgement {
   examined: string[];
   /** The response's X-RateLimit-* reading (null: none), for the report's rate-limit chart. */
   rateLimit?: RateLimitObservation | null;
+  /**
+   * Set when the exchange, on a path the document covers, was not judged at all, and why: "response
+   * body nested deeper than 64 levels" (core/json-depth.ts). Nothing is found or examined then.
+   */
+  notJudged?: string;
 }
 
 function parseBody(body: CapturedBody | undefined): ParsedBody | undefined {
@@ -35,6 +42,21 @@ function parseBody(body: CapturedBody | undefined): ParsedBody | undefined {
   } catch (error) {
     return { ok: false, error: (error as Error).message };
   }
+}
+
+/** A body the checks would parse (not cut short) whose nesting is too deep to walk. */
+const nestsTooDeep = (body: CapturedBody | undefined): boolean => body !== undefined && !body.truncated && jsonNestsDeeperThan(body.text);
+
+/** A token's claims (decoded JSON too) nest too deep: worked out once per shared, frozen claims object. */
+const claimsNestTooDeep = perFrozenObject((claims: Record<string, unknown>): boolean => valueNestsDeeperThan(claims));
+
+/** Why the exchange cannot be judged safely (a body or the token's claims nested too deep), or undefined. */
+function unjudgeable(exchange: Exchange): string | undefined {
+  const tooDeep = (which: string) => `${which} nested deeper than ${MAX_JSON_DEPTH} levels`;
+  if (nestsTooDeep(exchange.request.body)) return tooDeep('request body');
+  if (exchange.response?.status !== 204 && nestsTooDeep(exchange.response?.body)) return tooDeep('response body');
+  if (exchange.token.claims && claimsNestTooDeep(exchange.token.claims)) return tooDeep("the bearer token's claims");
+  return undefined;
 }
 
 /** A check as it runs for one operation, with the requirements its verdict puts to the test there. */
@@ -66,6 +88,9 @@ function planFor(operation: OperationId): PlannedCheck[] {
 export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): Judgement {
   const operation = matchOperation(exchange.request.method, exchange.request.url);
   if (!operation) return { findings: [], examined: [] };
+  // Checks quote and validate bodies recursively: a body nested thousands deep would exhaust the stack.
+  const notJudged = unjudgeable(exchange);
+  if (notJudged !== undefined) return { operation, findings: [], examined: [], notJudged };
   // Every field is set, present or not: one object shape for every exchange keeps the checks'
   // property reads monomorphic (shapes that vary by exchange deoptimised them all at once).
   const input: CheckInput = {

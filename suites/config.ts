@@ -5,9 +5,10 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { parse, YAMLParseError } from 'yaml';
+import { parseDocument, type YAMLError } from 'yaml';
 import { UsageError } from '../core/errors.ts';
 import { schemasDir } from '../core/paths.ts';
+import { urlProblem } from '../core/url.ts';
 import { createAjv } from '../rules/schemas.ts';
 
 export const PROFILES = ['full', 'no_scope', 'non_global'] as const;
@@ -117,7 +118,15 @@ export function describeConfigErrors(errors: ErrorObject[]): string {
 function checkLayer(raw: unknown, where: string): RawConfig {
   const errors = validateRaw(raw);
   if (errors.length > 0) throw new UsageError(`run: ${where}: ${describeConfigErrors(errors)}`);
-  return raw as RawConfig;
+  const config = raw as RawConfig;
+  // The schema checks the scheme only; a URL must also parse (a port above 65535 does not).
+  for (const key of ['base_url', 'auth_url', 'jwks_url'] as const) {
+    const value = config[key];
+    if (value === undefined || !/^https?:\/\//i.test(value)) continue; // jwks_url may be a file
+    const problem = urlProblem(value);
+    if (problem !== undefined) throw new UsageError(`run: ${where}: key "${key}": ${problem} in "${value}"`);
+  }
+  return config;
 }
 
 export async function readConfigFile(path: string): Promise<RawConfig> {
@@ -127,15 +136,25 @@ export async function readConfigFile(path: string): Promise<RawConfig> {
   } catch (error) {
     throw new UsageError(`run: config ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
-  let raw: unknown;
-  try {
-    raw = parse(text);
-  } catch (error) {
-    const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}` : '';
-    throw new UsageError(`run: config ${path}: not valid YAML${where}`);
+  // Silent: the yaml package would print its warnings (an unknown tag) as a Node warning of several lines.
+  const document = parseDocument(text, { logLevel: 'silent' });
+  const [error] = document.errors;
+  if (error) throw new UsageError(`run: config ${path}: not valid YAML${lineOf(error)} (${firstSentence(error)})`);
+  const [warning] = document.warnings;
+  if (warning) {
+    const tag = /^Unresolved tag: (\S+)/.exec(warning.message)?.[1];
+    // A tag asks for something plain YAML does not hold (!!js/function, !Ref): the file is data only.
+    if (tag !== undefined) throw new UsageError(`run: config ${path}: unknown tag ${tag.replace(/^tag:yaml\.org,2002:/, '!!')}${lineOf(warning)} (the config is plain YAML, without tags)`);
+    throw new UsageError(`run: config ${path}: ${firstSentence(warning)}${lineOf(warning)}`);
   }
-  return checkLayer(raw ?? {}, `config ${path}`);
+  return checkLayer(document.toJS() ?? {}, `config ${path}`);
 }
+
+/** " at line 3", where the yaml package placed a problem; empty when it did not. */
+const lineOf = (problem: YAMLError): string => (problem.linePos ? ` at line ${problem.linePos[0].line}` : '');
+
+/** The yaml package's message without its position and the excerpt it appends. */
+const firstSentence = (problem: YAMLError): string => problem.message.split('\n', 1)[0]!.replace(/ at line \d+, column \d+:?$/, '');
 
 const ENV_PROFILE: Record<Profile, string> = { full: 'FULL', no_scope: 'NO_SCOPE', non_global: 'NON_GLOBAL' };
 

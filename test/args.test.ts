@@ -1,4 +1,7 @@
-import { describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { parseArgs, type FlagSpec } from '../cli/args.ts';
 import { main } from '../cli/main.ts';
 import { UsageError } from '../core/errors.ts';
@@ -74,5 +77,62 @@ describe('parseArgs (the kit\'s strict flags)', () => {
       stderr.mockRestore();
       stdout.mockRestore();
     }
+  });
+});
+
+describe('errors the user caused name their cause in one line (exit 2), never "internal error"', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tmi-args-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Runs the command in process; what it wrote to stderr, and whether Node was asked to print a warning. */
+  async function runMain(argv: string[]): Promise<{ code: number; stderr: string; warned: boolean }> {
+    const written: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (written.push(String(chunk)), true));
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const warning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const code = await main(argv);
+      return { code, stderr: written.join(''), warned: warning.mock.calls.length > 0 };
+    } finally {
+      stderr.mockRestore();
+      stdout.mockRestore();
+      warning.mockRestore();
+    }
+  }
+
+  const file = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it.each([
+    [['proxy', '--listen', '127.0.0.1:70000', '--target', 'http://127.0.0.1:9'], 'tmi-conform: proxy: --listen: port 70000 is above 65535 in "127.0.0.1:70000"\n'],
+    [['proxy', '--target', 'http://h:70000'], 'tmi-conform: proxy: --target expects an http(s) URL such as https://tenant.example.com, got "http://h:70000" (port 70000 is above 65535)\n'],
+    [['run', '--base-url', 'http://127.0.0.1:99999/api/v2'], 'tmi-conform: run: flags: key "base_url": port 99999 is above 65535 in "http://127.0.0.1:99999/api/v2"\n'],
+    [['run', '--base-url', 'http://127.0.0.1:9/api/v2', '--auth-url', 'https://[::1]:123456/'], 'tmi-conform: run: flags: key "auth_url": port 123456 is above 65535 in "https://[::1]:123456/"\n'],
+  ])('%j', async (argv, message) => {
+    const { code, stderr } = await runMain(argv);
+    expect(code).toBe(2);
+    expect(stderr).toBe(message);
+  });
+
+  it('a YAML tag in the config file (!!js/function) is one line naming the file and the line, and no Node warning', async () => {
+    const config = file('tagged.yaml', 'audience: x\nbase_url: !!js/function "function () {}"\n');
+    const { code, stderr, warned } = await runMain(['run', '--config', config]);
+    expect(code).toBe(2);
+    expect(stderr).toBe(`tmi-conform: run: config ${config}: unknown tag !!js/function at line 2 (the config is plain YAML, without tags)\n`);
+    expect(warned).toBe(false);
+  });
+
+  it('a report directory that is a file, for validate and report merge', async () => {
+    const notADir = file('reports-here', 'x');
+    const recording = file('one.jsonl', '{"request": {"method": "GET", "url": "http://t/x"}, "response": {"status": 200}}\n');
+    const validate = await runMain(['validate', recording, '--report-dir', notADir]);
+    expect(validate).toMatchObject({ code: 2, stderr: `tmi-conform: cannot write reports to ${notADir}: it is a file, not a directory\n` });
+    const reportDir = join(dir, 'reports');
+    expect((await runMain(['validate', recording, '--report-dir', reportDir])).code).toBe(0);
+    const merge = await runMain(['report', 'merge', reportDir, '--out', notADir]);
+    expect(merge).toMatchObject({ code: 2, stderr: `tmi-conform: cannot write reports to ${notADir}: it is a file, not a directory\n` });
   });
 });

@@ -158,6 +158,22 @@ describe('hostile requests', () => {
     expect(entry._conformance.findings).toContainEqual(expect.objectContaining({ requirement: 'SES-INVALID-UPDATE-REFUSED', subject: 'implementation' }));
   });
 
+  it('a body nested 100,000 deep is forwarded, recorded as not judged, and the proxy judges on', async () => {
+    const depth = 100_000;
+    const body = `{"session_metadata":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const answer = await raw(`PATCH /api/v2/sessions/sess_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`, true);
+    expect(statusOf(answer)).toBe(200);
+    expect(received[0]!.body.toString()).toBe(body);
+    const entry = (await lastEntry()) as Awaited<ReturnType<typeof lastEntry>> & { _conformance: { notJudged?: string } };
+    expect(entry._conformance.error).toBeUndefined();
+    expect(entry._conformance).toMatchObject({ operation: 'updateSession', findings: [], notJudged: 'request body nested deeper than 64 levels' });
+    expect(entry.request!.postData!.text).toBe(body);
+    // The next exchange is judged as usual.
+    const next = '{"session_metadata": {"plan": "gold",,}';
+    await raw(`PATCH /api/v2/sessions/sess_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${next.length}\r\n\r\n${next}`, true);
+    expect((await lastEntry())._conformance.findings).toContainEqual(expect.objectContaining({ requirement: 'SES-REQUEST-BODY', subject: 'client' }));
+  });
+
   it('a client that aborts in the middle of its request body: recorded as aborted, nothing answered', async () => {
     exchanges++;
     await new Promise<void>((resolve) => {

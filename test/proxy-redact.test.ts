@@ -31,6 +31,14 @@ describe('redaction for recordings', () => {
     expect(out.token_encryption.encryption_key).toEqual({ name: 'k', kid: 'kid-1', pem: mask('-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----') });
   });
 
+  it('a body nested too deep to walk that holds a secret object is masked whole, not searched in part', () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    const text = `{"token_encryption":{"encryption_key":{"name":"key-name-secret","kid":"kid-secret-1"}},"extra":${deep}}`;
+    const out = redactBody(text);
+    expect(out).toBe(mask(text));
+    expect(out).not.toContain('kid-secret-1');
+  });
+
   it('masks secrets in bodies cut short, form bodies, tokens and PEM blocks anywhere in text', () => {
     expect(redactBody('{"client_id":"a","client_secret":"s3cr3t-value-that-was-cu')).toBe('{"client_id":"a","client_secret":"[REDACTED]**************');
     expect(redactBody('grant_type=client_credentials&client_secret=abc%2Bdef&audience=x')).toBe('grant_type=client_credentials&client_secret=[REDACTED]&audience=x'.replace('[REDACTED]', mask('abc+def')));

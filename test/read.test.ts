@@ -101,6 +101,11 @@ describe('HAR', () => {
       ['{"log": {"entries": [{"request": {"method": "GET"}}]}}', /log.entries\[0\]: entry has no request method and url/],
       ['{"log": {"entries": [7]}}', /log.entries\[0\] is not an object/],
       ['{"log": {"entries": [{"request": }]}}', /log.entries\[0\] is not valid JSON/],
+      ['', /^the file is empty$/],
+      ['\n  \n', /^the file holds only blank space, no HAR document$/],
+      ['\u0000\u0001 binary', /^not a readable HAR file: it begins with binary data, not with "\{"/],
+      ['[{"log": {}}]', /^not a readable HAR file: it begins with "\[\{\\"log\\": \{\}\}\]", not with "\{"/],
+      ['{"lo\u0001g": {"entries": []}}', /^not a readable HAR file: a string near the start is not valid JSON \(Bad control character/],
     ];
     for (const [text, message] of cases) {
       const path = join(dir, 'bad.har');
@@ -145,7 +150,64 @@ describe('JSONL journal', () => {
   it('rejects a malformed line that is not the last, naming it', async () => {
     const path = join(dir, 'broken.jsonl');
     writeFileSync(path, `${line(1)}\nnot json\n${line(3)}\n`);
-    await expect(collect(readJsonl(path))).rejects.toThrow(/line 2 is not JSON/);
+    await expect(collect(readJsonl(path))).rejects.toThrow(/line 2 is not a JSON object \(it begins with "not json"\)/);
+  });
+
+  /** The exchanges read before the reader gave up, and why it did. */
+  async function readUntilError(path: string, chunkBytes?: number): Promise<{ read: Exchange[]; error: Error | undefined; progress: { truncatedTail: boolean } }> {
+    const read: Exchange[] = [];
+    const progress = { truncatedTail: false };
+    try {
+      for await (const batch of readJsonlBatches(path, progress, chunkBytes)) read.push(...batch);
+    } catch (error) {
+      return { read, error: error as Error, progress };
+    }
+    return { read, error: undefined, progress };
+  }
+
+  it('reads every entry around lines that are not entries, and then names the bad lines (a few, and how many more)', async () => {
+    const path = join(dir, 'middle.jsonl');
+    writeFileSync(path, [line(1), 'not json', line(3), '[1]', 'x', line(6), '{"request": {}}', 'y', 'z', line(10), ''].join('\n'));
+    for (const chunkBytes of [7, 64, 128 * 1024]) {
+      const { read, error, progress } = await readUntilError(path, chunkBytes);
+      expect(read.map((e) => e.id)).toEqual(['1', '3', '6', '10']);
+      expect(error?.name).toBe('RecordingError');
+      expect(error?.message).toMatch(/^line 2 is not a JSON object \(.*\); 6 lines are not entries: 2, 4, 5, 7, 8 and 1 more$/);
+      expect(progress.truncatedTail).toBe(false);
+    }
+  });
+
+  it('a file with no complete entry is an error, never an empty recording: empty, blank, garbage, cut short', async () => {
+    const cases: Array<[string, string | Buffer, RegExp]> = [
+      ['empty', '', /^the file is empty$/],
+      ['blank', '\n\r\n  \n', /^the file holds only blank lines, no entry$/],
+      ['garbage, no newline', 'garbage', /^no complete entry: line 1 is not a JSON object \(it begins with "garbage"\) and the file ends there without a newline/],
+      ['one entry cut short', line(1).slice(0, 40), /^no complete entry: line 1 is not JSON \(/],
+      ['binary', Buffer.from([0xff, 0x00, 0x01, 0x02]), /^no complete entry: line 1 is not a JSON object \(it begins with binary data\)/],
+    ];
+    for (const [name, text, message] of cases) {
+      const path = join(dir, 'none.jsonl');
+      writeFileSync(path, text);
+      for (const chunkBytes of [3, 128 * 1024]) {
+        const { read, error } = await readUntilError(path, chunkBytes);
+        expect(read, name).toEqual([]);
+        expect(error?.message, name).toMatch(message);
+      }
+    }
+  });
+
+  it('a junk line spanning many chunks is not held in memory: it is named by how it begins', async () => {
+    const path = join(dir, 'junk.jsonl');
+    writeFileSync(path, `${line(1)}\n${'x'.repeat(1 << 20)}\n${line(3)}\n`);
+    const { read, error } = await readUntilError(path, 4096);
+    expect(read.map((e) => e.id)).toEqual(['1', '3']);
+    expect(error?.message).toBe('line 2 is not a JSON object (it begins with "xxxxxxxxxxxxxxxxxxxx")');
+  });
+
+  it('a byte order mark before the first line is not part of it', async () => {
+    const path = join(dir, 'bom.jsonl');
+    writeFileSync(path, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${line(1)}\n`)]));
+    expect(await collect(readJsonl(path))).toHaveLength(1);
   });
 
   it('is recognised by content when the name does not say', async () => {

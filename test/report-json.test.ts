@@ -1,6 +1,6 @@
 // report.json: the model the builder makes, held to schemas/report.schema.json with the
 // project's Ajv setup, and the model's own rules (statuses, counts, groups, redaction).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -132,5 +132,19 @@ describe('report.json', () => {
     expect(text).toContain('Bearer [REDACTED]');
     // Hostile strings are data in JSON: kept as they came, for the writers to escape.
     expect(text).toContain(JSON.stringify(XSS.test).slice(1, -1));
+  });
+});
+
+describe('writing the reports', () => {
+  it('a write that fails part-way leaves every earlier file as it was and no temporary behind', async () => {
+    const out = join(dir, 'part-way');
+    await writeReports(sampleReport(), out);
+    const before = Object.fromEntries(readdirSync(out).map((name) => [name, readFileSync(join(out, name))]));
+    // The second file's temporary name is taken by a directory: writing it fails after report.json's was written.
+    mkdirSync(join(out, `junit.xml.${process.pid}.tmp`));
+    await expect(writeReports(sampleReport({ failOn: 'should' }), out)).rejects.toThrow(new RegExp(`^cannot write reports to ${out}: `));
+    rmSync(join(out, `junit.xml.${process.pid}.tmp`), { recursive: true });
+    expect(readdirSync(out).sort()).toEqual(Object.keys(before).sort());
+    for (const [name, bytes] of Object.entries(before)) expect(readFileSync(join(out, name)).equals(bytes), name).toBe(true);
   });
 });

@@ -465,3 +465,30 @@ describe('reading X-RateLimit-* values', () => {
     }), runs);
   });
 });
+
+describe('bodies nested too deep to judge', () => {
+  const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+  it('an exchange with a body nested deeper than 64 levels is not judged, and says why', () => {
+    const response = judgeExchange(getExchange(undefined, 'rs_1', { responseBody: nested(100_000) }));
+    expect(response).toMatchObject({ operation: { operation: 'getResourceServer' }, findings: [], examined: [], notJudged: 'response body nested deeper than 64 levels' });
+    const request = judgeExchange(updateExchange(undefined, session(), { requestBody: `{"session_metadata":${nested(65)}}` }));
+    expect(request.notJudged).toBe('request body nested deeper than 64 levels');
+  });
+
+  it('a bearer token whose claims nest deeper than 64 levels is not judged either (its claims are quoted in findings)', () => {
+    const b64 = (text: string) => Buffer.from(text).toString('base64url');
+    const token = `${b64('{"alg":"RS256","typ":"JWT"}')}.${b64(`{"scope":"read:resource_servers","aud":${nested(100_000)}}`)}.c2ln`;
+    const judgement = judgeExchange(getExchange(undefined, 'rs_1', { requestHeaders: { Authorization: `Bearer ${token}` } }));
+    expect(judgement).toMatchObject({ findings: [], notJudged: "the bearer token's claims nested deeper than 64 levels" });
+  });
+
+  it('64 levels are judged as usual, and brackets inside strings do not count', () => {
+    const atLimit = judgeExchange(getExchange(undefined, 'rs_1', { responseBody: nested(64) }));
+    expect(atLimit.notJudged).toBeUndefined();
+    expect(atLimit.findings.map((f) => f.requirement)).toContain('RS-RESPONSE-SCHEMA');
+    const quoted = judgeExchange(getExchange(resourceServer({ name: '['.repeat(200) + '"\\'.repeat(3) }), 'rs_1'));
+    expect(quoted).toMatchObject({ findings: [] });
+    expect(quoted.notJudged).toBeUndefined();
+  });
+});

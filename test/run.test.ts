@@ -246,6 +246,8 @@ describe('tmi-conform run: usage and configuration errors (exit 2, one line)', (
     ['wrong type', () => ['--config', writeConfig('type.yaml', { base_url: 'http://127.0.0.1:9/api/v2', allow_destructive: 'yes' })], /key "allow_destructive": must be boolean/],
     ['profile of the wrong shape', () => ['--config', writeConfig('profile.yaml', { base_url: 'http://127.0.0.1:9/api/v2', credentials: { full: { client_id: 'x' } } })], /key "credentials.full": expected \{client_id, client_secret\} or \{token\}/],
     ['not YAML', () => ['--config', writeConfig('bad.yaml', 'base_url: [unclosed')], /not valid YAML/],
+    ['a YAML tag', () => ['--config', writeConfig('tag.yaml', 'base_url: !!js/function "function () {}"')], /config .*tag\.yaml: unknown tag !!js\/function at line 1 \(the config is plain YAML, without tags\)\n/],
+    ['a port above 65535', () => ['--base-url', 'http://127.0.0.1:99999/api/v2'], /key "base_url": port 99999 is above 65535 in "http:\/\/127\.0\.0\.1:99999\/api\/v2"\n/],
     ['unreadable file', () => ['--config', join(dir, 'missing.yaml')], /cannot read it \(ENOENT\)/],
     ['unknown requirement', () => ['--requirement', 'NOPE-1'], /unknown requirement NOPE-1/],
     ['unknown fault', () => ['--fault', 'everything-broken'], /unknown fault "everything-broken"/],

@@ -1,12 +1,14 @@
 // `tmi-conform validate`: judges recordings offline, prints a summary, writes the reports,
 // and answers with the contract's exit codes.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { judgeExchange } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
+import { harEntry as journalEntry } from '../recordings/write.ts';
 import type { Report } from '../reports/model.ts';
 import { deleteExchange, errorExchange, getExchange, resourceServer, updateExchange } from '../fixtures/exchanges.ts';
 
@@ -94,5 +96,111 @@ describe('tmi-conform validate', () => {
       expect(stderr).not.toMatch(/\n\s+at /);
     }
     expect(validate(broken).stderr).toContain('broken.har');
+  });
+});
+
+describe('tmi-conform validate: input that cannot be read is never a verdict', () => {
+  /** A line of the proxy's journal: the exchange redacted and judged, as the proxy writes it. */
+  const journalLine = (e: Exchange) => JSON.stringify(journalEntry(e, judgeExchange(e)));
+  const writeText = (name: string, text: string | Buffer) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  /** Exit 2, one stderr line naming the file and the problem, no verdict, no report. */
+  function expectUnreadable(file: string, problem: RegExp): void {
+    const reportDir = join(dir, `unreadable-${file.split('/').at(-1)}`);
+    const { code, stdout, stderr } = validate(file, '--report-dir', reportDir);
+    expect(code, stderr).toBe(2);
+    expect(stderr.trim().split('\n'), stderr).toHaveLength(1);
+    expect(stderr).toContain(`cannot read ${file}: `);
+    expect(stderr).toMatch(problem);
+    expect(stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(stdout).not.toMatch(/conforming/);
+    expect(existsSync(join(reportDir, 'report.json'))).toBe(false);
+  }
+
+  it('garbage without a newline, or one long junk line, is unreadable, not a recording with its last line cut short', () => {
+    expectUnreadable(writeText('garbage.jsonl', 'garbage'), /no complete entry: line 1 is not a JSON object \(it begins with "garbage"\)/);
+    // Longer than the reader's chunk: its bytes are not kept, only how it begins.
+    expectUnreadable(writeText('junk.jsonl', 'x'.repeat(3 * 1024 * 1024)), /no complete entry: line 1 is not a JSON object \(it begins with "x{20}"\)/);
+  });
+
+  it('an empty journal, an empty HAR, a journal of blank lines: unreadable, each said so', () => {
+    expectUnreadable(writeText('empty.jsonl', ''), /: the file is empty$/m);
+    expectUnreadable(writeText('empty.har', ''), /: the file is empty$/m);
+    expectUnreadable(writeText('blank.jsonl', '\n \n\n'), /only blank lines, no entry/);
+  });
+
+  it('a journal whose only line was cut short holds no entry: unreadable', () => {
+    expectUnreadable(writeText('only-cut.jsonl', journalLine(getExchange()).slice(0, 100)), /no complete entry: line 1 is not JSON \(.*\) and the file ends there without a newline/);
+  });
+
+  it('binary data is named as such, with its file, whatever its name', () => {
+    expectUnreadable(writeText('binary', Buffer.from([0x00, 0x01, 0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0x01, 0x22, 0x7d])), /not a readable HAR file: it begins with binary data/);
+    expectUnreadable(writeText('control.har', '{"lo\u0001g": {"entries": []}}'), /not a readable HAR file: a string near the start is not valid JSON/);
+  });
+
+  it('a last line cut short after complete entries: the entries are judged, the line said skipped', () => {
+    const file = writeText('cut.jsonl', `${journalLine(getExchange())}\n${journalLine(deleteExchange())}\n${journalLine(getExchange()).slice(0, 100)}`);
+    const { code, stdout, stderr } = validate(file, '--report-dir', join(dir, 'cut'));
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain('2 exchanges in 1 file(s): 2 judged');
+    expect(stderr).toBe(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
+  });
+
+  it('lines in the middle that are not entries: the others are judged, the bad ones named, exit 2 and no report', () => {
+    const good = journalLine(getExchange());
+    const bad = journalLine(getExchange(resourceServer({ signing_alg: 'HS512' })));
+    const lines = [good, 'not json', bad, '7', good, 'x', 'y', '{"request": {}}', 'z', good];
+    const file = writeText('middle.jsonl', `${lines.join('\n')}\n`);
+    const reportDir = join(dir, 'middle');
+    const { code, stdout, stderr } = validate(file, '--report-dir', reportDir);
+    expect(code).toBe(2);
+    expect(stdout).toContain('4 exchanges in 1 file(s): 4 judged');
+    expect(stdout).toMatch(/RS-SIGNING-ALG\s+must\s+implementation\s+1/);
+    expect(stdout).toContain('verdict: none: 1 file(s) could not be read in full (below); no report written');
+    expect(stdout).not.toMatch(/verdict: (NOT )?conforming/);
+    expect(stderr.trim().split('\n'), stderr).toHaveLength(1);
+    expect(stderr).toMatch(new RegExp(`cannot read ${file}: line 2 is not a JSON object \\(.*\\); 6 lines are not entries: 2, 4, 6, 7, 8 and 1 more$`, 'm'));
+    expect(existsSync(join(reportDir, 'report.json'))).toBe(false);
+  });
+
+  it('a failed validate leaves the earlier report in its directory byte for byte', () => {
+    const reportDir = join(dir, 'kept');
+    expect(validate(writeHar('kept.har', [deleteExchange(), getExchange()]), '--report-dir', reportDir).code).toBe(0);
+    const before = Object.fromEntries(['report.json', 'junit.xml', 'report.md', 'report.html'].map((name) => [name, readFileSync(join(reportDir, name))]));
+    const middle = writeText('kept-bad.jsonl', `${journalLine(getExchange())}\nnot json\n${journalLine(getExchange())}\n`);
+    for (const file of [middle, writeText('kept-empty.jsonl', '')]) {
+      expect(validate(file, '--report-dir', reportDir).code).toBe(2);
+      for (const [name, bytes] of Object.entries(before)) expect(readFileSync(join(reportDir, name)).equals(bytes), `${name} after ${file}`).toBe(true);
+    }
+  });
+
+  it('a body nested 100,000 deep is not judged; the rest of the recording is, and decides the exit code', () => {
+    const depth = 100_000;
+    const deep = getExchange(undefined, 'rs_deep', { responseBody: '['.repeat(depth) + ']'.repeat(depth) });
+    const lines = [journalLine(getExchange()), journalLine(deep), journalLine(getExchange(resourceServer({ signing_alg: 'HS512' }))), journalLine(deleteExchange())];
+    const file = writeText('deep.jsonl', `${lines.join('\n')}\n`);
+    const reportDir = join(dir, 'deep');
+    const { code, stdout, stderr } = validate(file, '--report-dir', reportDir);
+    expect(stderr).toBe('');
+    expect(code).toBe(1); // the HS512 signing_alg of line 3
+    expect(stdout).toContain('4 exchanges in 1 file(s): 3 judged, 1 not judged, 0 not covered by the document');
+    expect(stdout).toContain(`not judged: 1 exchange(s), response body nested deeper than 64 levels: ${file} line 2`);
+    expect(stdout).toMatch(/RS-SIGNING-ALG\s+must\s+implementation\s+1/);
+    expect(readReport(reportDir).traffic).toMatchObject({ exchanges: 4 });
+  });
+
+  it('a --report-dir that is a file: exit 2 before judging, one line naming it', () => {
+    const notADir = writeText('a-file', 'x');
+    const { code, stdout, stderr } = validate(writeHar('to-file.har', [getExchange()]), '--report-dir', notADir);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(`tmi-conform: cannot write reports to ${notADir}: it is a file, not a directory\n`);
+    const under = validate(writeHar('to-file2.har', [getExchange()]), '--report-dir', join(notADir, 'reports'));
+    expect(under.code).toBe(2);
+    expect(under.stderr).toMatch(/^tmi-conform: cannot write reports to .*a-file\/reports: a file stands where a directory is needed\n$/);
   });
 });

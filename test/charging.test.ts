@@ -2,30 +2,20 @@
 // covers (its precondition unmet: the fixture answered 404) charges nothing and says why; a
 // test that stopped at a finding charges that finding's requirement; a request the target
 // carried out that it should have refused is reported as a security finding, in plain words.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import type { Report } from '../reports/model.ts';
+import { runCli } from './helpers/cli.ts';
 
-const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-charging-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'GITHUB_STEP_SUMMARY'));
-  const child = spawn(process.execPath, [BIN, 'run', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const run = (args: string[]) => runCli(['run', ...args]);
 
 const readReport = (reportDir: string) => JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
 

@@ -47,3 +47,19 @@ export function startCli(args: string[], options: { cwd?: string } = {}): CliChi
     kill: (signal) => child.kill(signal),
   };
 }
+
+/** The environment of a user's shell: none of the test runner's own variables, no TMI_* setting, no CI job summary. */
+export function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'NODE_ENV' && k !== 'GITHUB_STEP_SUMMARY'));
+  return { ...env, ...extra };
+}
+
+/** Runs `tmi-conform ...args` to its end in a user's environment; asynchronous, so a server in the test's process keeps answering. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: userEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  child.stderr.on('data', (c) => (stderr += c));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}

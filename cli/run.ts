@@ -8,6 +8,7 @@ import { ReportBuilder } from '../reports/builder.ts';
 import { ATTACK_TOKEN_COMMAND, curlCommand, curlVariables, reproducible } from '../reports/curl.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import type { Report } from '../reports/model.ts';
+import { redactTarget } from '../reports/redact-text.ts';
 import { summarize } from '../reports/status.ts';
 import { checkReportDir, REPORT_FILES, writeReports } from '../reports/write.ts';
 import { loadRequirements } from '../rules/requirements.ts';
@@ -167,7 +168,7 @@ export async function run(argv: string[]): Promise<number> {
 
   try {
     const config = reference ? embeddedConfig(reference, raw) : resolveConfig(raw);
-    print(`tmi-conform run → ${config.baseUrl}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
+    print(`tmi-conform run → ${redactTarget(config.baseUrl)}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
     print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
     // What the tenant says of its tokens (keys/tenant.ts): never guessed from the address the run reaches it at.
     let tenant = await learnTenant({ ...(config.issuer !== undefined ? { issuer: config.issuer } : {}), ...(config.jwksUrlGiven ? { jwks: config.jwksUrl } : {}), wellKnownAt: config.authUrl });

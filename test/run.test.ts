@@ -349,3 +349,12 @@ describe('tmi-conform run --property-runs 1', () => {
     }
   });
 });
+
+describe('tmi-conform run: a password in base_url', () => {
+  it('never reaches the console', { timeout: 60_000 }, async () => {
+    const { code, stdout, stderr } = await run(['--base-url', 'http://operator:s3cretPassw0rd@127.0.0.1:9/api/v2']);
+    expect(code).toBe(2);
+    expect(stdout.split('\n')[0]).toBe('tmi-conform run → http://[REDACTED]@127.0.0.1:9/api/v2');
+    expect(stdout + stderr).not.toContain('s3cretPassw0rd');
+  });
+});

@@ -102,8 +102,8 @@ describe('tmi-conform proxy: a session', () => {
     // A target that takes requests and never answers.
     let reached!: () => void;
     const requestReached = new Promise<void>((resolve) => (reached = resolve));
-    // (The proxy's start asks it for the tenant's JWKS too; that request is not the one awaited.)
-    const silent = createServer((req, res) => (req.url === '/.well-known/jwks.json' ? res.writeHead(404).end() : reached()));
+    // (The proxy's start asks it for the tenant's discovery document and JWKS too; those are not the request awaited.)
+    const silent = createServer((req, res) => (req.url?.startsWith('/.well-known/') ? res.writeHead(404).end() : reached()));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const reportDir = join(dir, 'cut-reports');

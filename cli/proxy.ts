@@ -14,6 +14,7 @@ import { parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
 import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 import { checkExistingRecording, type RecordingMode } from './existing-recording.ts';
+import { checkReportDir } from '../reports/write.ts';
 import { watchLauncher } from './launcher.ts';
 import { SignalQueue } from './signals.ts';
 import { CommandError, findCommand, startCommand, type CommandEnd } from './wrapped-command.ts';
@@ -154,6 +155,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   const { host, port } = parseListen('proxy', stringFlag(args, 'listen') ?? DEFAULT_LISTEN);
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? DEFAULT_REPORT_DIR;
+  await checkReportDir(reportDir); // before the journal is looked for inside it
   const harPath = stringFlag(args, 'record');
   const journalPath = stringFlag(args, 'journal') ?? (harPath !== undefined ? `${harPath}.jsonl` : `${reportDir}/${JOURNAL_NAME}`);
   if (harPath !== undefined && resolve(harPath) === resolve(journalPath)) throw new UsageError('proxy: --record and --journal must name different files');

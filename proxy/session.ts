@@ -5,7 +5,9 @@
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { UsageError } from '../core/errors.ts';
 import type { FailOn } from '../reports/fail-on.ts';
+import { checkReportDir } from '../reports/write.ts';
 import type { Flow } from './flow.ts';
 import { Recorder, RecorderStartError } from './recorder.ts';
 import { ProxyServer } from './server.ts';
@@ -92,9 +94,11 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
 
   // Everything that could fail at stop is tried now: hours of traffic must not end in "cannot write".
   try {
+    await checkReportDir(options.reportDir);
     await mkdir(options.reportDir, { recursive: true });
     await access(options.reportDir, constants.W_OK);
   } catch (error) {
+    if (error instanceof UsageError) throw new ProxyStartError(error.message);
     throw new ProxyStartError(`cannot write reports to ${options.reportDir}: ${(error as Error).message}`);
   }
   let certificate;

@@ -135,4 +135,10 @@ describe('errors the user caused name their cause in one line (exit 2), never "i
     const merge = await runMain(['report', 'merge', reportDir, '--out', notADir]);
     expect(merge).toMatchObject({ code: 2, stderr: `tmi-conform: cannot write reports to ${notADir}: it is a file, not a directory\n` });
   });
+
+  it('a report directory that is a file, for proxy: said before it listens', async () => {
+    const notADir = file('proxy-reports-here', 'x');
+    const proxy = await runMain(['proxy', '--target', 'http://127.0.0.1:9', '--listen', '127.0.0.1:0', '--report-dir', notADir]);
+    expect(proxy).toMatchObject({ code: 2, stderr: `tmi-conform: cannot write reports to ${notADir}: it is a file, not a directory\n` });
+  });
 });

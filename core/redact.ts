@@ -244,7 +244,49 @@ export function tokenFacts(token: BearerToken): BearerToken {
  * found in one place (a header, a secret field) and repeated in a field that is not secret
  * (an id, a description, an error message) is masked there too.
  */
-export function redactExchange(exchange: Exchange, sink?: SecretSink): Exchange {
+/**
+ * Secret values a session has seen (a client secret sent to /oauth/token, a signing secret
+ * read back): masked wherever they stand in the session's later exchanges, in any field. Only
+ * values worth searching for are kept (isSearchedSecret), at most MAX_KNOWN_SECRETS, the
+ * oldest forgotten first.
+ */
+export class KnownSecrets {
+  private readonly values = new Set<string>();
+  private ordered: string[] | undefined;
+
+  /** Remembers `found` (the secrets one exchange's redaction masked in their own fields). */
+  learn(found: Iterable<string>): void {
+    for (const value of found) {
+      if (this.values.has(value) || !isSearchedSecret(value)) continue;
+      if (this.values.size >= MAX_KNOWN_SECRETS) this.values.delete(this.values.values().next().value as string);
+      this.values.add(value);
+      this.ordered = undefined;
+    }
+  }
+
+  get size(): number {
+    return this.values.size;
+  }
+
+  /** Longest first, as masking wants them. */
+  list(): readonly string[] {
+    return (this.ordered ??= longestFirst(this.values));
+  }
+
+  has(value: string): boolean {
+    return this.values.has(value);
+  }
+}
+
+/** A session rarely holds more than a few clients' secrets; the bound keeps a hostile stream of them from growing without end. */
+const MAX_KNOWN_SECRETS = 1000;
+
+/**
+ * `exchange` redacted; `sink` collects the secret values masked. With `known` (a session's
+ * KnownSecrets), the secrets seen in earlier exchanges are masked wherever they stand in this
+ * one too, and this one's are remembered for the next.
+ */
+export function redactExchange(exchange: Exchange, sink?: SecretSink, known?: KnownSecrets): Exchange {
   const found: SecretSink = new Set();
   const copy: Exchange = {
     ...exchange,
@@ -256,8 +298,14 @@ export function redactExchange(exchange: Exchange, sink?: SecretSink): Exchange 
     copy.response = { ...exchange.response, headers: redactHeaders(exchange.response.headers, found) };
     if (exchange.response.body) copy.response.body = { ...exchange.response.body, text: redactBody(exchange.response.body.text, found) };
   }
-  if (found.size > 0) maskEchoedSecrets(copy, longestFirst(found));
+  if (known && known.size > 0) {
+    // This exchange's own secrets and the session's, longest first.
+    const all = new Set([...known.list(), ...found]);
+    maskEchoedSecrets(copy, longestFirst(all));
+    if (sink) for (const secret of known.list()) sink.add(secret);
+  } else if (found.size > 0) maskEchoedSecrets(copy, longestFirst(found));
   if (sink) for (const secret of found) sink.add(secret);
+  known?.learn(found);
   return copy;
 }
 

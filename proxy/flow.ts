@@ -40,6 +40,8 @@ export interface Flow {
   judgement?: Judgement;
   /** The judgement's findings with messages scrubbed of secrets: what may be written anywhere. */
   safeFindings?: Finding[];
+  /** The exchange redacted as the journal holds it (the report keeps its evidence from this, never from the raw one). */
+  safeExchange?: Exchange;
   /** A rule or writer failed on this flow (a bug, reported, never fatal to the proxy). */
   internalError?: string;
 }

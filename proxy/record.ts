@@ -1,6 +1,7 @@
 // Turns a judged flow into what may reach the disk: a redacted HAR 1.2 entry with its
 // `_conformance` note, and the findings with their messages scrubbed of the exchange's
 // secrets (the report uses those). Nothing unredacted leaves this step.
+import { KnownSecrets } from '../core/redact.ts';
 import { recordExchange, type EntryDetails } from '../recordings/write.ts';
 import type { Addon, Flow } from './flow.ts';
 
@@ -10,14 +11,17 @@ export interface RecordedFlow extends Flow {
 
 export class RecordAddon implements Addon {
   readonly name = 'record';
+  /** Secrets seen in the session's earlier exchanges (a client secret sent to the token endpoint): masked wherever they turn up later. */
+  private readonly known = new KnownSecrets();
 
   done(flow: RecordedFlow): void {
     if (!flow.exchange) return;
     const judgement = flow.judgement ?? { findings: [], examined: [] };
-    const recorded = recordExchange(flow.exchange, judgement, entryDetails(flow));
+    const recorded = recordExchange(flow.exchange, judgement, entryDetails(flow), this.known);
     if (flow.internalError !== undefined) (recorded.entry['_conformance'] as Record<string, unknown>)['error'] = flow.internalError;
     flow.entry = recorded.entry;
     flow.safeFindings = recorded.findings;
+    flow.safeExchange = recorded.safe;
   }
 }
 

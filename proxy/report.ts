@@ -12,8 +12,9 @@ export class ReportAddon implements Addon {
   }
 
   done(flow: Flow): void {
-    if (!flow.exchange || !flow.judgement || !flow.safeFindings) return;
-    // Without findings there is nothing to scrub: the judgement goes as it is.
-    this.builder.addExchange(flow.exchange, flow.judgement.findings.length === 0 ? flow.judgement : { ...flow.judgement, findings: flow.safeFindings });
+    if (!flow.safeExchange || !flow.judgement || !flow.safeFindings) return;
+    // Without findings there is nothing to scrub: the judgement goes as it is. The exchange is the
+    // redacted one: the session's known secrets are masked in it already.
+    this.builder.addExchange(flow.safeExchange, flow.judgement.findings.length === 0 ? flow.judgement : { ...flow.judgement, findings: flow.safeFindings });
   }
 }

@@ -5,7 +5,7 @@ import type { Judgement } from '../rules/index.ts';
 import { findingMessage } from '../rules/message.ts';
 import type { BearerToken, Exchange, ExchangeOrder, Finding } from '../rules/types.ts';
 import { version } from '../core/version.ts';
-import { redactExchange, scrubSecrets, tokenFacts, type SecretSink } from '../core/redact.ts';
+import { redactExchange, scrubSecrets, tokenFacts, type KnownSecrets, type SecretSink } from '../core/redact.ts';
 
 export const HAR_CREATOR = { name: 'tmi-conform', version };
 
@@ -80,6 +80,8 @@ export interface RecordedExchange {
   entry: Record<string, unknown>;
   /** The judgement's findings, messages scrubbed of the exchange's secrets (for reports). */
   findings: Finding[];
+  /** The exchange as the entry holds it, redacted (for reports). */
+  safe: Exchange;
 }
 
 /**
@@ -90,11 +92,12 @@ export function harEntry(exchange: Exchange, judgement?: Judgement, details: Ent
   return recordExchange(exchange, judgement, details).entry;
 }
 
-export function recordExchange(exchange: Exchange, judgement?: Judgement, details: EntryDetails = {}): RecordedExchange {
+/** `known`: the secrets the session saw in earlier exchanges, masked here too (core/redact.ts KnownSecrets). */
+export function recordExchange(exchange: Exchange, judgement?: Judgement, details: EntryDetails = {}, known?: KnownSecrets): RecordedExchange {
   // The secrets masked are collected only to scrub finding messages: most exchanges have none.
   const hasFindings = judgement !== undefined && judgement.findings.length > 0;
   const secrets: SecretSink | undefined = hasFindings ? new Set() : undefined;
-  const safe = redactExchange(exchange, secrets);
+  const safe = redactExchange(exchange, secrets, known);
   const findings = hasFindings ? safeFindings(judgement.findings, secrets!) : [];
   const httpVersion = details.httpVersion ?? 'HTTP/1.1';
   const requestBody = safe.request.body;
@@ -162,7 +165,7 @@ export function recordExchange(exchange: Exchange, judgement?: Judgement, detail
     if (judgement.notJudged !== undefined) conformance.notJudged = judgement.notJudged;
     entry['_conformance'] = conformance;
   }
-  return { entry, findings };
+  return { entry, findings, safe };
 }
 
 /** The text of a HAR document up to the first entry; entries follow, joined by ",". */

@@ -46,13 +46,28 @@ export function mask(value: string): string {
   return '*'.repeat(value.length);
 }
 
+/**
+ * Other header names that say credential (X-Auth-Token, X-Access-Token, Token, Authorization2,
+ * X-Forwarded-Authorization, X-Client-Secret, …): their values are masked whole.
+ */
+const CREDENTIAL_HEADER_NAME = /authorization|token|secret|api[-_]?key|password|passwd|credential|cookie/;
+
 export function redactHeaders(headers: Headers, sink?: SecretSink): Headers {
   const out: Headers = {};
   for (const name in headers) {
     const value = headers[name]!;
-    out[name] = SECRET_HEADERS.has(name) ? redactSecretHeader(name, value, sink) : value;
+    if (SECRET_HEADERS.has(name)) out[name] = redactSecretHeader(name, value, sink);
+    else if (CREDENTIAL_HEADER_NAME.test(name)) out[name] = redactCredentialHeader(name, value, sink);
+    // Any other header (a Referer with ?access_token=…): what looks like a token or key material.
+    else out[name] = redactText(value, sink);
   }
   return out;
+}
+
+function redactCredentialHeader(name: string, value: string, sink: SecretSink | undefined): string {
+  const redacted = readSecretHeader(name, value);
+  if (sink) for (const secret of redacted.secrets) sink.add(secret);
+  return redacted.text;
 }
 
 /** A secret header's value redacted, and the secrets it held (what the sink is given). */
@@ -342,8 +357,9 @@ function maskHeaderValues(headers: Headers, secrets: readonly string[]): Headers
 /** Secrets in a query string (e.g. ?access_token=…) are redacted too. */
 export function redactUrl(url: string, sink?: SecretSink): string {
   const q = url.indexOf('?');
-  if (q === -1) return url;
-  return url.slice(0, q + 1) + redactBody(url.slice(q + 1), sink);
+  // A token used as a path segment is masked as anywhere else.
+  if (q === -1) return redactText(url, sink);
+  return redactText(url.slice(0, q + 1), sink) + redactBody(url.slice(q + 1), sink);
 }
 
 /** `text` with every collected secret value (and what still looks like a token) masked. */

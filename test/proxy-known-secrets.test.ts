@@ -73,3 +73,29 @@ describe('KnownSecrets', () => {
     }
   });
 });
+
+describe('a token is masked by what it is, wherever it stands', () => {
+  const token = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJjbGllbnQtMSJ9.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg';
+  const signature = token.split('.')[2]!;
+  const get = (path: string, headers: Record<string, string>) => buildExchange({ method: 'GET', url: `https://t.example.com${path}`, requestHeaders: headers, status: 200, responseHeaders: {}, responseBody: '{}' });
+
+  it.each(['x-authorization', 'x-auth-token', 'x-access-token', 'token', 'authorization2', 'x-forwarded-authorization'])('in the %s header (no Authorization beside it)', (name) => {
+    const safe = redactExchange(get('/api/v2/resource-servers/rs_1', { [name]: `Bearer ${token}` }));
+    expect(safe.request.headers[name]).not.toContain(signature);
+    expect(safe.request.headers[name]).toMatch(/^\[REDACTED\]/);
+  });
+
+  it('a credential-named header with a value that is not a JWT is masked whole too', () => {
+    const safe = redactExchange(get('/api/v2/resource-servers/rs_1', { 'x-client-secret': 'k7Q2mV9xR4tW8yZ1' }));
+    expect(safe.request.headers['x-client-secret']).not.toContain('k7Q2mV9xR4tW8yZ1');
+  });
+
+  it('in the Referer and as a path segment; other headers and paths stay as they were', () => {
+    const safe = redactExchange(get(`/api/v2/resource-servers/${token}`, { referer: `https://app.example.com/cb?access_token=${token}`, 'x-request-id': 'req-123' }));
+    expect(safe.request.url).not.toContain(signature);
+    expect(safe.request.url).toMatch(/^https:\/\/t\.example\.com\/api\/v2\/resource-servers\/\[REDACTED\]/);
+    expect(safe.request.headers['referer']).not.toContain(signature);
+    expect(safe.request.headers['x-request-id']).toBe('req-123');
+    expect(redactExchange(get('/api/v2/resource-servers/rs_1', {})).request.url).toBe('https://t.example.com/api/v2/resource-servers/rs_1');
+  });
+});

@@ -4,7 +4,7 @@
 import { decodeJwt, type JSONWebKeySet } from 'jose';
 import { readJwks } from '../keys/jwks.ts';
 import type { TokenAttack } from '../rules/types.ts';
-import { corruptSignature, fromAnotherIssuer, keyConfusionTokens, signedByForeignKey, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
+import { makeAttackToken, type AttackInputs } from '../suites/tokens.ts';
 import { EXIT_OK, UsageError } from '../core/errors.ts';
 import { parseArgs, stringFlag } from './args.ts';
 
@@ -78,29 +78,18 @@ function validToken(value: string | undefined): string {
 }
 
 async function make(attack: Exclude<TokenAttack, 'expired'>, token: string, scope: string | undefined, jwksSource: string | undefined): Promise<string> {
-  switch (attack) {
-    case 'unsigned':
-      return unsignedToken(token);
-    case 'corrupted-signature':
-      return corruptSignature(token);
-    case 'foreign-key':
-      return signedByForeignKey(token);
-    case 'other-issuer': {
-      // TOKEN is the tenant's own: its iss is the issuer to differ from.
-      const iss = decodeJwt(token).iss;
-      if (typeof iss !== 'string' || iss === '') throw new UsageError('token: --attack other-issuer needs a TOKEN that names its issuer (iss)');
-      return fromAnotherIssuer(token, iss);
-    }
-    case 'tampered-scope':
-      if (scope === undefined || scope.trim() === '') throw new UsageError('token: --attack tampered-scope needs --scope S (the scope to add, e.g. delete:token_exchange_profiles)');
-      return withScopeAdded(token, scope.trim());
-    case 'key-confusion': {
-      if (jwksSource === undefined) throw new UsageError("token: --attack key-confusion needs --jwks URL|FILE (the tenant's JSON Web Key Set)");
-      const [first] = await keyConfusionTokens(token, await jwks(jwksSource));
-      if (first === undefined) throw new UsageError('token: --jwks holds no RSA or EC signing key to confuse with');
-      return first;
-    }
-  }
+  if (attack === 'tampered-scope' && (scope === undefined || scope.trim() === '')) throw new UsageError('token: --attack tampered-scope needs --scope S (the scope to add, e.g. delete:token_exchange_profiles)');
+  if (attack === 'key-confusion' && jwksSource === undefined) throw new UsageError("token: --attack key-confusion needs --jwks URL|FILE (the tenant's JSON Web Key Set)");
+  // TOKEN is the tenant's own: its iss is the issuer another-issuer differs from.
+  const iss = decodeJwt(token).iss;
+  const inputs: AttackInputs = {};
+  if (scope !== undefined) inputs.scope = scope.trim();
+  if (jwksSource !== undefined) inputs.jwks = await jwks(jwksSource);
+  if (typeof iss === 'string') inputs.issuer = iss;
+  const made = await makeAttackToken(attack, token, inputs);
+  if (typeof made === 'string') return made;
+  if (made.missing === 'signing key') throw new UsageError('token: --jwks holds no RSA or EC signing key to confuse with');
+  throw new UsageError('token: --attack other-issuer needs a TOKEN that names its issuer (iss)');
 }
 
 async function jwks(source: string): Promise<{ keys: JSONWebKeySet['keys'] }> {

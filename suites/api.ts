@@ -11,7 +11,7 @@ import type { Exchange, TokenAttack } from '../rules/types.ts';
 import { sendAndJudge, tenant, type Judged, type OutgoingRequest } from './http.ts';
 import { RateLimitPacer, sleep } from './pacing.ts';
 import { REQUIRED_SCOPES } from '../rules/checks/scopes.ts';
-import { corruptSignature, fromAnotherIssuer, keyConfusionTokens, signedByForeignKey, TokenProvider, unsignedToken, withScopeAdded, type CachedToken } from './tokens.ts';
+import { makeAttackToken, TokenProvider, type CachedToken } from './tokens.ts';
 
 /**
  * Who calls: a configured profile, or a credential the suite derives itself (token-attacks.suite.ts):
@@ -123,24 +123,9 @@ export class SuiteApi {
   }
 
   private async forge(caller: Exclude<Caller, Profile | 'anonymous' | 'expired'>, operation: ApiOperation, source: string): Promise<string | undefined> {
-    switch (caller) {
-      case 'corrupted-signature':
-        return corruptSignature(source);
-      case 'unsigned':
-        return unsignedToken(source);
-      case 'tampered-scope':
-        return withScopeAdded(source, REQUIRED_SCOPES[operation].scope);
-      case 'foreign-key':
-        return signedByForeignKey(source);
-      case 'other-issuer': {
-        const issuer = tenant().issuer;
-        return issuer === undefined ? undefined : fromAnotherIssuer(source, issuer);
-      }
-      case 'key-confusion': {
-        const jwks = tenant().jwks;
-        return jwks ? (await keyConfusionTokens(source, jwks))[0] : undefined;
-      }
-    }
+    const { issuer, jwks } = tenant();
+    const made = await makeAttackToken(caller, source, { scope: REQUIRED_SCOPES[operation].scope, ...(issuer !== undefined ? { issuer } : {}), ...(jwks ? { jwks } : {}) });
+    return typeof made === 'string' ? made : undefined;
   }
 
   private async authorization(caller: Caller, operation: ApiOperation): Promise<{ token?: string; facts?: OutgoingRequest['tokenFacts'] }> {

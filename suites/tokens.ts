@@ -4,6 +4,7 @@
 import { createPublicKey, type JsonWebKeyInput } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey, type JWK } from 'jose';
 import { scopesOf } from '../rules/token.ts';
+import type { TokenAttack } from '../rules/types.ts';
 import type { Credential, Profile, SuiteConfig } from './config.ts';
 import type { Judged, OutgoingRequest } from './http.ts';
 
@@ -191,6 +192,40 @@ export async function fromAnotherIssuer(token: string, tenantIssuer: string): Pr
   foreignKey ??= generateKeyPair('RS256').then((pair) => pair.privateKey);
   const header = decodeProtectedHeader(token);
   return new SignJWT({ ...decodeJwt(token), iss: anotherIssuer(tenantIssuer) }).setProtectedHeader({ ...header, alg: 'RS256' }).sign(await foreignKey);
+}
+
+/** What making an attack token may take beyond the valid token it starts from. */
+export interface AttackInputs {
+  /** tampered-scope: the scope to add. */
+  scope?: string;
+  /** key-confusion: the tenant's key set. */
+  jwks?: { keys: JWK[] };
+  /** other-issuer: the tenant's issuer, to differ from. */
+  issuer?: string;
+}
+
+/**
+ * The token of `attack`, made from the valid token `source` the one way the suites and
+ * `tmi-conform token` both make it; `missing` names what it needed and did not get.
+ */
+export async function makeAttackToken(attack: Exclude<TokenAttack, 'expired'>, source: string, inputs: AttackInputs): Promise<string | { missing: 'scope' | 'jwks' | 'signing key' | 'issuer' }> {
+  switch (attack) {
+    case 'corrupted-signature':
+      return corruptSignature(source);
+    case 'unsigned':
+      return unsignedToken(source);
+    case 'foreign-key':
+      return signedByForeignKey(source);
+    case 'tampered-scope':
+      return inputs.scope === undefined || inputs.scope === '' ? { missing: 'scope' } : withScopeAdded(source, inputs.scope);
+    case 'other-issuer':
+      return inputs.issuer === undefined || inputs.issuer === '' ? { missing: 'issuer' } : fromAnotherIssuer(source, inputs.issuer);
+    case 'key-confusion': {
+      if (!inputs.jwks) return { missing: 'jwks' };
+      const [first] = await keyConfusionTokens(source, inputs.jwks);
+      return first ?? { missing: 'signing key' };
+    }
+  }
 }
 
 /** The scopes a token grants, from its claims (empty when it is not a JWT). */

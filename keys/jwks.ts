@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { JSONWebKeySet } from 'jose';
+import { urlProblem } from '../core/url.ts';
 
 /** How long a JWKS download may take before the kit carries on without keys (or, for a set the user named, stops). */
 export const JWKS_FETCH_TIMEOUT_MS = 5_000;
@@ -51,6 +52,8 @@ function parseKeySet(text: string, where: string): JwksReading {
 export async function readJwks(source: string, timeoutMs = JWKS_FETCH_TIMEOUT_MS): Promise<JwksReading> {
   const where = describeJwksSource(source);
   if (isUrl(source)) {
+    const problem = urlProblem(source);
+    if (problem) return { problem: `${where} is not a usable URL: ${problem}` };
     let response: Response;
     try {
       response = await fetch(source, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });

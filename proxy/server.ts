@@ -283,6 +283,7 @@ export class ProxyServer {
   }
 
   private onForwardError(transit: Transit, error: NodeJS.ErrnoException): void {
+    if (this.tookBodyAfterBodylessAnswer(transit, error)) return;
     const { flow, req, res } = transit;
     if (res.writableEnded || res.destroyed) return; // already answered, or the client is gone
     if (req.destroyed && !flow.request.body.complete) {
@@ -312,6 +313,28 @@ export class ProxyServer {
     sendProxyError(res, failure.status, failure.code, `tmi-conform proxy: ${failure.message}`);
   }
 
+  /**
+   * A 204 or 304 (or an answer to HEAD) has no body by HTTP's rules, so Node's parser reads bytes
+   * the target sent after such a head as the start of a next response, and fails. Those bytes are
+   * the body the target sent: the client gets the answer as HTTP defines it (no body), and the
+   * exchange is recorded with the bytes, so the rules judge what the target did (a 204 with a body)
+   * instead of a 502 the target never caused.
+   */
+  private tookBodyAfterBodylessAnswer(transit: Transit, error: NodeJS.ErrnoException): boolean {
+    const { flow, res } = transit;
+    const response = flow.response;
+    if (!response || transit.done || !error.code?.startsWith('HPE_')) return false;
+    if (response.status !== 204 && response.status !== 304 && flow.request.method !== 'HEAD') return false;
+    const { rawPacket, bytesParsed } = error as NodeJS.ErrnoException & { rawPacket?: unknown; bytesParsed?: number };
+    if (Buffer.isBuffer(rawPacket)) response.body.add(bytesAfterHead(rawPacket, bytesParsed ?? 0));
+    response.body.complete = true;
+    if (!res.writableEnded && !res.destroyed) {
+      if (transit.headPending && !this.writeResponseHead(transit)) return true;
+      res.end();
+    }
+    return true;
+  }
+
   onResponseClosed(transit: Transit): void {
     if (transit.done) return;
     transit.done = true;
@@ -330,6 +353,16 @@ export class ProxyServer {
       this.inFlight.notifyIfEmpty();
     }
   }
+}
+
+/**
+ * The bytes of a failed parse that follow the bodyless head: after the head's blank line when the
+ * packet holds the head too, otherwise from where the parser stopped.
+ */
+function bytesAfterHead(packet: Buffer, bytesParsed: number): Buffer {
+  const headEnd = packet.indexOf('\r\n\r\n');
+  if (packet.toString('latin1', 0, 5) === 'HTTP/' && headEnd !== -1) return packet.subarray(headEnd + 4);
+  return packet.subarray(Math.min(bytesParsed, packet.length));
 }
 
 // Stream listeners shared by every exchange (`this` is the stream; its Transit hangs on it).

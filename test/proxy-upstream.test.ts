@@ -28,7 +28,7 @@ const RATE_HEADERS = { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '99'
 function scriptedTarget(): Server {
   const sockets = new Set<Socket>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const id = /\/resource-servers\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? /\/sessions\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '';
+    const id = /\/resource-servers\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? /\/sessions\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? /\/token-exchange-profiles\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '';
     const json = (body: Buffer | string, headers: Record<string, string> = {}) => {
       res.writeHead(200, { 'content-type': 'application/json', ...RATE_HEADERS, ...headers });
       res.end(body);
@@ -98,6 +98,15 @@ function scriptedTarget(): Server {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000', ...RATE_HEADERS });
         res.write('{"id":', () => setImmediate(() => req.socket.destroy()));
         return;
+      case 'no-content-with-body':
+        // A 204 may have no body (RFC 9110 §15.3.5); Node's client parser reads these bytes as the start of a next response.
+        req.socket.write(`HTTP/1.1 204 No Content\r\n${Object.entries(RATE_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('')}content-length: 16\r\n\r\n{"deleted":true}`);
+        return;
+      case 'no-content-then-body':
+        // The same, the body in a later packet: the connection can no longer be trusted for a next request.
+        res.writeHead(204, { ...RATE_HEADERS, 'content-length': '16' });
+        res.end(() => setTimeout(() => res.socket?.write('{"deleted":true}'), 30)); // Node's server sends no body with a 204: written under it
+        return;
       case 'garbage':
         req.socket.end('this is not HTTP at all\r\n\r\n');
         return;
@@ -131,10 +140,10 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   return { promise, resolve };
 }
 
-/** GET through the proxy without decompressing: the raw bytes, status and headers. */
-function rawGet(origin: string, path: string): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer; error?: string }> {
+/** A request through the proxy without decompressing: the raw bytes, status and headers. */
+function rawRequest(origin: string, method: string, path: string): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer; error?: string }> {
   return new Promise((resolve) => {
-    const req = request(origin + path, { headers: { authorization: `Bearer ${TOKEN}`, 'accept-encoding': 'gzip, deflate, br' }, agent: false }, (res) => {
+    const req = request(origin + path, { method, headers: { authorization: `Bearer ${TOKEN}`, 'accept-encoding': 'gzip, deflate, br' }, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -153,12 +162,12 @@ describe('the proxy in front of a misbehaving target', () => {
 
   const get = (id: string) => {
     exchanges++;
-    return rawGet(under.proxy.origin, `/api/v2/resource-servers/${id}`);
+    return rawRequest(under.proxy.origin, 'GET', `/api/v2/resource-servers/${id}`);
   };
   const entryFor = async (id: string): Promise<RecordedEntry> => {
     await recorded(under.proxy, exchanges);
     await new Promise((resolve) => setImmediate(resolve)); // the batch's journal write
-    return readJournal(under.journalPath).filter((e) => e.request!.url!.includes(`/resource-servers/${id}`) || e.request!.url!.includes(`/sessions/${id}`)).at(-1)!;
+    return readJournal(under.journalPath).filter((e) => /\/(resource-servers|sessions|token-exchange-profiles)\/([^/?]+)/.exec(e.request!.url!)?.[2] === id).at(-1)!;
   };
 
   beforeAll(async () => {
@@ -334,6 +343,27 @@ describe('the proxy in front of a misbehaving target', () => {
     const entry = await entryFor('slow-stream');
     expect(entry._error).toBe('client closed the connection before the response was complete');
     expect(entry.response!.content!._truncated).toBe(true);
+  });
+
+  it('a 204 that carries a body: the client gets the 204, the exchange is judged as a 204 with a body (not a 502)', async () => {
+    exchanges++;
+    const answer = await rawRequest(under.proxy.origin, 'DELETE', '/api/v2/token-exchange-profiles/no-content-with-body');
+    expect(answer.status).toBe(204);
+    const entry = await entryFor('no-content-with-body');
+    expect(entry.response!.status).toBe(204);
+    expect(entry.response!.content!.text).toBe('{"deleted":true}');
+    expect(entry._conformance.findings.map((f) => f.requirement)).toContain('TEP-DELETE-NO-BODY');
+  });
+
+  it('a 204 whose body comes in a later packet: judged by its Content-Length, and the next request does not get the stray bytes', async () => {
+    exchanges++;
+    const answer = await rawRequest(under.proxy.origin, 'DELETE', '/api/v2/token-exchange-profiles/no-content-then-body');
+    expect(answer.status).toBe(204);
+    await new Promise((resolve) => setTimeout(resolve, 60)); // the stray bytes have arrived
+    const next = await get('after-stray-bytes');
+    expect(next.status).toBe(200);
+    const entry = await entryFor('no-content-then-body');
+    expect(entry._conformance.findings.map((f) => f.requirement)).toContain('TEP-DELETE-NO-BODY');
   });
 
   it('after all that, the proxy still serves', async () => {

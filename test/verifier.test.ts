@@ -69,6 +69,7 @@ describe('loadJwks / readJwks', () => {
     expect(await loadJwks(`${origin}/missing`)).toBeUndefined();
     const refused = await readJwks('http://127.0.0.1:9/jwks.json');
     expect('problem' in refused && refused.problem).toMatch(/could not be fetched/);
+    expect(await readJwks('http://127.0.0.1:70000/jwks.json')).toEqual({ problem: 'http://127.0.0.1:70000/jwks.json is not a usable URL: port 70000 is above 65535' });
   });
 });
 

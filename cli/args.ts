@@ -48,6 +48,14 @@ export const stringFlag = (args: ParsedArgs, name: string): string | undefined =
 };
 
 /** Parses HOST:PORT (port 0 = a free port). */
+/** --max-body-bytes and its like: a whole number of bytes, at least 1. */
+export function bytesFlag(command: string, args: ParsedArgs, name: string, fallback: number): number {
+  const value = stringFlag(args, name);
+  if (value === undefined) return fallback;
+  if (!/^\d{1,12}$/.test(value) || Number(value) < 1) throw new UsageError(`${command}: --${name} expects a whole number of bytes (1 or more), got "${value}"`);
+  return Number(value);
+}
+
 export function parseListen(command: string, value: string): { host: string; port: number } {
   const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value);
   const port = match ? Number(match[2]) : NaN;

@@ -5,12 +5,13 @@
 // `-- CMD ARGS…` it runs CMD through itself and stops when CMD ends.
 import { resolve } from 'node:path';
 import { parseFailOn } from '../reports/fail-on.ts';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
+import { DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/target.ts';
 import type { TlsSource } from '../proxy/tls.ts';
 import { noJwksLine } from '../keys/tenant-keys.ts';
 import { issuerLine, learnTenant, tenantTokensData } from '../keys/tenant.ts';
-import { parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
+import { bytesFlag, parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
 import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 import { checkExistingRecording, type RecordingMode } from './existing-recording.ts';
@@ -90,7 +91,8 @@ Options:
   --fail-on LEVEL           the reports' verdict: must (default) or should (warnings fail it too);
                             the exit code stays 0, except with -- CMD
   --max-body-bytes N        bytes of each body kept for judging (default ${DEFAULT_MAX_BODY_BYTES}); bigger bodies
-                            stream through whole, are recorded cut short and are not judged
+                            stream through whole and are recorded as their size, SHA-256 and first
+                            bytes; what they hold is not judged
   --upstream-timeout SECS   the target has this long to answer, and between two chunks (default ${DEFAULT_UPSTREAM_TIMEOUT_MS / 1000});
                             then the client gets 504
   --status-interval SECS    how often the status line is printed (default ${DEFAULT_STATUS_INTERVAL_MS / 1000}; 0 = never)
@@ -159,7 +161,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   const harPath = stringFlag(args, 'record');
   const journalPath = stringFlag(args, 'journal') ?? (harPath !== undefined ? `${harPath}.jsonl` : `${reportDir}/${JOURNAL_NAME}`);
   if (harPath !== undefined && resolve(harPath) === resolve(journalPath)) throw new UsageError('proxy: --record and --journal must name different files');
-  const maxBodyBytes = integerFlag(stringFlag(args, 'max-body-bytes'), '--max-body-bytes', DEFAULT_MAX_BODY_BYTES);
+  const maxBodyBytes = bytesFlag('proxy', args, 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
   const upstreamTimeoutMs = secondsFlag(stringFlag(args, 'upstream-timeout'), '--upstream-timeout', DEFAULT_UPSTREAM_TIMEOUT_MS, false);
   const statusIntervalMs = secondsFlag(stringFlag(args, 'status-interval'), '--status-interval', DEFAULT_STATUS_INTERVAL_MS, true);
   const nonGlobalClients = (args.flags['non-global-client'] as string[] | undefined) ?? [];
@@ -287,12 +289,6 @@ function tlsFlags(args: ParsedArgs): TlsSource | undefined {
   return certFile !== undefined ? { certFile, keyFile: keyFile! } : { dir: dir ?? DEFAULT_TLS_DIR };
 }
 
-function integerFlag(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!/^\d{1,12}$/.test(value)) throw new UsageError(`proxy: ${name} expects a whole number of bytes, got "${value}"`);
-  return Number(value);
-}
-
 function secondsFlag(value: string | undefined, name: string, fallback: number, zeroAllowed: boolean): number {
   if (value === undefined) return fallback;
   const seconds = /^\d{1,7}(\.\d{1,3})?$/.test(value) ? Number(value) : NaN;
@@ -313,6 +309,7 @@ function summarize(summary: ProxySummary): string {
   const rows = Object.entries(c.byRequirement).sort((a, b) => b[1].count - a[1].count);
   if (rows.length === 0) lines.push('no findings');
   for (const [id, { level, subject, count }] of rows) lines.push(`  ${id.padEnd(34)} ${level.padEnd(6)} ${subject.padEnd(14)} ${count}`);
+  for (const { reason, count, exchanges } of summary.report.traffic?.notJudged ?? []) lines.push(`not judged: ${count} exchange(s), ${reason}: exchange ${exchanges.join(', ')}${count > exchanges.length ? ` and ${count - exchanges.length} more` : ''}`);
   if (c.internalErrors > 0) lines.push(`${c.internalErrors} exchanges hit an internal error (see above)`);
   lines.push(summary.report.passed ? 'verdict: conforming' : 'verdict: NOT conforming');
   const earlier = summary.journal.earlier > 0 ? `${summary.journal.earlier} earlier + ${summary.journal.written} new` : `${summary.journal.written}`;

@@ -11,11 +11,12 @@ import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
-import { parseArgs, stringFlag } from './args.ts';
+import { bytesFlag, parseArgs, stringFlag } from './args.ts';
+import { DEFAULT_MAX_BODY_BYTES, describeBytes } from '../core/body-limit.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
 import { MAX_JSON_DEPTH } from '../core/json-depth.ts';
 
-export const help = `Usage: tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE] [--issuer ISSUER]
+export const help = `Usage: tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE] [--issuer ISSUER] [--max-body-bytes N]
 
 Judges recorded traffic offline: HAR 1.2 files (browser DevTools, mitmproxy, other proxies,
 converted cassettes) and the proxy's JSONL journal (one HAR entry per line). Files are read
@@ -35,7 +36,10 @@ cut short (a recorder stopped mid-write) is judged, and the line is said skipped
 middle of a journal that are not entries: the other lines are judged and summed up on the
 console, the bad lines are named (the first few, "and N more"), the exit code is 2 and no
 report is written. An exchange with a body nested deeper than ${MAX_JSON_DEPTH} levels is not judged
-("not judged: … nested deeper than ${MAX_JSON_DEPTH} levels"); the rest of the recording is.
+("not judged: … nested deeper than ${MAX_JSON_DEPTH} levels"); the rest of the recording is. A body over
+--max-body-bytes keeps its size, SHA-256 and first bytes; its content is not judged ("content not
+judged: … over the body limit"), its exchange's status, headers and credential are. Memory stays
+flat whatever one entry holds.
 
 Options:
   --report-dir DIR   where report.json, junit.xml, report.md, report.html go (default reports/latest)
@@ -45,6 +49,7 @@ Options:
                      cannot be read is a usage error
   --issuer ISSUER    the issuer the tenant's tokens carry: a token naming another is judged as from another
                      issuer (without it the issuer is not judged)
+  --max-body-bytes N the body limit: bytes of each body judged (default ${DEFAULT_MAX_BODY_BYTES}, as the proxy's)
 
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable input or usage error.`;
 
@@ -63,6 +68,15 @@ export interface ValidateSummary {
   jwksGiven: boolean;
   /** Exchanges on covered paths the engine declined to judge, by reason: how many, and where the first few are. */
   notJudged: Map<string, { count: number; where: string[] }>;
+  /** Judged exchanges with a body over the body limit, whose content was not judged: by reason, as above. */
+  contentNotJudged: Map<string, { count: number; where: string[] }>;
+}
+
+function countPlace(places: Map<string, { count: number; where: string[] }>, reason: string, where: string): void {
+  const entry = places.get(reason) ?? { count: 0, where: [] };
+  entry.count++;
+  if (entry.where.length < NOT_JUDGED_PLACES) entry.where.push(where);
+  places.set(reason, entry);
 }
 
 /** Exchanges listed by place when the console says some were not judged. */
@@ -92,13 +106,13 @@ function judgeInto(exchange: Exchange, place: (id: string | undefined) => string
     return;
   }
   if (judgement.notJudged !== undefined) {
-    const entry = summary.notJudged.get(judgement.notJudged) ?? { count: 0, where: [] };
-    entry.count++;
-    if (entry.where.length < NOT_JUDGED_PLACES) entry.where.push(place(exchange.id));
-    summary.notJudged.set(judgement.notJudged, entry);
+    countPlace(summary.notJudged, judgement.notJudged, place(exchange.id));
     return;
   }
   summary.judged++;
+  for (const over of judgement.bodiesOverLimit ?? []) {
+    countPlace(summary.contentNotJudged, `${over.body} body over the ${describeBytes(over.limit)} body limit`, `${place(exchange.id)} (${describeBytes(over.bytes)})`);
+  }
   const state = credentialState(exchange);
   if (state === 'not-recorded') summary.credentialsNotRecorded++;
   else if (state === 'unverified') {
@@ -113,10 +127,11 @@ function judgeInto(exchange: Exchange, place: (id: string | undefined) => string
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true } });
+  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true } });
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
+  const maxBodyBytes = bytesFlag('validate', args, 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
   await checkReportDir(reportDir);
   for (const file of args.positionals) {
     try {
@@ -134,7 +149,7 @@ export async function run(argv: string[]): Promise<number> {
   const tenant = TenantTokens.of(knowledge);
 
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}` });
-  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, findingsByRequirement: new Map(), credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map() };
+  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, findingsByRequirement: new Map(), credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map() };
   const unreadable: string[] = [];
   for (const file of args.positionals) {
     const tracker = new RateLimitTracker(); // rate-limit sequences are per recording
@@ -142,7 +157,7 @@ export async function run(argv: string[]): Promise<number> {
     summary.files++;
     try {
       const place = placeIn(file, await detectFormat(file));
-      for await (const batch of readRecordingBatches(file, progress)) {
+      for await (const batch of readRecordingBatches(file, progress, { maxBodyBytes })) {
         await settleTokens(batch, tenant);
         for (const exchange of batch) judgeInto(exchange, place, tracker, builder, summary);
       }
@@ -191,6 +206,9 @@ function printSummary(summary: ValidateSummary, verdict: string, written?: strin
   out.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${notJudged > 0 ? `${notJudged} not judged, ` : ''}${summary.notCovered} not covered by the document`);
   for (const [reason, { count, where }] of summary.notJudged) {
     out.push(`not judged: ${count} exchange(s), ${reason}: ${where.join(', ')}${count > where.length ? ` and ${count - where.length} more` : ''}`);
+  }
+  for (const [reason, { count, where }] of summary.contentNotJudged) {
+    out.push(`content not judged: ${count} exchange(s), ${reason}: ${where.join(', ')}${count > where.length ? ` and ${count - where.length} more` : ''}`);
   }
   if (summary.credentialsNotRecorded > 0) out.push(`credentials not recorded: ${summary.credentialsNotRecorded} exchanges not judged for authentication`);
   if (summary.signaturesUnverified > 0) {

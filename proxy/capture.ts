@@ -2,8 +2,10 @@
 // all of them. The body itself is never held back; this only watches it. Compressed bodies
 // are decoded when the exchange is judged (after the response was sent), bounded again, so a
 // small compressed body cannot inflate without limit.
+import { createHash, type Hash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import type { CapturedBody } from '../rules/types.ts';
+import type { OverLimit } from '../rules/types.ts';
 
 /** A capture as it crosses to the judging thread: the kept bytes and the counts. */
 export interface BodySnapshot {
@@ -14,6 +16,8 @@ export interface BodySnapshot {
   complete: boolean;
   /** Why the kept bytes were let go before judging (the proxy was overloaded). */
   dropped?: string;
+  /** SHA-256 (hex) of the whole body, when it was over the limit and ended normally. */
+  sha256?: string;
 }
 
 export class BodyCapture {
@@ -28,6 +32,9 @@ export class BodyCapture {
 
   /** Why the kept bytes were let go (see BodySnapshot.dropped). */
   private dropped: string | undefined;
+  /** Over the limit: every byte is hashed from then on (the kept ones first), so the record can name the whole body. */
+  private hash: Hash | undefined;
+  private sha256: string | undefined;
 
   constructor(private readonly limit: number) {}
 
@@ -39,6 +46,8 @@ export class BodyCapture {
   /** The capture as plain data; `dropReason` lets the kept bytes go (and says why). */
   snapshot(dropReason?: string): BodySnapshot {
     const snapshot: BodySnapshot = { bytes: this.bytes, overflowed: this.overflowed, complete: this.complete };
+    const sha256 = this.digest();
+    if (sha256 !== undefined) snapshot.sha256 = sha256;
     if (dropReason !== undefined && this.kept > 0) snapshot.dropped = dropReason;
     else if (this.kept > 0) snapshot.data = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.kept);
     return snapshot;
@@ -55,7 +64,17 @@ export class BodyCapture {
     capture.overflowed = snapshot.overflowed;
     capture.complete = snapshot.complete;
     capture.dropped = snapshot.dropped;
+    capture.sha256 = snapshot.sha256;
     return capture;
+  }
+
+  /** The whole body's SHA-256 once it is over the limit and complete; undefined otherwise. */
+  private digest(): string | undefined {
+    if (this.sha256 === undefined && this.hash && this.complete) {
+      this.sha256 = this.hash.digest('hex');
+      this.hash = undefined;
+    }
+    return this.sha256;
   }
 
   add(chunk: Buffer): void {
@@ -63,9 +82,13 @@ export class BodyCapture {
     const room = this.limit - this.kept;
     if (room <= 0) {
       this.overflowed = true;
+      this.hash?.update(chunk);
       return;
     }
     if (chunk.length > room) {
+      this.hash = createHash('sha256');
+      for (const kept of this.chunks) this.hash.update(kept);
+      this.hash.update(chunk);
       this.chunks.push(Buffer.from(chunk.subarray(0, room)));
       this.kept = this.limit;
       this.overflowed = true;
@@ -86,12 +109,20 @@ export class BodyCapture {
     const raw = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.kept);
     const cut = this.overflowed || !this.complete;
     const encodings = codings(contentEncoding);
+    // A body cut short by the limit (not by an abort): what is known of the whole of it.
+    const overLimit: OverLimit | undefined = this.overflowed && this.complete ? { bytes: this.bytes, limit: this.limit, ...(this.digest() !== undefined ? { sha256: this.digest()! } : {}) } : undefined;
     if (encodings.length === 0) {
       const text = raw.toString('utf8');
       if (!cut) return { text };
-      return { text: text === '' ? notCaptured(`${this.bytes} bytes, none kept`) : text, truncated: true };
+      const body: CapturedBody = { text: text === '' ? notCaptured(`${this.bytes} bytes, none kept`) : text, truncated: true };
+      if (overLimit) body.overLimit = overLimit;
+      return body;
     }
-    if (cut) return { text: notCaptured(`${encodings.join(', ')}-encoded body of ${this.bytes} bytes cut short at ${this.kept} bytes; not decoded`), truncated: true };
+    if (cut) {
+      const body: CapturedBody = { text: notCaptured(`${encodings.join(', ')}-encoded body of ${this.bytes} bytes cut short at ${this.kept} bytes; not decoded`), truncated: true };
+      if (overLimit) body.overLimit = overLimit;
+      return body;
+    }
     try {
       let decoded = raw;
       for (const coding of [...encodings].reverse()) decoded = decode(coding, decoded, this.limit);

@@ -2,6 +2,7 @@
 // journal → report → status) on its own thread, the status line, and the stop sequence
 // (finish in-flight exchanges, let the recorder write the journal's last lines, the HAR file
 // and the reports). Used by `tmi-conform proxy` and by the tests.
+import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -17,7 +18,6 @@ import { howToTrust, listenerCertificate, TlsSetupError, type TlsSource } from '
 import type { RecorderSummary } from './worker-protocol.ts';
 import type { TenantTokensData } from '../keys/tenant.ts';
 
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 export const DEFAULT_STATUS_INTERVAL_MS = 5_000;
 /** How long exchanges cut at stop get to close by themselves before they are finished as cut short. */

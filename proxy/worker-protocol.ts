@@ -64,6 +64,7 @@ export interface FlowBatch {
 const OVERFLOWED = 1;
 const COMPLETE = 2;
 const DROPPED = 4;
+const HASHED = 8;
 
 // Absent optional numbers (marks, proxy status) travel as NaN; an optional string or response
 // is preceded by PRESENT or ABSENT.
@@ -150,9 +151,10 @@ export class FlowBatchWriter {
 
   private body(capture: BodyCapture, dropReason: string | undefined): void {
     const snapshot = capture.snapshot(dropReason);
-    const flags = (snapshot.overflowed ? OVERFLOWED : 0) | (snapshot.complete ? COMPLETE : 0) | (snapshot.dropped !== undefined ? DROPPED : 0);
+    const flags = (snapshot.overflowed ? OVERFLOWED : 0) | (snapshot.complete ? COMPLETE : 0) | (snapshot.dropped !== undefined ? DROPPED : 0) | (snapshot.sha256 !== undefined ? HASHED : 0);
     this.numbers.push(snapshot.bytes, flags, snapshot.data ? snapshot.data.length : 0);
     if (snapshot.dropped !== undefined) this.string(snapshot.dropped);
+    if (snapshot.sha256 !== undefined) this.string(snapshot.sha256);
     if (snapshot.data) {
       this.bodies.push(snapshot.data);
       this.bodyBytes += snapshot.data.length;
@@ -228,6 +230,7 @@ class FlowBatchReader {
     const kept = this.number();
     const snapshot: BodySnapshot = { bytes, overflowed: (flags & OVERFLOWED) !== 0, complete: (flags & COMPLETE) !== 0 };
     if ((flags & DROPPED) !== 0) snapshot.dropped = this.string();
+    if ((flags & HASHED) !== 0) snapshot.sha256 = this.string();
     if (kept > 0) {
       snapshot.data = new Uint8Array(this.batch.bodies, this.bodyAt, kept);
       this.bodyAt += kept;

@@ -1,15 +1,21 @@
 // A HAR file read as a stream: the JSON text is scanned for the elements of log.entries and one
-// element is parsed at a time, so memory stays flat whatever the file size.
+// element is parsed at a time, so memory stays flat whatever the file size. An element whose text
+// grows past STREAM_ENTRY_ABOVE_CHARS (a very large body) is not held: its text goes on to a
+// streaming parser (recordings/streamed-entry.ts) as it is scanned.
 import { createReadStream } from 'node:fs';
 import type { Exchange } from '../rules/types.ts';
 import { exchangeFromHarEntry, type HarEntry } from './har-entry.ts';
 import { howItBegins, RecordingError } from './recording-error.ts';
+import { STREAM_ENTRY_ABOVE_CHARS, StreamedEntry } from './streamed-entry.ts';
+import type { ReadOptions } from './read-options.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
 
 /**
  * The exchanges of a HAR file, scanning the JSON text for the elements of log.entries and
  * parsing one element at a time.
  */
-export async function* readHar(path: string, chunkSize = 1 << 20): AsyncGenerator<Exchange> {
+export async function* readHar(path: string, options: ReadOptions = {}): AsyncGenerator<Exchange> {
+  const { chunkSize = 1 << 20, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, streamEntryAbove = STREAM_ENTRY_ABOVE_CHARS } = options;
   const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: chunkSize });
   const stack: string[] = []; // '{' or '['
   const keys: Array<string | undefined> = []; // last key seen per open object
@@ -22,14 +28,37 @@ export async function* readHar(path: string, chunkSize = 1 << 20): AsyncGenerato
   let sawEntries = false;
   let inString = false;
   let sawDocument = false; // a character other than blank space was seen
+  let streamed: StreamedEntry | undefined; // the element being captured, when it is too large to hold
+  let fed = 0; // text before this index has gone to `streamed`
 
   const fail = (what: string): never => {
     throw new RecordingError(`not a readable HAR file: ${what}`);
   };
 
+  const toStreamed = (end: number): void => {
+    try {
+      streamed!.write(text.slice(fed, end));
+    } catch (error) {
+      fail(`log.entries[${entryIndex}] is not valid JSON (${(error as Error).message})`);
+    }
+    fed = end;
+  };
+
   for await (const chunk of stream as AsyncIterable<string>) {
     // Keep only what is still needed: the element being captured, or nothing.
-    if (entryStart >= 0) {
+    if (entryStart >= 0 && streamed === undefined && text.length - entryStart > streamEntryAbove) {
+      // Too large to hold: what was captured goes to a streaming parser, and the rest as it is scanned.
+      streamed = new StreamedEntry(maxBodyBytes);
+      fed = entryStart;
+      toStreamed(pos);
+    }
+    if (streamed !== undefined) {
+      toStreamed(pos);
+      const keep = Math.max(0, pos - 1024);
+      text = text.slice(keep) + chunk;
+      pos -= keep;
+      fed -= keep;
+    } else if (entryStart >= 0) {
       text = text.slice(entryStart) + chunk;
       pos -= entryStart;
       entryStart = 0;
@@ -93,16 +122,22 @@ export async function* readHar(path: string, chunkSize = 1 << 20): AsyncGenerato
         keys.pop();
         if ((c === '}' && open !== '{') || (c === ']' && open !== '[')) fail(`unbalanced "${c}"`);
         if (entryStart >= 0 && stack.length === entriesDepth) {
-          const raw = text.slice(entryStart, pos + 1);
-          entryStart = -1;
           let entry: HarEntry;
           try {
-            entry = JSON.parse(raw) as HarEntry;
+            if (streamed !== undefined) {
+              toStreamed(pos + 1);
+              entry = streamed.end() as HarEntry;
+              streamed = undefined;
+            } else {
+              entry = JSON.parse(text.slice(entryStart, pos + 1)) as HarEntry;
+            }
           } catch (error) {
+            if (error instanceof RecordingError) throw error;
             fail(`log.entries[${entryIndex}] is not valid JSON (${(error as Error).message})`);
           }
+          entryStart = -1;
           try {
-            yield exchangeFromHarEntry(entry!, `${entryIndex}`);
+            yield exchangeFromHarEntry(entry!, `${entryIndex}`, maxBodyBytes);
           } catch (error) {
             fail(`log.entries[${entryIndex}]: ${(error as Error).message}`);
           }

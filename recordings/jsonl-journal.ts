@@ -1,8 +1,12 @@
 // The proxy's JSONL journal (one HAR entry per line), read in chunks and split into lines.
 import { closeSync, openSync, readSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import type { Exchange } from '../rules/types.ts';
 import { exchangeFromHarEntry, type HarEntry } from './har-entry.ts';
 import { howItBegins, RecordingError } from './recording-error.ts';
+import type { ReadOptions } from './read-options.ts';
+import { STREAM_ENTRY_ABOVE_CHARS, StreamedEntry } from './streamed-entry.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
 
 export interface ReadProgress {
   /** JSONL: a last line cut short (a recorder killed mid-write) was skipped; reported, not fatal. */
@@ -27,11 +31,12 @@ const BAD_LINES_NAMED = 5;
  * Chunks are read synchronously: a reader that does nothing else gains nothing from waiting on
  * the thread pool, and loses time to it.
  */
-export async function* readJsonlBatches(path: string, progress: ReadProgress = { truncatedTail: false }, chunkBytes = JSONL_CHUNK_BYTES): AsyncGenerator<Exchange[]> {
-  const lines = new JsonlLines();
+export async function* readJsonlBatches(path: string, progress: ReadProgress = { truncatedTail: false }, options: ReadOptions = {}): AsyncGenerator<Exchange[]> {
+  const { chunkSize = JSONL_CHUNK_BYTES, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, streamEntryAbove = STREAM_ENTRY_ABOVE_CHARS } = options;
+  const lines = new JsonlLines(maxBodyBytes, streamEntryAbove);
   const fd = openSync(path, 'r');
   try {
-    const buffer = Buffer.allocUnsafe(chunkBytes);
+    const buffer = Buffer.allocUnsafe(chunkSize);
     for (let bytesRead = readSync(fd, buffer); bytesRead > 0; bytesRead = readSync(fd, buffer)) {
       const batch = lines.push(buffer.subarray(0, bytesRead));
       if (batch.length > 0) yield batch;
@@ -52,9 +57,16 @@ interface BadLine {
   message: string;
 }
 
-/** Splits journal bytes into lines and parses them; a line cut between chunks waits for the rest. */
+/**
+ * Splits journal bytes into lines and parses them; a line cut between chunks waits for the rest.
+ * A line that grows past `streamEntryAbove` bytes (a very large body) is not held: its text goes
+ * to a streaming parser as it arrives (recordings/streamed-entry.ts).
+ */
 class JsonlLines {
   private partial: Buffer[] = [];
+  private partialBytes = 0;
+  /** The line being gathered, when it is too large to hold, and the decoder of its bytes. */
+  private streamed: { entry: StreamedEntry; decoder: StringDecoder; failed?: string } | undefined;
   /** The line being gathered does not begin with "{": its bytes are not kept, only its first few. */
   private notAnEntryBegins: Buffer | undefined;
   private lineNumber = 0;
@@ -64,6 +76,11 @@ class JsonlLines {
   private badLineCount = 0;
   /** The last line had no newline after it and was not an entry: cut short mid-write. */
   cutShort: BadLine | undefined;
+
+  constructor(
+    private readonly maxBodyBytes: number,
+    private readonly streamEntryAbove: number,
+  ) {}
 
   push(chunk: Buffer): Exchange[] {
     const batch: Exchange[] = [];
@@ -106,11 +123,15 @@ class JsonlLines {
   }
 
   private isGathering(): boolean {
-    return this.partial.length > 0 || this.notAnEntryBegins !== undefined;
+    return this.partial.length > 0 || this.notAnEntryBegins !== undefined || this.streamed !== undefined;
   }
 
   /** Part of a line whose newline is in a later chunk. */
   private gather(part: Buffer): void {
+    if (this.streamed) {
+      this.toStreamed(part);
+      return;
+    }
     const begins = this.notAnEntryBegins;
     if (begins !== undefined) {
       if (begins.length < BEGINNING_BYTES) this.notAnEntryBegins = Buffer.concat([begins, part.subarray(0, BEGINNING_BYTES - begins.length)]);
@@ -129,21 +150,56 @@ class JsonlLines {
       }
     }
     this.partial.push(Buffer.from(part)); // a copy: the chunk's buffer is read into again
+    this.partialBytes += part.length;
+    if (this.partialBytes > this.streamEntryAbove) {
+      // Too large to hold: what was gathered goes to a streaming parser, and the rest as it comes.
+      this.streamed = { entry: new StreamedEntry(this.maxBodyBytes), decoder: new StringDecoder('utf8') };
+      for (const gathered of this.partial) this.toStreamed(gathered);
+      this.partial = [];
+      this.partialBytes = 0;
+    }
+  }
+
+  private toStreamed(part: Buffer): void {
+    const streamed = this.streamed!;
+    if (streamed.failed !== undefined) return; // the rest of a line already known not to be JSON
+    try {
+      streamed.entry.write(streamed.decoder.write(part));
+    } catch (error) {
+      streamed.failed = (error as Error).message;
+    }
   }
 
   /** The line gathered so far, taken whole: the line's BadLine when it is not an entry (not yet counted). */
   private takeGathered(batch: Exchange[]): BadLine | undefined {
+    if (this.streamed) return this.takeStreamed(batch);
     const begins = this.notAnEntryBegins;
     const text = Buffer.concat(begins === undefined ? this.partial : [begins]).toString('utf8');
     this.partial = [];
+    this.partialBytes = 0;
     this.notAnEntryBegins = undefined;
     this.lineNumber++;
-    return this.parsed(parseJsonlLine(text, this.lineNumber), batch);
+    return this.parsed(parseJsonlLine(text, this.lineNumber, this.maxBodyBytes), batch);
+  }
+
+  private takeStreamed(batch: Exchange[]): BadLine | undefined {
+    const streamed = this.streamed!;
+    this.streamed = undefined;
+    this.lineNumber++;
+    let entry: HarEntry;
+    try {
+      if (streamed.failed !== undefined) throw new Error(streamed.failed);
+      streamed.entry.write(streamed.decoder.end());
+      entry = streamed.entry.end() as HarEntry;
+    } catch (error) {
+      return { line: this.lineNumber, message: `line ${this.lineNumber} is not JSON (${(error as Error).message})` };
+    }
+    return this.parsed(exchangeFromLine(entry, this.lineNumber, this.maxBodyBytes), batch);
   }
 
   private take(line: string, batch: Exchange[]): void {
     this.lineNumber++;
-    const bad = this.parsed(parseJsonlLine(line, this.lineNumber), batch);
+    const bad = this.parsed(parseJsonlLine(line, this.lineNumber, this.maxBodyBytes), batch);
     if (bad) this.bad(bad);
   }
 
@@ -179,12 +235,12 @@ function firstNonBlank(part: Buffer): number {
 }
 
 /** The exchanges of a JSONL journal, one by one. */
-export async function* readJsonl(path: string, progress?: ReadProgress): AsyncGenerator<Exchange> {
-  for await (const batch of readJsonlBatches(path, progress)) yield* batch;
+export async function* readJsonl(path: string, progress?: ReadProgress, options: ReadOptions = {}): AsyncGenerator<Exchange> {
+  for await (const batch of readJsonlBatches(path, progress, options)) yield* batch;
 }
 
 /** A journal line as an exchange; undefined for a blank line; a BadLine for a line that is not an entry. */
-function parseJsonlLine(line: string, lineNumber: number): Exchange | BadLine | undefined {
+function parseJsonlLine(line: string, lineNumber: number, maxBodyBytes: number): Exchange | BadLine | undefined {
   const start = line.trimStart();
   if (start === '') return undefined;
   // An entry is an object: anything else is named by how it begins (a long junk line is not quoted whole).
@@ -195,8 +251,12 @@ function parseJsonlLine(line: string, lineNumber: number): Exchange | BadLine | 
   } catch (error) {
     return { line: lineNumber, message: `line ${lineNumber} is not JSON (${(error as Error).message})` };
   }
+  return exchangeFromLine(entry, lineNumber, maxBodyBytes);
+}
+
+function exchangeFromLine(entry: HarEntry, lineNumber: number, maxBodyBytes: number): Exchange | BadLine {
   try {
-    return exchangeFromHarEntry(entry, `${lineNumber}`);
+    return exchangeFromHarEntry(entry, `${lineNumber}`, maxBodyBytes);
   } catch (error) {
     return { line: lineNumber, message: `line ${lineNumber}: ${(error as Error).message}` };
   }

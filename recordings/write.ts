@@ -114,6 +114,7 @@ export function recordExchange(exchange: Exchange, judgement?: Judgement, detail
   if (requestBody) {
     const postData: Record<string, unknown> = { mimeType: safe.request.headers['content-type'] ?? '', params: [], text: requestBody.text };
     if (requestBody.truncated) postData['_truncated'] = true;
+    if (requestBody.overLimit) postData['_overLimit'] = requestBody.overLimit;
     request['postData'] = postData;
   }
 
@@ -126,6 +127,10 @@ export function recordExchange(exchange: Exchange, judgement?: Judgement, detail
     };
     if (body) content['text'] = body.text;
     if (body?.truncated) content['_truncated'] = true;
+    if (body?.overLimit) {
+      content['size'] = body.overLimit.bytes; // the body's size, not the size of what was kept
+      content['_overLimit'] = body.overLimit;
+    }
     response = {
       status: safe.response.status,
       statusText: details.statusText ?? '',

@@ -61,7 +61,7 @@ export class ReportBuilder {
       return;
     }
     const operation = judgement.operation.operation;
-    this.traffic.coveredExchange(exchange, operation, judgement.rateLimit !== undefined ? judgement.rateLimit : observationOf(exchange));
+    this.traffic.coveredExchange(exchange, operation, judgement, judgement.rateLimit !== undefined ? judgement.rateLimit : observationOf(exchange));
     const kept = new KeptExchange(exchange, operation);
     if (judgement.findings.length === 0) {
       // The common case, kept cheap: every examined requirement gets a pass.

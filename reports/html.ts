@@ -192,6 +192,7 @@ export function renderHtml(report: Report): string {
   const facts: string[] = [`${report.requirements.length} requirements`];
   if (report.tests.length > 0) facts.push(`${report.tests.length} suite tests`);
   if (report.traffic) facts.push(`${report.traffic.exchanges} exchanges (${report.traffic.notCovered} to paths the document does not cover)`);
+  for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) facts.push(`not judged: ${count} × ${reason} (exchanges ${exchanges.join(', ')}${count > exchanges.length ? ', …' : ''})`);
   if (report.clientFindings.length > 0) facts.push(`${report.clientFindings.reduce((n, f) => n + f.count, 0)} client findings`);
   const chart = report.traffic ? renderRateLimitChart(report.traffic.rateLimitSeries) : '';
   return `<!doctype html>

@@ -119,6 +119,7 @@ export function renderMarkdown(report: Report): string {
   ];
   if (report.tests.length > 0) out.push(testsSummary(report.tests), '');
   if (report.traffic) out.push(`Traffic: ${report.traffic.exchanges} exchanges, ${report.traffic.notCovered} not covered by the document.`, '');
+  for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) out.push(`Not judged: ${count} × ${inline(reason, 120)} (exchanges ${exchanges.map((id) => inline(id, 20)).join(', ')}${count > exchanges.length ? ', …' : ''}).`, '');
   if (report.operations.length > 0) out.push('### Per operation', '', ...operationsTable(report), '');
 
   const problems = report.requirements.filter((r) => r.status === 'fail' || r.status === 'warn').sort(byStatus);

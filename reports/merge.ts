@@ -8,6 +8,7 @@ import { EVIDENCE_PER_REQUIREMENT, PASSING_EVIDENCE_PER_REQUIREMENT } from './ev
 import type { FailOn } from './fail-on.ts';
 import type { Evidence, Report, RequirementResult, Source, TrafficStats } from './model.ts';
 import { RATE_LIMIT_POINTS } from './rate-limit-series.ts';
+import { NOT_JUDGED_NAMED } from './traffic.ts';
 import { requirementResult } from './requirement-result.ts';
 import { byStatus, worstStatus } from './status.ts';
 
@@ -142,12 +143,23 @@ function mergeTraffic(all: TrafficStats[]): TrafficStats | undefined {
   const series = all.flatMap((t) => t.rateLimitSeries).sort((a, b) => Date.parse(a.t) - Date.parse(b.t));
   // Thinned evenly, like the builder does, so the chart keeps its shape.
   const stride = Math.ceil(series.length / RATE_LIMIT_POINTS);
-  return {
+  const merged: TrafficStats = {
     exchanges: sum(all.map((t) => t.exchanges)),
     notCovered: sum(all.map((t) => t.notCovered)),
     byOperation,
     rateLimitSeries: stride > 1 ? series.filter((_, i) => i % stride === 0) : series,
   };
+  const notJudged = new Map<string, NonNullable<TrafficStats['notJudged']>[number]>();
+  for (const tally of all.flatMap((t) => t.notJudged ?? [])) {
+    const into = notJudged.get(tally.reason);
+    if (!into) notJudged.set(tally.reason, structuredClone(tally));
+    else {
+      into.count += tally.count;
+      into.exchanges = [...into.exchanges, ...tally.exchanges].slice(0, NOT_JUDGED_NAMED);
+    }
+  }
+  if (notJudged.size > 0) merged.notJudged = [...notJudged.values()];
+  return merged;
 }
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);

@@ -134,12 +134,22 @@ export interface OperationResult {
   requirements: string[];
 }
 
+export interface NotJudgedTally {
+  /** "response body over the 1.0 MB body limit", "request body nested deeper than 64 levels" */
+  reason: string;
+  count: number;
+  /** The first few exchanges, by id (a journal line, a HAR entry index, a proxy exchange number). */
+  exchanges: string[];
+}
+
 export interface TrafficStats {
   exchanges: number;
   /** Exchanges to paths the document does not cover: counted, never judged. */
   notCovered: number;
   /** operation -> status code (or "error") -> count */
   byOperation: Record<string, Record<string, number>>;
+  /** Exchanges on covered paths not judged in whole or in part, grouped by why (absent: none). */
+  notJudged?: NotJudgedTally[];
   /** The X-RateLimit-* headers over time, per client (token azp/sub), for charts. */
   rateLimitSeries: Array<{ t: string; client: string; status: number; limit?: number; remaining?: number; reset?: number }>;
 }

@@ -9,6 +9,7 @@ import { rateLimitObservationOf } from './checks/check.ts';
 import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } from './types.ts';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH, valueNestsDeeperThan } from '../core/json-depth.ts';
 import { perFrozenObject } from '../core/memo.ts';
+import type { OverLimit } from './types.ts';
 
 export { matchOperation } from './operations.ts';
 export { RateLimitTracker } from './rate-limit-tracker.ts';
@@ -33,6 +34,25 @@ export interface Judgement {
    * body nested deeper than 64 levels" (core/json-depth.ts). Nothing is found or examined then.
    */
   notJudged?: string;
+  /**
+   * Bodies over the body limit (core/body-limit.ts): kept as their size, hash and first bytes, so
+   * what they hold is not judged; the status, headers and credential still are.
+   */
+  bodiesOverLimit?: BodyOverLimit[];
+}
+
+export interface BodyOverLimit extends OverLimit {
+  body: 'request' | 'response';
+}
+
+function bodiesOverLimit(exchange: Exchange): BodyOverLimit[] | undefined {
+  const request = exchange.request.body?.overLimit;
+  const response = exchange.response?.body?.overLimit;
+  if (!request && !response) return undefined;
+  const over: BodyOverLimit[] = [];
+  if (request) over.push({ body: 'request', ...request });
+  if (response) over.push({ body: 'response', ...response });
+  return over;
 }
 
 function parseBody(body: CapturedBody | undefined): ParsedBody | undefined {
@@ -117,5 +137,6 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): J
     const client = rateLimitClient(exchange);
     if (client !== undefined) tracker.record(client, rateLimit);
   }
-  return { operation, findings, examined, rateLimit };
+  const overLimit = bodiesOverLimit(exchange);
+  return overLimit ? { operation, findings, examined, rateLimit, bodiesOverLimit: overLimit } : { operation, findings, examined, rateLimit };
 }

@@ -9,11 +9,23 @@ export type OperationId =
   | 'getResourceServer'
   | 'getToken';
 
+/** What is known of a body larger than the body limit (core/body-limit.ts). */
+export interface OverLimit {
+  /** The whole body's size in bytes. */
+  bytes: number;
+  /** The limit it was over. */
+  limit: number;
+  /** SHA-256 (hex) of the whole body as it was sent; absent when not all of it was seen. */
+  sha256?: string;
+}
+
 /** What a driver captured of a body. `text` is the decoded (uncompressed, utf-8) body. */
 export interface CapturedBody {
   text: string;
-  /** The body was larger than the capture cap: `text` is a prefix and is not judged. */
+  /** The body was larger than the capture cap, or cut short: `text` is a prefix (or says why there is none) and is not judged. */
   truncated?: boolean;
+  /** The body was over the body limit: its size and SHA-256 (`text` is its first bytes, and it is truncated). */
+  overLimit?: OverLimit;
 }
 
 /**

@@ -8,6 +8,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mask } from '../core/redact.ts';
+import { exchangeFromHarEntry } from '../recordings/read.ts';
+import { judgeExchange } from '../rules/index.ts';
 import { jwt, claims, resourceServer } from '../fixtures/exchanges.ts';
 import { rawExchange, readJournal, recorded, startTestProxy, statusOf, type ProxyUnderTest, type RecordedEntry } from './helpers/proxy.ts';
 
@@ -218,10 +220,16 @@ describe('the proxy in front of a misbehaving target', () => {
     expect(answer.body.length).toBe(HUGE_BYTES);
     const entry = await entryFor('huge');
     expect(entry.response!.content!._truncated).toBe(true);
-    expect(entry.response!.content!.text!.length).toBe(CAP);
+    expect((entry.response!.content!.text as string).length).toBe(CAP);
     expect(entry.response!.bodySize).toBe(HUGE_BYTES);
-    // Not captured in full, so not judged as JSON.
+    // Recorded as what it is: its size, its hash and its first bytes.
+    expect(entry.response!.content!.size).toBe(HUGE_BYTES);
+    expect(entry.response!.content!._overLimit).toEqual({ bytes: HUGE_BYTES, limit: CAP, sha256: createHash('sha256').update(Buffer.alloc(HUGE_BYTES, 0x61)).digest('hex') });
+    // Not captured in full, so not judged as JSON; the report says its content was not judged, and where.
     expect(entry._conformance.findings).toEqual([]);
+    const read = exchangeFromHarEntry(entry, 'huge', CAP);
+    expect(read.response!.body).toMatchObject({ truncated: true, overLimit: { bytes: HUGE_BYTES, limit: CAP } });
+    expect(judgeExchange(read).bodiesOverLimit).toEqual([{ body: 'response', bytes: HUGE_BYTES, limit: CAP, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
   });
 
   it('a huge request body reaches the target whole; the capture keeps the first bytes only', async () => {
@@ -231,8 +239,9 @@ describe('the proxy in front of a misbehaving target', () => {
     expect(await response.json()).toEqual({ bytes: body.length, sha256: createHash('sha256').update(body).digest('hex') });
     const entry = await entryFor('echo-upload');
     expect(entry.request!.postData!._truncated).toBe(true);
-    expect(entry.request!.postData!.text!.length).toBe(CAP);
+    expect((entry.request!.postData!.text as string).length).toBe(CAP);
     expect((entry.request as { bodySize?: number }).bodySize).toBe(body.length);
+    expect(entry.request!.postData!._overLimit).toEqual({ bytes: body.length, limit: CAP, sha256: createHash('sha256').update(body).digest('hex') });
   });
 
   it('a target that never answers: 504 with a JSON body, recorded with its error', async () => {

@@ -78,7 +78,7 @@ describe('HAR', () => {
   it('finds every entry whatever the chunk boundaries, with quotes, braces and escapes in bodies', async () => {
     const nasty = fc.string({ unit: fc.constantFrom('"', '\\', '{', '}', '[', ']', ',', ':', 'a', 'é', '\n') , maxLength: 40 });
     await fc.assert(
-      fc.asyncProperty(fc.array(nasty, { minLength: 1, maxLength: 12 }), fc.integer({ min: 1, max: 64 }), async (values, chunkSize) => {
+      fc.asyncProperty(fc.array(nasty, { minLength: 1, maxLength: 12 }), fc.integer({ min: 1, max: 64 }), fc.boolean(), async (values, chunkSize, streamed) => {
         const entries = values.map((v, i) => ({
           startedDateTime: '2027-01-15T08:00:00.000Z',
           request: { method: 'PATCH', url: `https://t/api/v2/sessions/s${i}`, headers: [], postData: { mimeType: 'application/json', text: JSON.stringify({ session_metadata: { v } }) } },
@@ -86,7 +86,8 @@ describe('HAR', () => {
         }));
         const path = join(dir, 'nasty.har');
         writeFileSync(path, har(entries));
-        const read = await collect(readHar(path, chunkSize));
+        // Streamed: every entry goes to the streaming parser after its first 16 characters.
+        const read = await collect(readHar(path, { chunkSize, ...(streamed ? { streamEntryAbove: 16 } : {}) }));
         expect(read.map((e) => e.request.url)).toEqual(entries.map((e) => e.request.url));
         expect(read.map((e) => JSON.parse(e.request.body!.text).session_metadata.v)).toEqual(values);
       }),
@@ -130,14 +131,14 @@ describe('JSONL journal', () => {
   it('reads every line whatever the chunk boundaries: multi-byte characters, CRLF, blank lines, no final newline', async () => {
     const value = fc.string({ unit: fc.constantFrom('a', 'é', '€', '😀', '"', '\\', '\n'), maxLength: 30 });
     await fc.assert(
-      fc.asyncProperty(fc.array(value, { minLength: 1, maxLength: 10 }), fc.integer({ min: 1, max: 97 }), fc.boolean(), fc.boolean(), async (values, chunkBytes, crlf, finalNewline) => {
+      fc.asyncProperty(fc.array(value, { minLength: 1, maxLength: 10 }), fc.integer({ min: 1, max: 97 }), fc.boolean(), fc.boolean(), fc.boolean(), async (values, chunkSize, crlf, finalNewline, streamed) => {
         const lines = values.map((v, i) => JSON.stringify({ startedDateTime: '2027-01-15T08:00:00.000Z', request: { method: 'PATCH', url: `http://127.0.0.1/api/v2/sessions/s${i}`, headers: [], postData: { text: JSON.stringify({ session_metadata: { v } }) } }, response: { status: 200, headers: [] } }));
         const eol = crlf ? '\r\n' : '\n';
         const path = join(dir, 'chunks.jsonl');
         writeFileSync(path, `${eol}${lines.join(`${eol}${eol}`)}${finalNewline ? eol : ''}`);
         const progress = { truncatedTail: false };
         const read: Exchange[] = [];
-        for await (const batch of readJsonlBatches(path, progress, chunkBytes)) read.push(...batch);
+        for await (const batch of readJsonlBatches(path, progress, { chunkSize, ...(streamed ? { streamEntryAbove: 16 } : {}) })) read.push(...batch);
         expect(progress.truncatedTail).toBe(false);
         expect(read.map((e) => JSON.parse(e.request.body!.text).session_metadata.v)).toEqual(values);
         // Ids are line numbers, blank lines counted: a finding points at the right line.
@@ -158,7 +159,7 @@ describe('JSONL journal', () => {
     const read: Exchange[] = [];
     const progress = { truncatedTail: false };
     try {
-      for await (const batch of readJsonlBatches(path, progress, chunkBytes)) read.push(...batch);
+      for await (const batch of readJsonlBatches(path, progress, { ...(chunkBytes !== undefined ? { chunkSize: chunkBytes } : {}) })) read.push(...batch);
     } catch (error) {
       return { read, error: error as Error, progress };
     }

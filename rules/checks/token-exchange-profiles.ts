@@ -1,13 +1,15 @@
 // Delete a token exchange profile: "204; the profile is deleted; no body."
 import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding } from '../types.ts';
+import { describeBytes } from '../../core/body-limit.ts';
 
 export function noContentHasNoBody({ exchange }: CheckInput): CheckResult {
   const response = exchange.response;
   if (response?.status !== 204) return undefined;
   const length = response.headers['content-length'];
   if (!response.body && (length === undefined || length === '0')) return [];
-  const received = response.body ? `a body of ${response.body.text.length} characters: ${show(response.body.text, 60)}` : `Content-Length ${length}`;
+  const overLimit = response.body?.overLimit;
+  const received = overLimit ? `a body of ${describeBytes(overLimit.bytes)} beginning ${show(response.body!.text, 60)}` : response.body ? `a body of ${response.body.text.length} characters: ${show(response.body.text, 60)}` : `Content-Length ${length}`;
   return [finding('TEP-DELETE-NO-BODY', 'implementation', 'a 204 with no body', received)];
 }
 

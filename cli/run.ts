@@ -16,7 +16,6 @@ import { noJwksLine } from '../keys/tenant-keys.ts';
 import { issuerLine, learnTenant, TenantTokens, tenantTokensData, withIssuerFromTokens } from '../keys/tenant.ts';
 import { SuiteApi } from '../suites/api.ts';
 import { configFromEnv, configFromFlags, mergeConfig, PROFILES, readConfigFile, resolveConfig, type RawConfig, type SuiteConfig } from '../suites/config.ts';
-import { closeAgents, judgeTokensWith } from '../suites/http.ts';
 import { countsLine } from '../suites/reporter.ts';
 import { runSuites } from '../suites/runner.ts';
 import { loadVitestNode } from '../suites/vitest-node.ts';
@@ -165,6 +164,7 @@ export async function run(argv: string[]): Promise<number> {
   void loadVitestNode();
   const reference = embedded ? await startReference(referenceOptions(args)) : undefined;
   const print = (line: string) => process.stdout.write(`${line}\n`);
+  let mainApi: SuiteApi | undefined;
 
   try {
     const config = reference ? embeddedConfig(reference, raw) : resolveConfig(raw);
@@ -174,21 +174,19 @@ export async function run(argv: string[]): Promise<number> {
     let tenant = await learnTenant({ ...(config.issuer !== undefined ? { issuer: config.issuer } : {}), ...(config.jwksUrlGiven ? { jwks: config.jwksUrl } : {}), wellKnownAt: config.authUrl });
     const keys = tenant.keys!;
     if ('problem' in keys && config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
-    // The run's own requests (preflight, restore) are judged here; the suites' in their worker (suites/tenant-tokens.ts).
-    judgeTokensWith(TenantTokens.of(tenant));
     const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
     if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
-    const checked = await preflight(config);
+    // The run's own requests (preflight, restore) are judged here; the suites' in their worker (suites/context.ts), from the same knowledge.
+    const checked = await preflight(config, TenantTokens.of(tenant));
     // Said once the target has answered: an unreachable target is one line of its own.
     if ('problem' in keys) process.stderr.write(`tmi-conform run: ${noJwksLine(keys)}\n`);
     tenant = await withIssuerFromTokens(tenant, tokensFromTheTokenEndpoint(checked.tokens, config));
-    judgeTokensWith(TenantTokens.of(tenant));
     print(issuerLine(tenant));
     const served = afterPreflight(checked, config, builder, print);
     // The suites ask for tokens where the preflight had them.
     const suiteConfig: SuiteConfig = { ...config, tokenUrls: [checked.tokenUrl] };
-    const mainApi = new SuiteApi(suiteConfig, checked.tokens, {
+    mainApi = new SuiteApi(suiteConfig, TenantTokens.of(tenant), checked.tokens, {
       exchange: (exchange, judgement) => builder.addExchange(exchange, judgement, 'run: preflight and restore'),
       unplanned429: () => {},
       risked429: () => {},
@@ -224,7 +222,7 @@ export async function run(argv: string[]): Promise<number> {
     if (outcome.kind === 'interrupted') return 130;
     return report.passed ? EXIT_OK : EXIT_FAILED;
   } finally {
-    await closeAgents();
+    await mainApi?.close();
     await reference?.close();
   }
 }

@@ -4,9 +4,10 @@ import { access } from 'node:fs/promises';
 import { NO_JWKS_NOTE } from '../keys/tenant-keys.ts';
 import { learnTenant, TenantTokens } from '../keys/tenant.ts';
 import { credentialState } from '../rules/credential.ts';
-import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import type { Judgement } from '../rules/index.ts';
+import { judgeRecording } from '../recordings/judge-recording.ts';
 import { bearerCredential } from '../rules/token.ts';
-import { detectFormat, readRecordingBatches, RecordingError, type ReadProgress } from '../recordings/read.ts';
+import { detectFormat, RecordingError, type ReadProgress } from '../recordings/read.ts';
 import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
@@ -97,9 +98,8 @@ async function settleTokens(batch: readonly Exchange[], tenant: TenantTokens): P
   for (const exchange of batch) tenant.settle(exchange.token, wholeToken(exchange));
 }
 
-function judgeInto(exchange: Exchange, place: (id: string | undefined) => string, tracker: RateLimitTracker, builder: ReportBuilder, summary: ValidateSummary): void {
+function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string | undefined) => string, builder: ReportBuilder, summary: ValidateSummary): void {
   summary.exchanges++;
-  const judgement = judgeExchange(exchange, tracker);
   builder.addExchange(exchange, judgement);
   if (!judgement.operation) {
     summary.notCovered++;
@@ -152,15 +152,11 @@ export async function run(argv: string[]): Promise<number> {
   const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, findingsByRequirement: new Map(), credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map() };
   const unreadable: string[] = [];
   for (const file of args.positionals) {
-    const tracker = new RateLimitTracker(); // rate-limit sequences are per recording
     const progress: ReadProgress = { truncatedTail: false };
     summary.files++;
     try {
       const place = placeIn(file, await detectFormat(file));
-      for await (const batch of readRecordingBatches(file, progress, { maxBodyBytes })) {
-        await settleTokens(batch, tenant);
-        for (const exchange of batch) judgeInto(exchange, place, tracker, builder, summary);
-      }
+      await judgeRecording(file, { progress, maxBodyBytes, beforeJudging: (batch) => settleTokens(batch, tenant) }, (exchange, judgement) => judgeInto(exchange, judgement!, place, builder, summary));
       if (progress.truncatedTail) process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
     } catch (error) {
       if (!(error instanceof RecordingError) && !isFsError(error)) {

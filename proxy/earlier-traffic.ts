@@ -1,8 +1,8 @@
 // Resuming a journal (`proxy --append`): the exchanges it already holds are judged again, as
 // `validate` judges a recording, so that the counts and the report written at stop cover the
 // earlier sessions as well as this one. The journal streams in batches: its size does not matter.
-import { readRecordingBatches } from '../recordings/read.ts';
-import { judgeExchange, RateLimitTracker, type Judgement } from '../rules/index.ts';
+import { judgeRecording } from '../recordings/judge-recording.ts';
+import type { Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
 import { markNonGlobalClient } from './judge.ts';
 
@@ -17,22 +17,15 @@ export async function judgeEarlierTraffic(
   add: (exchange: Exchange, judgement: Judgement | undefined) => void,
   warn: (message: string) => void,
 ): Promise<number> {
-  // The rate-limit history of earlier sessions is their own: a pause lies between them and this one.
-  const tracker = new RateLimitTracker();
-  let count = 0;
   let failed = 0;
-  for await (const batch of readRecordingBatches(path)) {
-    for (const exchange of batch) {
-      markNonGlobalClient(exchange, nonGlobalClients);
-      let judgement: Judgement | undefined;
-      try {
-        judgement = judgeExchange(exchange, tracker);
-      } catch (error) {
+  return judgeRecording(
+    path,
+    {
+      beforeJudging: (batch) => batch.forEach((exchange) => markNonGlobalClient(exchange, nonGlobalClients)),
+      onJudgeError: (exchange, error) => {
         if (failed++ === 0) warn(`internal error judging earlier exchange ${exchange.id} of ${path} (${(error as Error).message}); it is counted but not judged`);
-      }
-      add(exchange, judgement);
-      count++;
-    }
-  }
-  return count;
+      },
+    },
+    add,
+  );
 }

@@ -8,7 +8,8 @@ import type { Profile, SuiteConfig } from './config.ts';
 import { recordExchange, recordRisked429, recordUnplanned429 } from './evidence.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange, TokenAttack } from '../rules/types.ts';
-import { sendAndJudge, tenant, type Judged, type OutgoingRequest } from './http.ts';
+import { sendAndJudge, targetAgent, type Judged, type OutgoingRequest, type SendContext } from './http.ts';
+import type { TenantTokens } from '../keys/tenant.ts';
 import { RateLimitPacer, sleep } from './pacing.ts';
 import { REQUIRED_SCOPES } from '../rules/checks/scopes.ts';
 import { makeAttackToken, TokenProvider, type CachedToken } from './tokens.ts';
@@ -81,13 +82,22 @@ export class SuiteApi {
 
   /** Forged tokens, made once per source token. */
   private readonly forged = new Map<string, Promise<string | undefined>>();
+  private readonly sending: SendContext;
 
+  /** `tenant`: what the run learned of the tenant's tokens (keys/tenant.ts); requests are judged, and attacks forged, from it. */
   constructor(
     readonly config: SuiteConfig,
+    private readonly tenant: TenantTokens,
     seed: Partial<Record<Profile, CachedToken>> = {},
     private readonly recorder: Recorder = testEvidence,
   ) {
+    this.sending = { dispatcher: targetAgent(config.requestTimeoutMs), tracker: this.tracker, tenant };
     this.tokens = new TokenProvider(config, (request) => this.send(request, 'token-endpoint', {}), seed);
+  }
+
+  /** Closes the connections to the target. */
+  close(): Promise<void> {
+    return this.sending.dispatcher.close();
   }
 
   has(profile: Profile): boolean {
@@ -123,7 +133,7 @@ export class SuiteApi {
   }
 
   private async forge(caller: Exclude<Caller, Profile | 'anonymous' | 'expired'>, operation: ApiOperation, source: string): Promise<string | undefined> {
-    const { issuer, jwks } = tenant();
+    const { issuer, jwks } = this.tenant;
     const made = await makeAttackToken(caller, source, { scope: REQUIRED_SCOPES[operation].scope, ...(issuer !== undefined ? { issuer } : {}), ...(jwks ? { jwks } : {}) });
     return typeof made === 'string' ? made : undefined;
   }
@@ -164,7 +174,7 @@ export class SuiteApi {
     for (let attempt = 0; ; attempt++) {
       if (!options.planned429) await this.pacer.beforeRequest(client);
       const sentAt = Date.now();
-      const judged = await sendAndJudge(outgoing, this.tracker, this.config.requestTimeoutMs);
+      const judged = await sendAndJudge(outgoing, this.sending);
       this.recorder.exchange(judged.exchange, judged, options.deliberate ?? false);
       // When the answer had arrived, before judging: the pacer bounds a window's opening by it.
       const { startedAt, durationMs } = judged.exchange;

@@ -9,8 +9,8 @@ import { markFailing } from './evidence.ts';
 import { ConformanceFailure, failureText, receivedAnswer } from './failure.ts';
 import type { Profile, SuiteConfig } from './config.ts';
 import type { Judged } from './http.ts';
-import './tenant-tokens.ts';
 import { SuiteApi } from './api.ts';
+import { TenantTokens, type TenantTokensData } from '../keys/tenant.ts';
 import { assertEdgesThenRandom } from './budget.ts';
 export { covers } from './requirement-names.ts';
 import type { CachedToken } from './tokens.ts';
@@ -23,14 +23,18 @@ declare module 'vitest' {
     tmiTokens: Partial<Record<Profile, CachedToken>>;
     /** Operations the run's preflight found the target does not serve. */
     tmiNotServed: ApiOperationId[];
+    /** What the run learned of the tenant's tokens (null: nothing, and the run said so). */
+    tmiTenant: TenantTokensData | null;
   }
 }
 
 export const config: SuiteConfig = inject('tmiConfig');
 
-// One client per worker: the run's files share its tokens, pacing and rate-limit history.
+// One client per worker: the run's files share its tokens, pacing and rate-limit history. Every
+// token the suites send is settled against what the run learned of the tenant's tokens when it
+// started (keys/tenant.ts: the issuer and the keys, from the config, the discovery document or its tokens).
 const shared = globalThis as { tmiSuiteApi?: SuiteApi };
-export const api: SuiteApi = (shared.tmiSuiteApi ??= new SuiteApi(config, inject('tmiTokens')));
+export const api: SuiteApi = (shared.tmiSuiteApi ??= new SuiteApi(config, TenantTokens.fromData(inject('tmiTenant')), inject('tmiTokens')));
 
 // How a test's expectations charge requirements. A test fails only in the kit's words, and its
 // failure is evidence against exactly the requirements it names:

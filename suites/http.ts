@@ -1,7 +1,7 @@
 // One request to the target, as an exchange judged by the rule engine. Suites and the run's
 // preflight send everything through here; nothing in suites/ judges a response itself.
-import { Agent, request } from 'undici';
-import { TenantTokens } from '../keys/tenant.ts';
+import { Agent, request, type Dispatcher } from 'undici';
+import type { TenantTokens } from '../keys/tenant.ts';
 import { buildExchange } from '../rules/exchange.ts';
 import { bearerCredential } from '../rules/token.ts';
 import { judgeExchange, type Judgement, type RateLimitTracker } from '../rules/index.ts';
@@ -17,17 +17,14 @@ export interface OutgoingRequest {
   tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'attack' | 'heldByKit'>;
 }
 
-/**
- * What the run knows about the tenant's tokens (keys/tenant.ts: its issuer and keys, learned once
- * when the run starts). Every request's token is settled against it before the exchange is
- * judged. Set once per process (the run, the suite worker).
- */
-let tenantTokens = new TenantTokens({});
-export function judgeTokensWith(tenant: TenantTokens): void {
-  tenantTokens = tenant;
+/** What sending and judging one request needs, owned by the caller (suites/api.ts SuiteApi). */
+export interface SendContext {
+  /** The connections to the target, and the request timeout they apply. */
+  dispatcher: Dispatcher;
+  tracker: RateLimitTracker;
+  /** What the run knows of the tenant's tokens (keys/tenant.ts): every request's token is settled against it before judging. */
+  tenant: TenantTokens;
 }
-/** What the run knows about the tenant's tokens (the attacks forge from it). */
-export const tenant = (): TenantTokens => tenantTokens;
 
 function authorizationOf(headers: Record<string, string>): string | undefined {
   for (const name in headers) if (name.toLowerCase() === 'authorization') return headers[name];
@@ -48,19 +45,9 @@ export class TargetUnreachable extends Error {
   override name = 'TargetUnreachable';
 }
 
-const agents = new Map<number, Agent>();
-function agentFor(timeoutMs: number): Agent {
-  let agent = agents.get(timeoutMs);
-  if (!agent) {
-    agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 4_000 });
-    agents.set(timeoutMs, agent);
-  }
-  return agent;
-}
-
-export async function closeAgents(): Promise<void> {
-  await Promise.all([...agents.values()].map((a) => a.close()));
-  agents.clear();
+/** Connections to the target whose every step (connect, head, body) gives up after `timeoutMs`. */
+export function targetAgent(timeoutMs: number): Agent {
+  return new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 4_000 });
 }
 
 function parseJson(text: string): unknown {
@@ -78,11 +65,11 @@ function parseJson(text: string): unknown {
  */
 const SUITE_CLOCK = `performance.now() of process ${process.pid} from ${performance.timeOrigin}`;
 
-export async function sendAndJudge(outgoing: OutgoingRequest, tracker: RateLimitTracker, timeoutMs: number): Promise<Judged> {
+export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, tracker, tenant }: SendContext): Promise<Judged> {
   const started = Date.now();
   const sent = performance.now();
   let response: Awaited<ReturnType<typeof request>>;
-  const send = () => request(outgoing.url, { method: outgoing.method as 'GET', headers: outgoing.headers, body: outgoing.body ?? null, dispatcher: agentFor(timeoutMs) });
+  const send = () => request(outgoing.url, { method: outgoing.method as 'GET', headers: outgoing.headers, body: outgoing.body ?? null, dispatcher });
   try {
     response = await send().catch((error: { code?: string }) => {
       // A kept-alive connection the target closed as the request went out: once more, on a
@@ -119,7 +106,7 @@ export async function sendAndJudge(outgoing: OutgoingRequest, tracker: RateLimit
     ...(outgoing.tokenFacts ? { tokenFacts: outgoing.tokenFacts } : {}),
     ...(bodyError !== undefined ? { error: bodyError } : {}),
   });
-  await tenantTokens.check(exchange.token, bearerCredential(authorizationOf(outgoing.headers)));
+  await tenant.check(exchange.token, bearerCredential(authorizationOf(outgoing.headers)));
   const judgement = judgeExchange(exchange, tracker);
   return { ...judgement, status, headers: exchange.response!.headers, text, json: parseJson(text), exchange };
 }

@@ -13,6 +13,7 @@ import { UsageError } from '../core/errors.ts';
 import { operationIsServed, OPERATION_ROUTES, type ApiOperationId, type ServedProbe } from '../rules/checks/served.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
+import type { TenantTokens } from '../keys/tenant.ts';
 import { SuiteApi, type CallOptions } from './api.ts';
 import { PROFILES, type Profile, type SuiteConfig } from './config.ts';
 import { TargetUnreachable, type Judged } from './http.ts';
@@ -56,9 +57,9 @@ interface Probe extends ServedProbe {
 /** An id no tenant holds: the requests for it change nothing, whatever the target does. */
 const unknownId = (operation: ApiOperationId) => `tmi-conform-preflight-${operation}-${process.pid}`;
 
-export async function preflight(config: SuiteConfig): Promise<PreflightOutcome> {
+export async function preflight(config: SuiteConfig, tenant: TenantTokens): Promise<PreflightOutcome> {
   const recorded: Array<{ exchange: Exchange; judged: Judged; deliberate: boolean }> = [];
-  const api = new SuiteApi(config, {}, {
+  const api = new SuiteApi(config, tenant, {}, {
     exchange: (exchange, judged, deliberate) => recorded.push({ exchange, judged: judged as Judged, deliberate }),
     unplanned429: () => {},
     risked429: () => {},
@@ -72,6 +73,8 @@ export async function preflight(config: SuiteConfig): Promise<PreflightOutcome> 
     if (error instanceof TokenEndpointNotFound) throw new UsageError(`run: ${error.message}: set token_url (TMI_TOKEN_URL, --token-url) to where the tenant serves it`);
     if (error instanceof TargetUnreachable) throw new UsageError(`run: target unreachable: ${error.message}`);
     throw error;
+  } finally {
+    await api.close();
   }
 
   const findings = new Map(API_OPERATION_IDS.map((operation) => [operation, operationIsServed(operation, probes.filter((p) => p.operation === operation)) ?? []]));

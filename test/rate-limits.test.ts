@@ -10,7 +10,7 @@ import { RateLimitSeries } from '../reports/rate-limit-series.ts';
 import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
 import { resolveConfig, type RawConfig } from '../suites/config.ts';
 import { SuiteApi } from '../suites/api.ts';
-import { closeAgents } from '../suites/http.ts';
+import { TenantTokens } from '../keys/tenant.ts';
 import { BASE, claims, jwt, rateLimitHeaders, STARTED_AT } from '../fixtures/exchanges.ts';
 import { harEntry } from '../recordings/write.ts';
 import { exchangeFromHarEntry, type HarEntry } from '../recordings/har-entry.ts';
@@ -159,14 +159,15 @@ describe('the suite marks its exchanges for the rate-limit rules', () => {
   beforeAll(async () => {
     ref = await startReference();
   });
+  let api: SuiteApi | undefined;
   afterAll(async () => {
-    await closeAgents();
+    await api?.close();
     await ref?.close();
   });
 
   it("a profile's token is the kit's own; every exchange carries the suite's clock, sent before received, in order", async () => {
     const exchanges: Exchange[] = [];
-    const api = new SuiteApi(resolveConfig(ref.config() as RawConfig), {}, { exchange: (e) => exchanges.push(e), unplanned429: () => {}, risked429: () => {} });
+    api = new SuiteApi(resolveConfig(ref.config() as RawConfig), new TenantTokens({}), {}, { exchange: (e) => exchanges.push(e), unplanned429: () => {}, risked429: () => {} });
     const rs = ref.config().fixtures.resource_servers[0]!;
     await api.getResourceServer(rs);
     await api.getResourceServer(rs, { as: 'corrupted-signature' });

@@ -1,0 +1,45 @@
+// Judging a recording, the one way: read it in batches, let the caller settle what it knows of
+// the batch (the tenant's keys for validate, the non-global clients for the proxy), judge each
+// exchange in order with one rate-limit history per recording, and hand each on. `validate` and
+// the proxy's replay of a resumed journal both judge recordings through here.
+import { judgeExchange, RateLimitTracker, type Judgement } from '../rules/index.ts';
+import type { Exchange } from '../rules/types.ts';
+import type { ReadProgress } from './jsonl-journal.ts';
+import type { ReadOptions } from './read-options.ts';
+import { readRecordingBatches } from './read.ts';
+
+export interface JudgeRecordingOptions extends ReadOptions {
+  /** Told when a journal's last line was cut short and skipped. */
+  progress?: ReadProgress;
+  /** Called with each batch before it is judged: settle tokens, mark clients. */
+  beforeJudging?: (batch: readonly Exchange[]) => void | Promise<void>;
+  /** An exchange the engine failed on: without this, the failure ends the reading. */
+  onJudgeError?: (exchange: Exchange, error: unknown) => void;
+}
+
+/**
+ * Judges every exchange of the recording at `path` and hands it to `judged`, in order (with no
+ * judgement when the engine failed on it and `onJudgeError` took the failure); returns how many.
+ * Throws RecordingError when the recording cannot be read (see recordings/read.ts).
+ */
+export async function judgeRecording(path: string, options: JudgeRecordingOptions, judged: (exchange: Exchange, judgement: Judgement | undefined) => void): Promise<number> {
+  const { progress, beforeJudging, onJudgeError, ...readOptions } = options;
+  // Rate-limit sequences are the recording's own: a pause lies between one recording and the next.
+  const tracker = new RateLimitTracker();
+  let count = 0;
+  for await (const batch of readRecordingBatches(path, progress, readOptions)) {
+    await beforeJudging?.(batch);
+    for (const exchange of batch) {
+      let judgement: Judgement | undefined;
+      try {
+        judgement = judgeExchange(exchange, tracker);
+      } catch (error) {
+        if (!onJudgeError) throw error;
+        onJudgeError(exchange, error);
+      }
+      judged(exchange, judgement);
+      count++;
+    }
+  }
+  return count;
+}

@@ -42,3 +42,30 @@ export function perFrozenObject<K extends object, V>(compute: (key: K) => V): (k
     return entry.value;
   };
 }
+
+/**
+ * A value made on first use and the same ever after: what the kit ships (catalogs, schemas,
+ * compiled validators) and slow set-ups. The one shape module-level state may take in the
+ * engine and the drivers (test/layers.test.ts): it cannot change what anything decides.
+ */
+export function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+}
+
+/**
+ * `compute`, remembered for the last `size` keys used (the oldest forgotten first): for pure
+ * work on values traffic repeats (a token decoded, an operation's plan of checks).
+ */
+export function perKey<K, V>(size: number, compute: (key: K) => V): (key: K) => V {
+  const memo = new Map<K, V>();
+  return (key) => {
+    let value = memo.get(key);
+    if (value === undefined && !memo.has(key)) {
+      value = compute(key);
+      if (memo.size >= size) memo.delete(memo.keys().next().value as K);
+      memo.set(key, value);
+    }
+    return value as V;
+  };
+}

@@ -24,11 +24,15 @@ const settings = workerData as RecorderSettings;
 const post = (message: FromRecorder) => port.postMessage(message);
 const warn = (message: string) => post({ type: 'warn', message });
 
-let journal: Journal | undefined;
-try {
-  journal = new Journal(settings.journalPath, warn, settings.appendToJournal === true);
-} catch (error) {
-  post({ type: 'failed', message: `cannot write the journal ${settings.journalPath}: ${(error as Error).message}` });
+const journal = openJournal();
+
+function openJournal(): Journal | undefined {
+  try {
+    return new Journal(settings.journalPath, warn, settings.appendToJournal === true);
+  } catch (error) {
+    post({ type: 'failed', message: `cannot write the journal ${settings.journalPath}: ${(error as Error).message}` });
+    return undefined;
+  }
 }
 
 if (journal) {

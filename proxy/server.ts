@@ -19,7 +19,7 @@ import { InFlightList } from './in-flight.ts';
 import { createListener, type ListenerOptions } from './listener.ts';
 import type { Target } from './target.ts';
 import { startTimeoutSweep } from './timeout-sweep.ts';
-import { TRANSIT, type InTransit, type Transit } from './transit.ts';
+import { TRANSIT, type InTransit, type Relay, type Transit } from './transit.ts';
 import { describeUpstreamFailure, midResponseFailure, upstreamError } from './upstream-failure.ts';
 
 /** Idle pooled connections are closed after this long (sooner when the target says so). */
@@ -41,7 +41,7 @@ export interface ProxyServerOptions {
   onTlsClientError?: ListenerOptions['onTlsClientError'];
 }
 
-export class ProxyServer {
+export class ProxyServer implements Relay {
   readonly server: Server;
   private readonly proxy: httpProxy;
   private readonly agent: HttpAgent;

@@ -4,13 +4,20 @@
 // functions instead of closures made for every request.
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Flow } from './flow.ts';
-import type { ProxyServer } from './server.ts';
 
 export const TRANSIT = Symbol('transit');
 export type InTransit<T> = T & { [TRANSIT]?: Transit };
 
+/** What the shared stream listeners call back on the server relaying the exchange (server.ts ProxyServer). */
+export interface Relay {
+  /** Writes the target's head to the client; false when it cannot be relayed (the client got a 502 instead). */
+  writeResponseHead(transit: Transit): boolean;
+  onUpstreamBroke(transit: Transit): void;
+  onResponseClosed(transit: Transit): void;
+}
+
 export interface Transit {
-  server: ProxyServer;
+  server: Relay;
   /** Neighbours in the list of exchanges in flight (in-flight.ts). */
   previous: Transit | undefined;
   next: Transit | undefined;

@@ -6,8 +6,9 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { schemasDir } from '../core/paths.ts';
 import { createAjv } from '../rules/schemas.ts';
 import type { Report } from './model.ts';
+import { once } from '../core/memo.ts';
 
-let compiled: ValidateFunction | undefined;
+const compiledSchema = once((): ValidateFunction => createAjv().compile(reportSchema()));
 
 export function reportSchema(): Record<string, unknown> {
   return JSON.parse(readFileSync(join(schemasDir, 'report.schema.json'), 'utf8'));
@@ -15,7 +16,7 @@ export function reportSchema(): Record<string, unknown> {
 
 /** Why `value` is not a report.json of this version, or undefined when it is one. */
 export function reportSchemaError(value: unknown): string | undefined {
-  compiled ??= createAjv().compile(reportSchema());
+  const compiled = compiledSchema();
   if (compiled(value)) return undefined;
   const first = compiled.errors?.[0];
   if (!first) return 'does not match schemas/report.schema.json';

@@ -2,7 +2,7 @@
 // the JOSE header and claims (decoded, never trusted), and the facts a driver knows (it checked
 // the signature against the tenant's keys, or forged the token itself). Pure: signatures are
 // checked outside the rule engine (keys/verifier.ts) and arrive as BearerToken.signatureValid.
-import { perFrozenObject } from '../core/memo.ts';
+import { perFrozenObject, perKey } from '../core/memo.ts';
 import type { BearerToken, Exchange } from './types.ts';
 
 export type CredentialState =
@@ -46,7 +46,7 @@ export const CLOCK_SKEW_SECONDS = 60;
  * A token naming anything else ("none", "None", "", an encryption algorithm) carries no
  * signature anyone can check.
  */
-const SIGNING_ALGORITHMS = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES256K', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'Ed448', 'HS256', 'HS384', 'HS512']);
+const SIGNING_ALGORITHMS: ReadonlySet<string> = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES256K', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'Ed448', 'HS256', 'HS384', 'HS512']);
 
 /** The API base path an audience must name: /api/v2/, as a path or inside an absolute URL, with or without the last slash. */
 export function audienceNamesApi(audience: unknown): boolean {
@@ -80,15 +80,7 @@ const namesApi = perFrozenObject((claims: Record<string, unknown>): boolean => {
 const numericDate = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
 /** The last start time read: the checks of one exchange ask for it in turn (Date.parse is most of a classification's cost). */
-let lastStartedAt: string | undefined;
-let lastStartSeconds = Number.NaN;
-function startSeconds(startedAt: string): number {
-  if (startedAt !== lastStartedAt) {
-    lastStartedAt = startedAt;
-    lastStartSeconds = Date.parse(startedAt) / 1000;
-  }
-  return lastStartSeconds;
-}
+const startSeconds = perKey(1, (startedAt: string): number => Date.parse(startedAt) / 1000);
 
 /** Time-bound states: exp and nbf against the exchange's start, with CLOCK_SKEW_SECONDS either way. */
 function timeState(claims: Record<string, unknown>, startedAt: string): CredentialState | undefined {

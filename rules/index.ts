@@ -8,7 +8,7 @@ import { rateLimitClient, RateLimitTracker, type RateLimitObservation } from './
 import { rateLimitObservationOf } from './checks/check.ts';
 import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } from './types.ts';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH, valueNestsDeeperThan } from '../core/json-depth.ts';
-import { perFrozenObject } from '../core/memo.ts';
+import { perFrozenObject, perKey } from '../core/memo.ts';
 import type { OverLimit } from './types.ts';
 
 export { matchOperation } from './operations.ts';
@@ -87,23 +87,18 @@ interface PlannedCheck {
 }
 
 /** The checks that apply to each operation, worked out once: judging is the hot path. */
-const plans = new Map<OperationId, PlannedCheck[]>();
-function planFor(operation: OperationId): PlannedCheck[] {
-  let plan = plans.get(operation);
-  if (!plan) {
-    plan = [];
-    for (const check of CHECKS) {
-      if (!check.operations.includes(operation)) continue;
-      const examines = check.requirements.filter((id) => {
-        const { operations } = requirement(id);
-        return operations.includes('all') || operations.includes(operation);
-      });
-      plan.push({ check, examines });
-    }
-    plans.set(operation, plan);
+const planFor = perKey(Number.POSITIVE_INFINITY, (operation: OperationId): PlannedCheck[] => {
+  const plan: PlannedCheck[] = [];
+  for (const check of CHECKS) {
+    if (!check.operations.includes(operation)) continue;
+    const examines = check.requirements.filter((id) => {
+      const { operations } = requirement(id);
+      return operations.includes('all') || operations.includes(operation);
+    });
+    plan.push({ check, examines });
   }
   return plan;
-}
+});
 
 export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): Judgement {
   const operation = matchOperation(exchange.request.method, exchange.request.url);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { schemasDir } from '../core/paths.ts';
 import type { Level, Subject } from './types.ts';
+import { once } from '../core/memo.ts';
 
 export interface Requirement {
   id: string;
@@ -20,21 +21,17 @@ export interface Requirement {
   checks: string[];
 }
 
-let catalog: Requirement[] | undefined;
-let byId: Map<string, Requirement> | undefined;
+const catalog = once(() => {
+  const { requirements } = parse(readFileSync(join(schemasDir, 'requirements.yaml'), 'utf8')) as { requirements: Requirement[] };
+  return { requirements, byId: new Map(requirements.map((r) => [r.id, r])) };
+});
 
 export function loadRequirements(): Requirement[] {
-  if (!catalog) {
-    const doc = parse(readFileSync(join(schemasDir, 'requirements.yaml'), 'utf8')) as { requirements: Requirement[] };
-    catalog = doc.requirements;
-    byId = new Map(catalog.map((r) => [r.id, r]));
-  }
-  return catalog;
+  return catalog().requirements;
 }
 
 export function requirement(id: string): Requirement {
-  loadRequirements();
-  const found = byId!.get(id);
+  const found = catalog().byId.get(id);
   if (!found) throw new Error(`unknown requirement id ${id}`);
   return found;
 }

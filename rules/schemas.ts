@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import * as addFormatsModule from 'ajv-formats';
 import { schemasDir } from '../core/paths.ts';
+import { once } from '../core/memo.ts';
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
 const addFormats = addFormatsModule.default as unknown as typeof addFormatsModule.default.default;
@@ -29,21 +30,21 @@ export function createAjv(): Ajv2020 {
   return ajv;
 }
 
-let compiled: Map<SchemaName, { schema: Record<string, unknown>; validate: ValidateFunction }> | undefined;
-
 export function loadSchema(name: SchemaName): Record<string, unknown> {
   return JSON.parse(readFileSync(join(schemasDir, `${name}.schema.json`), 'utf8'));
 }
 
 /** The compiled validator and its schema; compiled on first use, then reused. */
 export function schemaValidator(name: SchemaName): { schema: Record<string, unknown>; validate: ValidateFunction } {
-  if (!compiled) {
-    compiled = new Map();
-    const ajv = createAjv();
-    for (const n of ['session', 'resource-server', 'update-session-request', 'error'] as const) {
-      const schema = loadSchema(n);
-      compiled.set(n, { schema, validate: ajv.compile(schema) });
-    }
-  }
-  return compiled.get(name)!;
+  return compiledSchemas().get(name)!;
 }
+
+const compiledSchemas = once(() => {
+  const ajv = createAjv();
+  const compiled = new Map<SchemaName, { schema: Record<string, unknown>; validate: ValidateFunction }>();
+  for (const n of ['session', 'resource-server', 'update-session-request', 'error'] as const) {
+    const schema = loadSchema(n);
+    compiled.set(n, { schema, validate: ajv.compile(schema) });
+  }
+  return compiled;
+});

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { schemasDir } from '../core/paths.ts';
+import { once } from '../core/memo.ts';
 
 export type Action = 'create' | 'read' | 'update' | 'delete';
 
@@ -12,21 +13,12 @@ export interface ScopeCatalog {
   resources: Record<string, Action[]>;
 }
 
-let catalog: ScopeCatalog | undefined;
-let scopes: Set<string> | undefined;
-
-export function loadScopeCatalog(): ScopeCatalog {
-  catalog ??= parse(readFileSync(join(schemasDir, 'scopes.yaml'), 'utf8')) as ScopeCatalog;
-  return catalog;
-}
+export const loadScopeCatalog = once((): ScopeCatalog => parse(readFileSync(join(schemasDir, 'scopes.yaml'), 'utf8')) as ScopeCatalog);
 
 /** Every `<action>:<resource>` scope the catalog lists. */
-export function catalogScopes(): Set<string> {
-  if (!scopes) {
-    const { resources } = loadScopeCatalog();
-    scopes = new Set(Object.entries(resources).flatMap(([resource, actions]) => actions.map((a) => `${a}:${resource}`)));
-  }
-  return scopes;
-}
+export const catalogScopes = once((): ReadonlySet<string> => {
+  const { resources } = loadScopeCatalog();
+  return new Set(Object.entries(resources).flatMap(([resource, actions]) => actions.map((a) => `${a}:${resource}`)));
+});
 
 export const isCatalogScope = (scope: string): boolean => catalogScopes().has(scope);

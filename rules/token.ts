@@ -2,7 +2,7 @@
 // never verifies it: verification needs keys the rules do not have; drivers that know more
 // (a suite that corrupted the signature itself) say so in BearerToken.signatureValid.
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { perFrozenObject, RecentValues } from '../core/memo.ts';
+import { perFrozenObject, RecentValues, perKey } from '../core/memo.ts';
 import type { BearerToken, Headers } from './types.ts';
 
 const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
@@ -12,7 +12,6 @@ const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
  * (bounded, oldest forgotten first). Entries are frozen, since every exchange shares them.
  */
 type TokenReading = Readonly<Pick<BearerToken, 'claims' | 'decodeError' | 'alg' | 'signatureEmpty'>>;
-const decoded = new Map<string, TokenReading>();
 const DECODED_TOKENS_KEPT = 1024;
 
 /** The JOSE header's `alg` as written (a string or nothing), and whether the signature is missing. */
@@ -28,19 +27,13 @@ function headerFacts(token: string): Pick<BearerToken, 'alg' | 'signatureEmpty'>
   return facts;
 }
 
-function decodeToken(token: string): TokenReading {
-  let entry = decoded.get(token);
-  if (!entry) {
-    try {
-      entry = Object.freeze({ claims: Object.freeze(decodeJwt(token)) as Record<string, unknown>, ...headerFacts(token) });
-    } catch (error) {
-      entry = Object.freeze({ decodeError: (error as Error).message });
-    }
-    if (decoded.size >= DECODED_TOKENS_KEPT) decoded.delete(decoded.keys().next().value as string);
-    decoded.set(token, entry);
+const decodeToken = perKey(DECODED_TOKENS_KEPT, (token: string): TokenReading => {
+  try {
+    return Object.freeze({ claims: Object.freeze(decodeJwt(token)) as Record<string, unknown>, ...headerFacts(token) });
+  } catch (error) {
+    return Object.freeze({ decodeError: (error as Error).message });
   }
-  return entry;
-}
+});
 
 /** What a well-formed Authorization header reads as, without the per-exchange facts. */
 type HeaderReading = TokenReading | undefined;

@@ -10,6 +10,7 @@ import { UsageError } from '../core/errors.ts';
 import { schemasDir } from '../core/paths.ts';
 import { urlProblem } from '../core/url.ts';
 import { createAjv } from '../rules/schemas.ts';
+import { once } from '../core/memo.ts';
 
 export const PROFILES = ['full', 'no_scope', 'non_global'] as const;
 export type Profile = (typeof PROFILES)[number];
@@ -84,12 +85,9 @@ export interface RawConfig {
 
 export const DEFAULTS = { propertyRuns: 25, probeMaxRequests: 1200, requestTimeoutMs: 10_000 } as const;
 
-let validator: ValidateFunction | undefined;
+const configValidator = once((): ValidateFunction => createAjv().compile(JSON.parse(readFileSync(join(schemasDir, 'conformance.schema.json'), 'utf8'))));
 function validateRaw(raw: unknown): ErrorObject[] {
-  if (!validator) {
-    const schema = JSON.parse(readFileSync(join(schemasDir, 'conformance.schema.json'), 'utf8'));
-    validator = createAjv().compile(schema);
-  }
+  const validator = configValidator();
   return validator(raw) ? [] : [...(validator.errors ?? [])];
 }
 

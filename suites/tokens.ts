@@ -7,6 +7,7 @@ import { scopesOf } from '../rules/token.ts';
 import type { TokenAttack } from '../rules/types.ts';
 import type { Credential, Profile, SuiteConfig } from './config.ts';
 import type { Judged, OutgoingRequest } from './http.ts';
+import { once } from '../core/memo.ts';
 
 /** The token endpoint refused a profile's credentials: the run cannot go on. */
 export class CredentialsRefused extends Error {
@@ -160,13 +161,12 @@ export async function keyConfusionTokens(token: string, jwks: { keys: JWK[] }): 
 }
 
 // One foreign key per process: RSA key generation is slow.
-let foreignKey: Promise<CryptoKey> | undefined;
+const foreignKey = once(() => generateKeyPair('RS256').then((pair) => pair.privateKey));
 
 /** The same header and claims, signed RS256 with a key that is not the tenant's. */
 export async function signedByForeignKey(token: string): Promise<string> {
-  foreignKey ??= generateKeyPair('RS256').then((pair) => pair.privateKey);
   const header = decodeProtectedHeader(token);
-  return new SignJWT(decodeJwt(token)).setProtectedHeader({ ...header, alg: 'RS256' }).sign(await foreignKey);
+  return new SignJWT(decodeJwt(token)).setProtectedHeader({ ...header, alg: 'RS256' }).sign(await foreignKey());
 }
 
 /** An issuer whose host is not the tenant's (issuers are compared by host, as the rule engine does). */
@@ -189,9 +189,8 @@ function hostOf(issuer: string): string | undefined {
  * trusts whichever issuer a token names, with that issuer's keys, accepts it.
  */
 export async function fromAnotherIssuer(token: string, tenantIssuer: string): Promise<string> {
-  foreignKey ??= generateKeyPair('RS256').then((pair) => pair.privateKey);
   const header = decodeProtectedHeader(token);
-  return new SignJWT({ ...decodeJwt(token), iss: anotherIssuer(tenantIssuer) }).setProtectedHeader({ ...header, alg: 'RS256' }).sign(await foreignKey);
+  return new SignJWT({ ...decodeJwt(token), iss: anotherIssuer(tenantIssuer) }).setProtectedHeader({ ...header, alg: 'RS256' }).sign(await foreignKey());
 }
 
 /** What making an attack token may take beyond the valid token it starts from. */

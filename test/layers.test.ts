@@ -81,7 +81,91 @@ function importGraph(): Edge[] {
   return edges;
 }
 
+/** Modules that import each other, directly or round a loop: each cycle once, as "a → b → a". */
+function cycles(edges: Edge[]): string[] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  // Tarjan's strongly connected components, iterative: a component of more than one module (or one importing itself) is a cycle.
+  let index = 0;
+  const indexOf = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[] = [];
+  for (const start of next.keys()) {
+    if (indexOf.has(start)) continue;
+    const work: Array<{ node: string; i: number }> = [{ node: start, i: 0 }];
+    indexOf.set(start, index);
+    low.set(start, index++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length > 0) {
+      const frame = work.at(-1)!;
+      const targets = next.get(frame.node) ?? [];
+      if (frame.i < targets.length) {
+        const to = targets[frame.i++]!;
+        if (!indexOf.has(to)) {
+          indexOf.set(to, index);
+          low.set(to, index++);
+          stack.push(to);
+          onStack.add(to);
+          work.push({ node: to, i: 0 });
+        } else if (onStack.has(to)) low.set(frame.node, Math.min(low.get(frame.node)!, indexOf.get(to)!));
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) low.set(work.at(-1)!.node, Math.min(low.get(work.at(-1)!.node)!, low.get(frame.node)!));
+      if (low.get(frame.node) !== indexOf.get(frame.node)) continue;
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== frame.node);
+      if (component.length > 1 || targets.includes(frame.node)) found.push([...component.sort(), component[0]].join(' → '));
+    }
+  }
+  return found;
+}
+
+/** Top-level declarations that hold state a module could change: `let`, `var`, and collections not typed read-only. */
+const MODULE_STATE = /^(?:export\s+)?(?:let|var)\s+\w+|^(?:export\s+)?const\s+\w+\s*=\s*new\s+(?:Map|Set|WeakMap|WeakSet)\b/gm;
+
+/**
+ * Where module-level state is the scope itself: one test runs at a time in a vitest worker, and
+ * its evidence is where vitest's hooks (suites/setup.ts) and the suites' API client meet.
+ */
+const STATE_ALLOWED = ['suites/evidence.ts'];
+
 describe('layers', () => {
+  it('no module of the engine, the drivers or the readers keeps state at module level (memos are core/memo.ts once, perKey, perFrozenObject)', () => {
+    const found: string[] = [];
+    for (const folder of ['rules', 'suites', 'proxy', 'recordings', 'keys']) {
+      for (const path of sourceFiles(join(packageRoot, folder))) {
+        const file = relative(packageRoot, path);
+        if (STATE_ALLOWED.includes(file)) continue;
+        for (const match of readFileSync(path, 'utf8').matchAll(MODULE_STATE)) found.push(`${file}: ${match[0]}`);
+      }
+    }
+    expect(found).toEqual([]);
+    // What it catches: the settings and caches modules kept before.
+    expect('let tenantTokens = new TenantTokens({});\nconst agents = new Map<number, Agent>();\n  let local = 1;\nconst FIXED: ReadonlySet<string> = new Set();'.match(MODULE_STATE)).toEqual(['let tenantTokens', 'const agents = new Map']);
+  });
+
+  it('no import cycle, direct or round a loop', () => {
+    expect(cycles(importGraph())).toEqual([]);
+    const planted: Edge[] = [
+      { from: 'proxy/server.ts', to: 'proxy/transit.ts' },
+      { from: 'proxy/transit.ts', to: 'proxy/server.ts' },
+      { from: 'a/x.ts', to: 'a/y.ts' },
+      { from: 'a/y.ts', to: 'a/z.ts' },
+      { from: 'a/z.ts', to: 'a/x.ts' },
+      { from: 'a/z.ts', to: 'b/w.ts' },
+    ];
+    expect(cycles(planted).sort()).toEqual(['a/x.ts → a/y.ts → a/z.ts → a/x.ts', 'proxy/server.ts → proxy/transit.ts → proxy/server.ts']);
+  });
+
   it('reads the import graph: a few hundred imports between the folders', () => {
     const edges = importGraph();
     expect(edges.length).toBeGreaterThan(200);

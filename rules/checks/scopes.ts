@@ -14,7 +14,7 @@ export const REQUIRED_SCOPES: Record<Exclude<OperationId, 'getToken'>, { scope: 
 
 const SCOPE_FORM = /^[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$/;
 // OpenID Connect scopes ride along in user tokens; they are not permissions of this interface.
-const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'address', 'phone', 'offline_access']);
+const OIDC_SCOPES: ReadonlySet<string> = new Set(['openid', 'profile', 'email', 'address', 'phone', 'offline_access']);
 
 interface ScopeForms {
   malformed: string[];

@@ -27,13 +27,13 @@ const SWITCHES = new Set(['--embedded']);
 for (let i = 0; i < argv.length; i += WITH_VALUE.has(argv[i]!) ? 2 : 1) {
   if (!WITH_VALUE.has(argv[i]!) && !SWITCHES.has(argv[i]!)) usage(`unknown option "${argv[i]}" (${[...WITH_VALUE, ...SWITCHES].join(', ')})`);
 }
-const valueOf = (name: string): string | undefined => {
+const flagValue = (name: string): string | undefined => {
   const i = argv.indexOf(name);
   if (i === -1) return undefined;
   return argv[i + 1] ?? usage(`${name} wants a value`);
 };
 const count = (name: string, fallback: number, max: number): number => {
-  const text = valueOf(name);
+  const text = flagValue(name);
   if (text === undefined) return fallback;
   const value = Number(text);
   if (!Number.isInteger(value) || value < 1 || value > max) usage(`${name} wants a whole number from 1 to ${max}, got "${text}"`);
@@ -43,7 +43,7 @@ const count = (name: string, fallback: number, max: number): number => {
 const RUNS = count('--runs', 30, 200);
 const RUN_TIMEOUT_S = count('--run-timeout', 120, 600);
 const MAX_MINUTES = count('--max-minutes', 30, 240);
-const CLI = resolve(valueOf('--cli') ?? BIN);
+const CLI = resolve(flagValue('--cli') ?? BIN);
 if (!existsSync(CLI)) usage(`no such command file: ${CLI}`);
 const EMBEDDED = argv.includes('--embedded');
 

@@ -22,7 +22,7 @@ import { loadVitestNode } from '../suites/vitest-node.ts';
 import { notServedReason, preflight, type PreflightOutcome } from '../suites/preflight.ts';
 import { OPERATION_ROUTES, type ApiOperationId } from '../rules/checks/served.ts';
 import { parseArgs, stringFlag } from './args.ts';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
+import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 
 export const help = `Usage: tmi-conform run [--config FILE] [--base-url URL] [--report-dir DIR] [options]
 

@@ -18,11 +18,6 @@ export function describeBytes(bytes: number): string {
   return `${(bytes / 1_000_000).toFixed(1)} MB`;
 }
 
-/** "response body of 104.9 MB over the 1.0 MB body limit" */
-export function describeOverLimit(which: 'request' | 'response', over: OverLimit): string {
-  return `${which} body of ${describeBytes(over.bytes)} over the ${describeBytes(over.limit)} body limit`;
-}
-
 /**
  * A text handed over piece by piece (a body streaming past, a long string in a recording): keeps
  * its first `limit` bytes, counts all of them, and hashes all of them once they pass the limit.

@@ -4,4 +4,3 @@ import { dirname, join } from 'node:path';
 
 export const packageRoot: string = dirname(dirname(fileURLToPath(import.meta.url)));
 export const schemasDir: string = join(packageRoot, 'schemas');
-export const fixturesDir: string = join(packageRoot, 'fixtures');

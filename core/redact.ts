@@ -133,7 +133,11 @@ function maskDeep(value: unknown, sink: SecretSink | undefined): unknown {
 /** Secrets inside free text: tokens and key material, wherever they stand. */
 function redactText(text: string, sink: SecretSink | undefined): string {
   if (!text.includes('eyJ') && !text.includes('-----BEGIN')) return text;
-  return text.replace(JWT, (m) => (note(sink, m), mask(m))).replace(PEM, (m) => (note(sink, m), mask(m)));
+  const noted = (m: string): string => {
+    note(sink, m);
+    return mask(m);
+  };
+  return text.replace(JWT, noted).replace(PEM, noted);
 }
 
 function redactValue(value: unknown, sink: SecretSink | undefined): unknown {
@@ -194,7 +198,10 @@ function redactLooseText(text: string, sink: SecretSink | undefined): string {
       // As long as the value itself, not its escaped form: length rules judge the recording as they judged the traffic.
       return head + mask(unescaped);
     })
-    .replace(JSON_NUMBER_SECRET, (_m, head: string, value: string) => (note(sink, value), `${head}0`))
+    .replace(JSON_NUMBER_SECRET, (_m, head: string, value: string) => {
+      note(sink, value);
+      return `${head}0`;
+    })
     .replace(FORM_SECRET, (_m, sep: string, key: string, value: string) => {
       note(sink, value);
       note(sink, formDecode(value));

@@ -5,7 +5,7 @@
 // exchange's token facts through TenantTokens.settle.
 import { decodeJwt, type JSONWebKeySet } from 'jose';
 import type { BearerToken } from '../rules/types.ts';
-import { DEFAULT_JWKS_FETCH_TIMEOUT_MS, describeJwksSource } from './jwks.ts';
+import { DEFAULT_JWKS_FETCH_TIMEOUT_MS, } from './jwks.ts';
 import { tenantKeys, type TenantKeys } from './tenant-keys.ts';
 import { verifierFor, type SignatureVerdict, type TokenVerifier } from './verifier.ts';
 
@@ -144,12 +144,6 @@ const ISSUER_FROM: Record<IssuerSource, string> = {
 /** The one line a driver prints about the issuer: "issuer X (from …)" or "issuer not known: not judged". */
 export function issuerLine(knowledge: Pick<TenantKnowledge, 'issuer'>): string {
   return knowledge.issuer ? `issuer ${knowledge.issuer.issuer} (${ISSUER_FROM[knowledge.issuer.from]})` : 'issuer not known: not judged';
-}
-
-/** Where the keys came from, for messages. */
-export function keysLine(knowledge: TenantKnowledge): string | undefined {
-  if (!knowledge.keys || !('verifier' in knowledge.keys)) return undefined;
-  return `keys ${describeJwksSource(knowledge.keys.source)}${knowledge.keysFrom === 'discovery' ? ' (from the discovery document)' : ''}`;
 }
 
 /** The knowledge as plain data, to hand to another thread or process (the suite worker, the proxy's recorder). */

@@ -21,7 +21,9 @@ export async function judgeEarlierTraffic(
   return judgeRecording(
     path,
     {
-      beforeJudging: (batch) => batch.forEach((exchange) => markNonGlobalClient(exchange, nonGlobalClients)),
+      beforeJudging: (batch) => {
+        for (const exchange of batch) markNonGlobalClient(exchange, nonGlobalClients);
+      },
       onJudgeError: (exchange, error) => {
         if (failed++ === 0) warn(`internal error judging earlier exchange ${exchange.id} of ${path} (${(error as Error).message}); it is counted but not judged`);
       },

@@ -12,7 +12,7 @@ export function forwardedHeaders(headers: IncomingHttpHeaders, host: string): In
   const out: IncomingHttpHeaders = {};
   for (const name in headers) {
     const value = headers[name];
-    if (value === undefined || NOT_FORWARDED.has(name) || name === 'host' || (listed !== undefined && listed.includes(name))) continue;
+    if (value === undefined || NOT_FORWARDED.has(name) || name === 'host' || (listed?.includes(name))) continue;
     out[name] = value;
   }
   out.host = host;

@@ -27,7 +27,7 @@ export function createListener(options: ListenerOptions): Server {
     ? // An https.Server is an http.Server on TLS sockets: the same events and methods (its type does not say so).
       (createHttpsServer({ maxHeaderSize: MAX_HEADER_BYTES, cert: options.tls.cert, key: options.tls.key }, options.onRequest) as unknown as Server)
     : createServer({ maxHeaderSize: MAX_HEADER_BYTES }, options.onRequest);
-  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => {});
     options.onRefused('CONNECT');
     socket.end(rawProxyError(405, `CONNECT is refused: this is a reverse proxy for ${options.targetOrigin}, not a forward proxy.`, 'connect_refused'));

@@ -101,7 +101,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
     if (error instanceof UsageError) throw new ProxyStartError(error.message);
     throw new ProxyStartError(`cannot write reports to ${options.reportDir}: ${(error as Error).message}`);
   }
-  let certificate;
+  let certificate: Awaited<ReturnType<typeof listenerCertificate>> | undefined;
   try {
     certificate = options.tls ? await listenerCertificate(options.tls, options.host) : undefined;
   } catch (error) {

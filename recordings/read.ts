@@ -9,7 +9,7 @@ import { readJsonlBatches, type ReadProgress } from './jsonl-journal.ts';
 import type { ReadOptions } from './read-options.ts';
 
 export { RecordingError } from './recording-error.ts';
-export { detectFormat, type RecordingFormat } from './detect-format.ts';
+export { detectFormat } from './detect-format.ts';
 export { exchangeFromHarEntry, type HarEntry } from './har-entry.ts';
 export { readJsonl, readJsonlBatches, type ReadProgress } from './jsonl-journal.ts';
 export { readHar } from './har-scanner.ts';

@@ -24,9 +24,6 @@ import { RequirementTally } from './requirement-tally.ts';
 import { chargedBy, notExamined, notExaminedMessage, testResult } from './test-result.ts';
 import { TrafficTally } from './traffic.ts';
 
-// Exported here as before the split, for the drivers and tests that take them from the builder.
-export { EVIDENCE_PER_REQUIREMENT, PASSING_EVIDENCE_PER_REQUIREMENT } from './evidence-limits.ts';
-export { RATE_LIMIT_POINTS } from './rate-limit-series.ts';
 export { exchangeEvidence };
 
 export interface BuilderOptions {

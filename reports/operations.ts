@@ -10,11 +10,6 @@ export const OPERATIONS: ReadonlyArray<{ id: OperationId; title: string; route: 
   { id: 'getToken', title: 'Get an access token', route: 'POST {auth_url}/oauth/token' },
 ];
 
-export const operationTitle = (id: string): string => OPERATIONS.find((o) => o.id === id)?.title ?? id;
-
-/** True when the requirement concerns the operation (it names it, or it is for every operation). */
-export const concerns = (r: Pick<RequirementResult, 'operations'>, operation: string): boolean => r.operations.includes(operation) || r.operations.includes('all');
-
 /**
  * Requirements per operation: first those of every operation ("all": general rules and rate
  * limits, whichever operation an exchange was), then one group per operation with the

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { schemasDir } from '../core/paths.ts';
 import { createAjv } from '../rules/schemas.ts';
-import type { Report } from './model.ts';
 import { once } from '../core/memo.ts';
 
 const compiledSchema = once((): ValidateFunction => createAjv().compile(reportSchema()));
@@ -23,6 +22,3 @@ export function reportSchemaError(value: unknown): string | undefined {
   return `${first.instancePath || '(top level)'} ${first.message ?? 'is invalid'}`;
 }
 
-export function isReport(value: unknown): value is Report {
-  return reportSchemaError(value) === undefined;
-}

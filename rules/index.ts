@@ -4,7 +4,7 @@ import { CHECKS } from './checks/index.ts';
 import type { Check, CheckInput, ParsedBody } from './checks/check.ts';
 import { matchOperation } from './operations.ts';
 import { requirement } from './requirements.ts';
-import { rateLimitClient, RateLimitTracker, type RateLimitObservation } from './rate-limit-tracker.ts';
+import { rateLimitClient, type RateLimitTracker, type RateLimitObservation } from './rate-limit-tracker.ts';
 import { rateLimitObservationOf } from './checks/check.ts';
 import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } from './types.ts';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH, valueNestsDeeperThan } from '../core/json-depth.ts';
@@ -13,9 +13,8 @@ import type { OverLimit } from './types.ts';
 
 export { matchOperation } from './operations.ts';
 export { RateLimitTracker } from './rate-limit-tracker.ts';
-export { buildExchange, normalizeHeaders } from './exchange.ts';
-export { CHECKS } from './checks/index.ts';
-export { loadRequirements, requirement } from './requirements.ts';
+export { buildExchange } from './exchange.ts';
+export { loadRequirements } from './requirements.ts';
 export type * from './types.ts';
 
 export interface Judgement {

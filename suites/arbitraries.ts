@@ -9,7 +9,10 @@ type Schema = Record<string, unknown>;
 /** A schema with the constraints of its allOf folded in (the kit's schemas use allOf only to annotate a constraint). */
 function folded(schema: Schema): Schema {
   const { allOf, ...rest } = schema;
-  return Array.isArray(allOf) ? (allOf as Schema[]).reduce<Schema>((acc, part) => ({ ...acc, ...folded(part) }), rest) : rest;
+  if (!Array.isArray(allOf)) return rest;
+  const into: Schema = { ...rest };
+  for (const part of allOf as Schema[]) Object.assign(into, folded(part));
+  return into;
 }
 
 const safeKey = fc.string({ minLength: 1, maxLength: 24 }).filter((k) => k !== '__proto__');

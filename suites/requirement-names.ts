@@ -14,7 +14,8 @@ const NAMED_IDS = /\[((?:[A-Z0-9]+-)+[A-Z0-9]+(?: (?:[A-Z0-9]+-)+[A-Z0-9]+)*)\]$
 
 /** The requirement ids a test name carries. */
 export function requirementsOfTestName(name: string): string[] {
-  return NAMED_IDS.exec(name)?.[1]!.split(' ') ?? [];
+  const named = NAMED_IDS.exec(name)?.[1];
+  return named === undefined ? [] : named.split(' ');
 }
 
 /** A vitest name pattern that selects the tests covering any of `ids`. */

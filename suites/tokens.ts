@@ -2,7 +2,7 @@
 // {auth_url}/oauth/token/ (or where config.tokenUrls says) and cached until shortly before they expire, or a static token), and
 // the derived ones the suites make themselves (none, a malformed header, a bad signature).
 import { createPublicKey, type JsonWebKeyInput } from 'node:crypto';
-import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey, type JWK } from 'jose';
+import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, UnsecuredJWT, type JWK } from 'jose';
 import { scopesOf } from '../rules/token.ts';
 import type { TokenAttack } from '../rules/types.ts';
 import type { Credential, Profile, SuiteConfig } from './config.ts';

@@ -153,6 +153,7 @@ describe('a failing run against fault switches', () => {
 
   describe.skipIf(!findChromium())('report.html in headless Chromium', () => {
     let browser: Browser;
+    // biome-ignore lint/suspicious/noDuplicateTestHooks: this hook is in describe.skipIf(…)'s block, which the rule does not see as one
     afterAll(() => browser?.close());
 
     it('shows expected/received, the exchange, the counterexample and the curl command of each failing requirement, with no console error', async () => {

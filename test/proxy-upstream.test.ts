@@ -126,7 +126,9 @@ function scriptedTarget(): Server {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  server.on('close', () => sockets.forEach((s) => s.destroy()));
+  server.on('close', () => {
+    for (const socket of sockets) socket.destroy();
+  });
   return server;
 }
 

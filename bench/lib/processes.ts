@@ -12,7 +12,9 @@ export interface Running {
 
 /** Every child started, killed when this process exits. */
 const started: ChildProcess[] = [];
-process.on('exit', () => started.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
+process.on('exit', () => {
+  for (const child of started) if (child.exitCode === null) child.kill('SIGKILL');
+});
 
 export async function launch(command: string, args: string[], ready: RegExp = /listening on (https?:\/\/\S+)/): Promise<Running> {
   const child = spawn(command, args, { cwd: packageRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
@@ -53,7 +55,10 @@ export async function waitForPort(port: number): Promise<void> {
   for (let attempt = 0; attempt < 300; attempt++) {
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.destroy(), resolve(true)));
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
       socket.once('error', () => resolve(false));
     });
     if (open) return;

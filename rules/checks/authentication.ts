@@ -1,7 +1,6 @@
 // Bearer-JWT authentication: what the caller sends, and how the implementation answers.
 import { credentialStateOf, defineCheck, finding, isSuccess, securityFinding, show, type CheckInput, type CheckResult } from './check.ts';
 import { describeCredential, INVALID_CREDENTIAL_STATES, type CredentialState } from '../credential.ts';
-import type { Finding } from '../types.ts';
 
 /** A foreign recorder that dropped or masked the credential: nothing about authentication can be judged. */
 const notRecorded = ({ exchange }: CheckInput): boolean => exchange.token.recorded === false;
@@ -116,7 +115,7 @@ function tokenRequestParams({ exchange, requestJson }: CheckInput): Record<strin
 
 export function tokenRequestNamesAudience(input: CheckInput): CheckResult {
   const params = tokenRequestParams(input);
-  if (!params || params['grant_type'] !== 'client_credentials') return undefined;
+  if (params?.['grant_type'] !== 'client_credentials') return undefined;
   const audience = params['audience'];
   if (audience === undefined || audience === '') {
     return [finding('AUTH-TOKEN-AUDIENCE', 'client', 'the form parameter audience set to the API base path /api/v2/', 'no audience')];

@@ -116,10 +116,6 @@ export function show(value: unknown, max = 80): string {
 
 export const isSuccess = (status: number): boolean => status >= 200 && status < 300;
 
-export function responseStatus(input: CheckInput): number | undefined {
-  return input.exchange.response?.status;
-}
-
 export function jsonObject(body: ParsedBody | undefined): Record<string, unknown> | undefined {
   if (!body?.ok) return undefined;
   const v = body.value;

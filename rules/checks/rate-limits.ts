@@ -96,7 +96,7 @@ export function throttledRequestAnswered429(input: CheckInput): CheckResult {
   // over the limit. A response naming none is placed in the window last heard of.
   const window = current ?? tracker.latestAnsweredBefore(client, timing);
   const previous = window && tracker.lowestAnsweredBefore(client, timing, window.limit, window.reset);
-  if (!previous || previous.remaining !== 0 || timing.start / 1000 >= previous.reset) return undefined;
+  if (previous?.remaining !== 0 || timing.start / 1000 >= previous.reset) return undefined;
   if (current && current.remaining > 0) return undefined;
   if (status === 429) return [];
   if (!isBareRefusal(status)) return undefined;

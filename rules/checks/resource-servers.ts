@@ -2,7 +2,6 @@
 // and the include_fields query parameter.
 import { decodeSegment } from '../operations.ts';
 import { defineCheck, finding, isSuccess, jsonObject, show, type CheckInput, type CheckResult } from './check.ts';
-import type { Finding } from '../types.ts';
 
 function returnedResourceServer(input: CheckInput): Record<string, unknown> | undefined {
   const status = input.exchange.response?.status;

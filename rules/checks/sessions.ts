@@ -1,6 +1,5 @@
 // Update session: what the returned session says about the update that was sent.
 import { defineCheck, finding, isSuccess, jsonObject, show, type CheckInput, type CheckResult } from './check.ts';
-import type { Finding } from '../types.ts';
 
 /** The session_metadata sent, when the request body was JSON with that key. */
 function sentMetadata(input: CheckInput): { value: unknown } | undefined {

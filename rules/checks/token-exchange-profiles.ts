@@ -1,6 +1,5 @@
 // Delete a token exchange profile: "204; the profile is deleted; no body."
 import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
-import type { Finding } from '../types.ts';
 import { describeBytes } from '../../core/body-limit.ts';
 
 export function noContentHasNoBody({ exchange }: CheckInput): CheckResult {

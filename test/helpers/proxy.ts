@@ -76,6 +76,3 @@ export const statusOf = (raw: string): number | undefined => {
   return match ? Number(match[1]) : undefined;
 };
 
-export function removeDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-}

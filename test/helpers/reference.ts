@@ -35,7 +35,9 @@ export async function call(ref: RunningReference, request: Call): Promise<Answer
   const response = await fetch(url, init);
   const text = await response.text();
   const responseHeaders: Record<string, string> = {};
-  response.headers.forEach((value, name) => (responseHeaders[name] = value));
+  response.headers.forEach((value, name) => {
+    responseHeaders[name] = value;
+  });
   const exchange = buildExchange({
     startedAt: startedAt.toISOString(),
     durationMs: Date.now() - startedAt.getTime(),

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { packageRoot } from '../core/paths.ts';
-import { startReference } from '../fixtures/reference/index.ts';
+import { startReference } from '../reference/index.ts';
 
 const BIN = join(packageRoot, 'bin', 'tmi-conform.js');
 const dir = mkdtempSync(join(tmpdir(), 'tmi-hostile-'));

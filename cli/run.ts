@@ -3,7 +3,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stopSignal } from './signals.ts';
-import { FAULT_NAMES, isFaultName, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../fixtures/reference/index.ts';
+import { FAULT_NAMES, isFaultName, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../reference/index.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { ATTACK_TOKEN_COMMAND, curlCommand, curlVariables, reproducible } from '../reports/curl.ts';
 import { parseFailOn } from '../reports/fail-on.ts';

@@ -2,7 +2,7 @@
 // against something. Runs until SIGINT or SIGTERM, then closes and exits 0.
 import { writeFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
-import { FAULTS, FAULT_NAMES, isFaultName, isPublicUrl, isTenantDomain, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../fixtures/reference/index.ts';
+import { FAULTS, FAULT_NAMES, isFaultName, isPublicUrl, isTenantDomain, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../reference/index.ts';
 import { parseArgs, parseListen, stringFlag } from './args.ts';
 import { EXIT_OK, UsageError } from '../core/errors.ts';
 import { watchLauncher } from './launcher.ts';

@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { reportSchemaError } from '../reports/schema.ts';
 import { CHROMIUM_ARGS, findChromium } from './helpers/chromium.ts';

@@ -19,10 +19,11 @@ const LAYERS: Array<[layer: string, uses: string[]]> = [
   ['reports', ['rules/types.ts', 'core', 'rules']],
   ['suites', ['rules/types.ts', 'core', 'rules', 'keys', 'reports']],
   ['proxy', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports']],
+  ['reference', ['rules/types.ts', 'core', 'rules']],
   ['fixtures', ['rules/types.ts', 'core', 'rules']],
-  ['cli', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'fixtures']],
-  ['bench', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'fixtures', 'cli']],
-  ['test', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'fixtures', 'cli']],
+  ['cli', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference']],
+  ['bench', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference', 'fixtures', 'cli']],
+  ['test', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference', 'fixtures', 'cli']],
   ['bin', ['cli']],
 ];
 const USES = new Map(LAYERS);

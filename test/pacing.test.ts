@@ -3,7 +3,7 @@
 // by a request, and headers that say nothing usable.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FixedWindowRateLimiter, type RateLimitDecision } from '../fixtures/reference/rate-limit.ts';
+import { FixedWindowRateLimiter, type RateLimitDecision } from '../reference/rate-limit.ts';
 import type { Headers } from '../rules/types.ts';
 import { RateLimitPacer } from '../suites/pacing.ts';
 

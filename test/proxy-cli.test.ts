@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { startCli, type CliChild } from './helpers/cli.ts';
 import { readJournal } from './helpers/proxy.ts';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAULTS, startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { FAULTS, startReference, type RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { tokenFor } from './helpers/reference.ts';
 import { readJournal, recorded, startTestProxy, type ProxyUnderTest, type RecordedEntry } from './helpers/proxy.ts';

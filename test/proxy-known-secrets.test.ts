@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KnownSecrets, redactExchange } from '../core/redact.ts';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 import { buildExchange } from '../rules/exchange.ts';
 import { startTestProxy, type ProxyUnderTest } from './helpers/proxy.ts';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 import { packageRoot } from '../core/paths.ts';
 import { readJournal } from './helpers/proxy.ts';
 

@@ -10,7 +10,7 @@ import { rootCertificates } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { help as proxyHelp } from '../cli/proxy.ts';
-import type { RunningReference } from '../fixtures/reference/index.ts';
+import type { RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { startConformingAndFaulty } from './helpers/reference.ts';
 

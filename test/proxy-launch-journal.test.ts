@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../cli/proxy.ts';
 import { UsageError } from '../core/errors.ts';
-import type { RunningReference } from '../fixtures/reference/index.ts';
+import type { RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { readJournal } from './helpers/proxy.ts';
 import { startConformingAndFaulty } from './helpers/reference.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 import { readJournal, recorded, startTestProxy, type ProxyUnderTest } from './helpers/proxy.ts';
 
 const SDK_CLIENT = fileURLToPath(new URL('./helpers/auth0-sdk-client.mjs', import.meta.url));

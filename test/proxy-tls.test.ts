@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 import { CA_FILE, CA_KEY_FILE, LEAF_FILE, LEAF_KEY_FILE, leafNames, LocalCaError, localCertificates } from '../proxy/local-ca.ts';
 import { listenerCertificate, TlsSetupError } from '../proxy/tls.ts';
 import { readJournal, recorded, startTestProxy } from './helpers/proxy.ts';

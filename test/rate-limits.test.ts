@@ -7,7 +7,7 @@ import { buildExchange, type ExchangeParts } from '../rules/exchange.ts';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
 import type { Exchange, ExchangeOrder } from '../rules/types.ts';
 import { RateLimitSeries } from '../reports/rate-limit-series.ts';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 import { resolveConfig, type RawConfig } from '../suites/config.ts';
 import { SuiteApi } from '../suites/api.ts';
 import { TenantTokens } from '../keys/tenant.ts';

@@ -4,7 +4,7 @@
 // suites catch each fault is proven with the suites.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeExchange, loadRequirements, RateLimitTracker } from '../rules/index.ts';
-import { FAULTS, FAULT_NAMES, startReference, type FaultName, type RateLimitOptions, type RunningReference } from '../fixtures/reference/index.ts';
+import { FAULTS, FAULT_NAMES, startReference, type FaultName, type RateLimitOptions, type RunningReference } from '../reference/index.ts';
 import type { JWK } from 'jose';
 import { fromAnotherIssuer, keyConfusionTokens, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { bearer, call, forged, json, metadata, paths, tokenFor, type Answer, type Call } from './helpers/reference.ts';

@@ -6,8 +6,8 @@ import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeExchange } from '../rules/index.ts';
-import { Authority } from '../fixtures/reference/auth.ts';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { Authority } from '../reference/auth.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 import { bearer, call, json, paths, tokenFor, type Answer } from './helpers/reference.ts';
 
 let ref: RunningReference;

@@ -4,7 +4,7 @@
 // own `fetch` option.
 import { ManagementClient } from 'auth0';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 
 const DOMAIN = 'tenant.example.test';
 

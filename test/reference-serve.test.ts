@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../cli/serve.ts';
 import { UsageError } from '../core/errors.ts';
-import { FAULT_NAMES } from '../fixtures/reference/index.ts';
+import { FAULT_NAMES } from '../reference/index.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
 import { findingMessage } from '../rules/message.ts';
 import type { Finding } from '../rules/types.ts';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 import type { JWK } from 'jose';
 import { keyConfusionTokens, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { bearer, call, forged, json, metadata, paths, tokenFor, type Answer, type Call } from './helpers/reference.ts';

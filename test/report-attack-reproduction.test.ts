@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReference, type ProfileName, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type ProfileName, type RunningReference } from '../reference/index.ts';
 import { curlCommand, curlVariables } from '../reports/curl.ts';
 import type { Evidence, ExchangeEvidence, Report } from '../reports/model.ts';
 import { reportSchemaError } from '../reports/schema.ts';

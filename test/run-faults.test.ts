@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FAULTS, FAULT_NAMES, type FaultName } from '../fixtures/reference/index.ts';
+import { FAULTS, FAULT_NAMES, type FaultName } from '../reference/index.ts';
 import { requirement } from '../rules/requirements.ts';
 
 /** Every switch and the requirement it must be caught by. A new switch fails this test until listed here. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { invalidUpdateExamples, malformedAuthorizationExamples, oddIdExamples, validMetadataExamples } from '../suites/arbitraries.ts';
 

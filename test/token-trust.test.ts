@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReference, type RunningReference } from '../fixtures/reference/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
 import { learnTenant, tenantTokensData } from '../keys/tenant.ts';
 import type { Report } from '../reports/model.ts';
 import { keyConfusionTokens, unsignedToken, withScopeAdded } from '../suites/tokens.ts';

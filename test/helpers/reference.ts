@@ -3,7 +3,7 @@
 import { decodeProtectedHeader, generateKeyPair, SignJWT, decodeJwt } from 'jose';
 import { buildExchange } from '../../rules/exchange.ts';
 import type { BearerToken, Exchange } from '../../rules/types.ts';
-import { startReference, type ProfileName, type RunningReference } from '../../fixtures/reference/index.ts';
+import { startReference, type ProfileName, type RunningReference } from '../../reference/index.ts';
 
 export interface Call {
   method: string;

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../cli/run.ts';
-import { FAULTS, FAULT_NAMES } from '../../fixtures/reference/index.ts';
+import { FAULTS, FAULT_NAMES } from '../../reference/index.ts';
 import { requirement as requirementNamed } from '../../rules/requirements.ts';
 import type { Report } from '../../reports/model.ts';
 

@@ -21,7 +21,8 @@ import { runSuites } from '../suites/runner.ts';
 import { loadVitestNode } from '../suites/vitest-node.ts';
 import { notServedReason, preflight, type PreflightOutcome } from '../suites/preflight.ts';
 import { OPERATION_ROUTES, type ApiOperationId } from '../rules/checks/served.ts';
-import { parseArgs, stringFlag } from './args.ts';
+import { parseArgs, stringFlag, type FlagSpec } from './args.ts';
+import { CONFIG_KEYS } from '../suites/config-keys.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 
 export const help = `Usage: tmi-conform run [--config FILE] [--base-url URL] [--report-dir DIR] [options]
@@ -33,28 +34,7 @@ port and runs against it.
 
 Target and credentials (flag > environment > config file; see schemas/conformance.schema.json):
   --config FILE          YAML config file (env TMI_CONFIG)
-  --base-url URL         {base_url}: tenant address + /api/v2 (env TMI_BASE_URL)
-  --auth-url URL         tokens come from {auth_url}/oauth/token/ (env TMI_AUTH_URL; default: the origin of base_url);
-                         when that answers 404, from the same path without the trailing slash (said once on stderr)
-  --token-url URL        the token endpoint itself, for a tenant that serves it elsewhere (env TMI_TOKEN_URL)
-  --audience AUDIENCE    audience of the token request (env TMI_AUDIENCE; default {base_url}/)
-  --issuer ISSUER        the issuer the tenant's tokens carry (env TMI_ISSUER; default: the "issuer" of
-                         {auth_url}/.well-known/openid-configuration, else the iss of the tokens the token
-                         endpoint issued whose signature verifies; none known: the issuer is not judged)
-  --jwks URL|FILE        the tenant's public keys (JWKS), fetched once at start: every token the run sends has
-                         its signature checked against them (env TMI_JWKS_URL; default: the discovery
-                         document's jwks_uri, else {auth_url}/.well-known/jwks.json; when those cannot be
-                         fetched the run says "signatures not verified: no JWKS" and goes on; a --jwks that
-                         cannot be read: exit 2)
-  credentials            only in the file or the environment (TMI_FULL_CLIENT_ID, TMI_FULL_CLIENT_SECRET,
-                         TMI_FULL_TOKEN, likewise TMI_NO_SCOPE_* and TMI_NON_GLOBAL_*; TMI_EXPIRED_TOKEN, a token
-                         of the tenant that has expired, for the expiry attack): never on a command line
-  --allow-destructive    may delete the disposable token exchange profiles listed, and test fixture sessions
-                         given by id only, leaving their session_metadata cleared (env TMI_ALLOW_DESTRUCTIVE)
-  --rate-limit-probe     may provoke a 429 with a bounded burst (env TMI_RATE_LIMIT_PROBE)
-  --property-runs N      random runs of each property, 1..1000, after its named edge cases, which always run (env TMI_PROPERTY_RUNS; default 25)
-  --seed N               seed of the generated inputs (env TMI_SEED; default: a new one): every run prints
-                         its seed and records it in report.json; the same seed generates the same inputs
+${configKeyLines()}
 
 Selection and output:
   --requirement ID       run only the tests that cover this requirement (repeatable)
@@ -71,55 +51,47 @@ no token endpoint, a fixture id not found, no operation served at base_url; no r
 written); 130 interrupted (fixture sessions are
 restored first, and the reports of what ran are written).`;
 
-const FLAGS = {
+const FLAGS: Record<string, FlagSpec> = {
   config: { value: true },
-  'base-url': { value: true },
-  'auth-url': { value: true },
-  'token-url': { value: true },
-  audience: { value: true },
-  issuer: { value: true },
-  jwks: { value: true },
+  // One flag per configuration key that has one (suites/config-keys.ts).
+  ...Object.fromEntries(CONFIG_KEYS.flatMap((key) => (key.flag ? [[key.flag.name, { value: key.kind !== 'switch' }]] : []))),
   'report-dir': { value: true },
   'fail-on': { value: true },
   requirement: { value: true, repeat: true },
-  'property-runs': { value: true },
-  seed: { value: true },
-  'allow-destructive': { value: false },
-  'rate-limit-probe': { value: false },
   fault: { value: true, repeat: true },
   'rate-limit': { value: true },
-} as const;
+};
+
+/** The --help lines of the configuration keys: flag (or key), what it is, its default and variable, wrapped. */
+function configKeyLines(): string {
+  const WIDTH = 110;
+  const INDENT = 25;
+  return CONFIG_KEYS.map((key) => {
+    const head = `  ${key.flag ? `--${key.flag.name}${key.flag.value ? ` ${key.flag.value}` : ''}` : key.key}`;
+    const text = `${key.doc} (env ${key.env}${key.default !== undefined ? `; default: ${key.default}` : ''})`;
+    const lines: string[] = [];
+    let line = head.length < INDENT - 1 ? head.padEnd(INDENT - 1) : `${head}\n${' '.repeat(INDENT - 1)}`;
+    let width = line.length - line.lastIndexOf('\n') - 1;
+    for (const word of text.split(' ')) {
+      if (width + 1 + word.length > WIDTH) {
+        lines.push(line);
+        line = ' '.repeat(INDENT - 1);
+        width = line.length;
+      }
+      line += ` ${word}`;
+      width += word.length + 1;
+    }
+    lines.push(line);
+    return lines.join('\n');
+  }).join('\n');
+}
 
 /** The target and the run's options, from the three layers. */
 async function configuration(args: ReturnType<typeof parseArgs>, env: NodeJS.ProcessEnv): Promise<RawConfig> {
   const configFile = stringFlag(args, 'config') ?? (env['TMI_CONFIG'] || undefined);
   const file = configFile ? await readConfigFile(configFile) : {};
-  const flags: RawConfig = {};
-  const base = stringFlag(args, 'base-url');
-  if (base !== undefined) flags.base_url = base;
-  const auth = stringFlag(args, 'auth-url');
-  if (auth !== undefined) flags.auth_url = auth;
-  const tokenUrl = stringFlag(args, 'token-url');
-  if (tokenUrl !== undefined) flags.token_url = tokenUrl;
-  const audience = stringFlag(args, 'audience');
-  if (audience !== undefined) flags.audience = audience;
-  const issuer = stringFlag(args, 'issuer');
-  if (issuer !== undefined) flags.issuer = issuer;
-  const jwks = stringFlag(args, 'jwks');
-  if (jwks !== undefined) flags.jwks_url = jwks;
-  if (args.flags['allow-destructive'] === true) flags.allow_destructive = true;
-  if (args.flags['rate-limit-probe'] === true) flags.rate_limit_probe = true;
-  const runs = stringFlag(args, 'property-runs');
-  if (runs !== undefined) {
-    if (!/^\d+$/.test(runs)) throw new UsageError(`run: --property-runs expects a whole number, got "${runs}"`);
-    flags.property_runs = Number(runs);
-  }
-  const seed = stringFlag(args, 'seed');
-  if (seed !== undefined) {
-    if (!/^\d+$/.test(seed)) throw new UsageError(`run: --seed expects a whole number, got "${seed}"`);
-    flags.seed = Number(seed);
-  }
-  return mergeConfig(file, configFromEnv(env), configFromFlags(flags));
+  const flag = (name: string): string | true | undefined => (args.flags[name] === true ? true : stringFlag(args, name));
+  return mergeConfig(file, configFromEnv(env), configFromFlags(flag));
 }
 
 function referenceOptions(args: ReturnType<typeof parseArgs>): StartReferenceOptions {

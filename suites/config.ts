@@ -1,16 +1,13 @@
-// The configuration of a suite run (docs/architecture.md, "Configuration"): a YAML file, environment
-// variables and flags, each layer validated against schemas/conformance.schema.json on its
-// own (so an error names where it came from), then merged: flag > environment > file.
-import { readFileSync } from 'node:fs';
+
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parseDocument, type YAMLError } from 'yaml';
 import { UsageError } from '../core/errors.ts';
-import { schemasDir } from '../core/paths.ts';
 import { urlProblem } from '../core/url.ts';
 import { createAjv } from '../rules/schemas.ts';
 import { once } from '../core/memo.ts';
+import { CONFIG_KEYS, type ConfigKey } from './config-keys.ts';
+import { configSchema } from './config-schema.ts';
 
 export const PROFILES = ['full', 'no_scope', 'non_global'] as const;
 export type Profile = (typeof PROFILES)[number];
@@ -83,9 +80,11 @@ export interface RawConfig {
   request_timeout_ms?: number;
 }
 
-export const DEFAULTS = { propertyRuns: 25, probeMaxRequests: 1200, requestTimeoutMs: 10_000 } as const;
+/** The defaults of the numeric keys, as their declarations say them (suites/config-keys.ts). */
+const numericDefault = (name: string): number => Number(CONFIG_KEYS.find((k) => k.key === name)!.default);
+export const DEFAULTS = { propertyRuns: numericDefault('property_runs'), probeMaxRequests: numericDefault('probe_max_requests'), requestTimeoutMs: numericDefault('request_timeout_ms') } as const;
 
-const configValidator = once((): ValidateFunction => createAjv().compile(JSON.parse(readFileSync(join(schemasDir, 'conformance.schema.json'), 'utf8'))));
+const configValidator = once((): ValidateFunction => createAjv().compile(configSchema()));
 function validateRaw(raw: unknown): ErrorObject[] {
   const validator = configValidator();
   return validator(raw) ? [] : [...(validator.errors ?? [])];
@@ -156,57 +155,72 @@ const firstSentence = (problem: YAMLError): string => problem.message.split('\n'
 
 const ENV_PROFILE: Record<Profile, string> = { full: 'FULL', no_scope: 'NO_SCOPE', non_global: 'NON_GLOBAL' };
 
-function envBoolean(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
-  const value = env[name];
-  if (value === undefined || value === '') return undefined;
-  if (/^(1|true|yes)$/i.test(value)) return true;
-  if (/^(0|false|no)$/i.test(value)) return false;
-  throw new UsageError(`run: environment ${name}: expected true or false, got "${value}"`);
+/** A value as a flag or the environment gives it (text, or true for a switch that is set), read as its key's kind says. */
+function readValue(key: ConfigKey, text: string | true, where: string): unknown {
+  switch (key.kind) {
+    case 'switch':
+      if (text === true || /^(1|true|yes)$/i.test(text)) return true;
+      if (/^(0|false|no)$/i.test(text)) return false;
+      throw new UsageError(`run: ${where}: expected true or false, got "${text}"`);
+    case 'integer':
+      if (text === true || !/^\d{1,10}$/.test(text)) throw new UsageError(`run: ${where}: expected a whole number, got "${text}"`);
+      return Number(text);
+    case 'ids':
+    case 'sessions':
+      return String(text)
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
+    default:
+      return text;
+  }
 }
 
-function envInteger(env: NodeJS.ProcessEnv, name: string): number | undefined {
-  const value = env[name];
-  if (value === undefined || value === '') return undefined;
-  if (!/^\d+$/.test(value)) throw new UsageError(`run: environment ${name}: expected a whole number, got "${value}"`);
-  return Number(value);
+/** Sets `key` (a dotted path: fixtures.resource_servers) in a config layer. */
+function setKey(raw: Record<string, unknown>, key: string, value: unknown): void {
+  const [first, nested] = key.split('.') as [string, string | undefined];
+  if (nested === undefined) raw[first] = value;
+  else ((raw[first] ??= {}) as Record<string, unknown>)[nested] = value;
 }
 
-const envList = (env: NodeJS.ProcessEnv, name: string): string[] | undefined =>
-  env[name] ? env[name]!.split(',').map((s) => s.trim()).filter((s) => s !== '') : undefined;
-
-/** The TMI_* environment variables as a config layer. */
-export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
-  const raw: RawConfig = {};
-  if (env['TMI_BASE_URL']) raw.base_url = env['TMI_BASE_URL'];
-  if (env['TMI_AUTH_URL']) raw.auth_url = env['TMI_AUTH_URL'];
-  if (env['TMI_TOKEN_URL']) raw.token_url = env['TMI_TOKEN_URL'];
-  if (env['TMI_AUDIENCE']) raw.audience = env['TMI_AUDIENCE'];
-  if (env['TMI_ISSUER']) raw.issuer = env['TMI_ISSUER'];
-  if (env['TMI_JWKS_URL']) raw.jwks_url = env['TMI_JWKS_URL'];
+function credentialsFromEnv(env: NodeJS.ProcessEnv): RawConfig['credentials'] | undefined {
+  let credentials: RawConfig['credentials'];
   for (const profile of PROFILES) {
     const prefix = `TMI_${ENV_PROFILE[profile]}_`;
     const token = env[`${prefix}TOKEN`];
     const id = env[`${prefix}CLIENT_ID`];
     const secret = env[`${prefix}CLIENT_SECRET`];
-    if (token) (raw.credentials ??= {})[profile] = { token };
-    else if (id || secret) (raw.credentials ??= {})[profile] = { client_id: id ?? '', client_secret: secret ?? '' };
+    if (token) (credentials ??= {})[profile] = { token };
+    else if (id || secret) (credentials ??= {})[profile] = { client_id: id ?? '', client_secret: secret ?? '' };
   }
-  if (env['TMI_EXPIRED_TOKEN']) (raw.credentials ??= {}).expired = { token: env['TMI_EXPIRED_TOKEN'] };
-  const sessions = envList(env, 'TMI_SESSIONS');
-  const resourceServers = envList(env, 'TMI_RESOURCE_SERVERS');
-  const profiles = envList(env, 'TMI_TOKEN_EXCHANGE_PROFILES');
-  if (sessions) (raw.fixtures ??= {}).sessions = sessions;
-  if (resourceServers) (raw.fixtures ??= {}).resource_servers = resourceServers;
-  if (profiles) (raw.fixtures ??= {}).token_exchange_profiles = profiles;
-  const destructive = envBoolean(env, 'TMI_ALLOW_DESTRUCTIVE');
-  if (destructive !== undefined) raw.allow_destructive = destructive;
-  const probe = envBoolean(env, 'TMI_RATE_LIMIT_PROBE');
-  if (probe !== undefined) raw.rate_limit_probe = probe;
-  const runs = envInteger(env, 'TMI_PROPERTY_RUNS');
-  if (runs !== undefined) raw.property_runs = runs;
-  const seed = envInteger(env, 'TMI_SEED');
-  if (seed !== undefined) raw.seed = seed;
+  if (env['TMI_EXPIRED_TOKEN']) (credentials ??= {}).expired = { token: env['TMI_EXPIRED_TOKEN'] };
+  return credentials;
+}
+
+/** The TMI_* environment variables as a config layer: one per key (suites/config-keys.ts). */
+export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
+  const raw: Record<string, unknown> = {};
+  for (const key of CONFIG_KEYS) {
+    if (key.kind === 'credentials') {
+      const credentials = credentialsFromEnv(env);
+      if (credentials) raw['credentials'] = credentials;
+      continue;
+    }
+    const text = env[key.env];
+    if (text !== undefined && text !== '') setKey(raw, key.key, readValue(key, text, `environment ${key.env}`));
+  }
   return checkLayer(raw, 'environment (TMI_*)');
+}
+
+/** The run's flags as a config layer: `flag(name)` gives a flag's text, true for a switch that is set, or undefined. */
+export function configFromFlags(flag: (name: string) => string | true | undefined): RawConfig {
+  const raw: Record<string, unknown> = {};
+  for (const key of CONFIG_KEYS) {
+    if (!key.flag) continue;
+    const given = flag(key.flag.name);
+    if (given !== undefined) setKey(raw, key.key, readValue(key, given, `--${key.flag.name}`));
+  }
+  return checkLayer(raw, 'flags');
 }
 
 /** Later layers win; credentials and fixtures merge key by key. */
@@ -220,9 +234,6 @@ export function mergeConfig(...layers: RawConfig[]): RawConfig {
   }
   return merged;
 }
-
-/** Validates a layer built from flags (the caller parsed them). */
-export const configFromFlags = (raw: RawConfig): RawConfig => checkLayer(raw, 'flags');
 
 /** A seed for a run that was given none; printed and recorded, so the run can be replayed. */
 export const newSeed = (): number => Math.floor(Math.random() * 0x80000000);

@@ -254,7 +254,7 @@ describe('tmi-conform run: usage and configuration errors (exit 2, one line)', (
     ['fault with a target', () => ['--base-url', 'http://127.0.0.1:9/api/v2', '--fault', 'delete-returns-200'], /apply to the embedded reference only/],
     ['bad --fail-on', () => ['--fail-on', 'sometimes'], /--fail-on expects "must" or "should"/],
     ['unknown flag', () => ['--colour'], /unknown option --colour/],
-    ['--seed not a number', () => ['--seed', 'abc'], /--seed expects a whole number, got "abc"/],
+    ['--seed not a number', () => ['--seed', 'abc'], /--seed: expected a whole number, got "abc"/],
     ['seed out of range', () => ['--config', writeConfig('seed.yaml', { base_url: 'http://127.0.0.1:9/api/v2', seed: -1 })], /key "seed": must be >= 0/],
   ];
   it.each(cases)('%s', async (_name, args, message) => {

@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
+import { renderSummary } from '../reports/console.ts';
 import { DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/target.ts';
 import type { TlsSource } from '../proxy/tls.ts';
@@ -304,18 +305,15 @@ function writeSafely(stream: NodeJS.WriteStream, text: string): void {
 
 function summarize(summary: ProxySummary): string {
   const c = summary.counts;
-  const lines: string[] = [];
-  lines.push(`${c.exchanges} exchanges: ${c.exchanges - c.notCovered} judged, ${c.notCovered} not covered by the document, ${c.failed} without a complete response; ${c.refused} requests refused`);
-  const rows = Object.entries(c.byRequirement).sort((a, b) => b[1].count - a[1].count);
-  if (rows.length === 0) lines.push('no findings');
-  for (const [id, { level, subject, count }] of rows) lines.push(`  ${id.padEnd(34)} ${level.padEnd(6)} ${subject.padEnd(14)} ${count}`);
-  for (const { reason, count, exchanges } of summary.report.traffic?.notJudged ?? []) lines.push(`not judged: ${count} exchange(s), ${reason}: exchange ${exchanges.join(', ')}${count > exchanges.length ? ` and ${count - exchanges.length} more` : ''}`);
-  if (c.internalErrors > 0) lines.push(`${c.internalErrors} exchanges hit an internal error (see above)`);
-  lines.push(summary.report.passed ? 'verdict: conforming' : 'verdict: NOT conforming');
   const earlier = summary.journal.earlier > 0 ? `${summary.journal.earlier} earlier + ${summary.journal.written} new` : `${summary.journal.written}`;
-  lines.push(`journal: ${summary.journal.path} (${earlier} entries${summary.journal.lost > 0 ? `, ${summary.journal.lost} NOT written` : ''})`);
-  if (summary.har) lines.push(`har: ${summary.har.path} (${summary.har.entries} entries)`);
-  if (summary.shed > 0) lines.push(`${summary.shed} exchanges were recorded without their bodies: the recorder was behind the traffic`);
-  lines.push(`reports: ${summary.reportFiles.join(', ')}`);
-  return lines.join('\n') + '\n';
+  const trailer = [`journal: ${summary.journal.path} (${earlier} entries${summary.journal.lost > 0 ? `, ${summary.journal.lost} NOT written` : ''})`];
+  if (summary.har) trailer.push(`har: ${summary.har.path} (${summary.har.entries} entries)`);
+  if (summary.shed > 0) trailer.push(`${summary.shed} exchanges were recorded without their bodies: the recorder was behind the traffic`);
+  const lines = renderSummary(summary.report, {
+    lead: [`${c.exchanges} exchanges: ${c.exchanges - c.notCovered} judged, ${c.notCovered} not covered by the document, ${c.failed} without a complete response; ${c.refused} requests refused`, ...(c.internalErrors > 0 ? [`${c.internalErrors} exchanges hit an internal error (see above)`] : [])],
+    detail: 'table',
+    written: summary.reportFiles,
+    trailer,
+  });
+  return `${lines.join('\n')}\n`;
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { stopSignal } from './signals.ts';
 import { FAULT_NAMES, isFaultName, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../reference/index.ts';
 import { ReportBuilder } from '../reports/builder.ts';
-import { ATTACK_TOKEN_COMMAND, curlCommand, curlVariables, reproducible } from '../reports/curl.ts';
+import { renderSummary } from '../reports/console.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import type { Report } from '../reports/model.ts';
 import { redactTarget } from '../reports/redact-text.ts';
@@ -263,44 +263,17 @@ async function restoreSessions(api: SuiteApi, config: SuiteConfig, print: (line:
 }
 
 function printSummary(report: Report, totals: Awaited<ReturnType<typeof runSuites>>['totals'] | undefined, api: SuiteApi, written: string[], ms: number, print: (line: string) => void): void {
-  // Counts, reasons and verdict are read from the report itself: the console says what report.json says.
-  const { summary } = report;
-  if (totals) {
-    print(`tests: ${countsLine(summarize(report.tests))}; ${totals.exchanges} exchanges judged; unplanned 429s: ${totals.unplanned429}; 429s the pacer risked to learn window lengths: ${totals.risked429}`);
-  }
-  // Tests that ran and ended before they examined what they cover (skipped ones are said below, once per reason).
-  for (const test of report.tests.filter((t) => t.status === 'skip' && t.charged !== undefined)) print(`  ${test.message!.split('\n', 1)[0]} (test "${test.name}")`);
-  print(`requirements: ${summary.pass} pass · ${summary.fail} fail · ${summary.warn} warn · ${summary.skip} skip`);
-  // Each failure: what was expected and received, the exchange (sent, answered), a property's
-  // counterexample, and a curl command that sends the exchange again.
-  const reproduce: string[] = [];
-  for (const r of report.requirements.filter((x) => x.status === 'fail' || x.status === 'warn')) {
-    const failing = reproducible(r);
-    const shown = failing ?? r.evidence.find((e) => e.status === r.status);
-    // The line about this requirement (a failure may name several), else the first.
-    const lines = (shown?.message ?? '').split('\n');
-    const message = (lines.find((line) => line.startsWith(`${r.id}: `)) ?? lines[0]!).replace(new RegExp(`^${r.id}: `), '');
-    print(`  ${r.status === 'fail' ? 'FAIL' : 'warn'} ${r.id.padEnd(34)} ${message.slice(0, 300)}`);
-    const indent = ' '.repeat(7);
-    if (shown?.exchange) print(`${indent}${shown.exchange.request.method} ${shown.exchange.request.url} → ${shown.exchange.response?.status ?? shown.exchange.error ?? 'no response'}${shown.test ? `  (test "${shown.test}")` : ''}`);
-    const counterexample = r.evidence.find((e) => e.status === r.status && e.counterexample !== undefined)?.counterexample;
-    if (counterexample !== undefined) print(`${indent}counterexample: ${counterexample.length > 300 ? `${counterexample.slice(0, 300)}…` : counterexample}`);
-    if (failing) {
-      const command = curlCommand(failing.exchange, report.target);
-      print(`${indent}${command.length > 2000 ? 'curl command: in report.md (too long for the console)' : command}`);
-      reproduce.push(command);
-    }
-  }
-  if (reproduce.some((c) => curlVariables(c).includes('TOKEN'))) print(`  (the curl commands read a bearer token of the same client from TOKEN${reproduce.some((c) => c.includes(ATTACK_TOKEN_COMMAND)) ? '; an attack case\'s command makes its attack token from it' : ''}: the reports never hold one)`);
-  // Each skip reason once, with the requirements it kept from being examined.
-  const skippedFor = new Map<string, string[]>();
-  for (const r of report.requirements.filter((x) => x.status === 'skip')) {
-    const reason = r.reason ?? 'not examined';
-    skippedFor.set(reason, [...(skippedFor.get(reason) ?? []), r.id]);
-  }
-  for (const [reason, ids] of skippedFor) print(`  skipped: ${ids.join(', ')}: ${reason.length > 300 ? `${reason.slice(0, 300)}…` : reason}`);
-  print(`verdict: ${report.passed ? 'conforming' : 'NOT conforming'} (fail-on ${report.failOn}) in ${(ms / 1000).toFixed(1)} s${api.pacer.waitedMs > 0 ? `, ${(api.pacer.waitedMs / 1000).toFixed(1)} s waiting for rate-limit windows` : ''}`);
-  print(`reports: ${written.join(', ')}`);
+  const lead: string[] = [];
+  if (totals) lead.push(`tests: ${countsLine(summarize(report.tests))}; ${totals.exchanges} exchanges judged; unplanned 429s: ${totals.unplanned429}; 429s the pacer risked to learn window lengths: ${totals.risked429}`);
+  // Tests that ran and ended before they examined what they cover (skipped ones are said once per reason).
+  for (const test of report.tests.filter((t) => t.status === 'skip' && t.charged !== undefined)) lead.push(`  ${test.message!.split('\n', 1)[0]} (test "${test.name}")`);
   const seed = report.sources[0]?.seed;
-  if (seed !== undefined) print(`seed: ${seed} (tmi-conform run --seed ${seed} generates the same inputs again)`);
+  const lines = renderSummary(report, {
+    lead,
+    detail: 'failures',
+    verdictNote: `(fail-on ${report.failOn}) in ${(ms / 1000).toFixed(1)} s${api.pacer.waitedMs > 0 ? `, ${(api.pacer.waitedMs / 1000).toFixed(1)} s waiting for rate-limit windows` : ''}`,
+    written,
+    trailer: seed !== undefined ? [`seed: ${seed} (tmi-conform run --seed ${seed} generates the same inputs again)`] : [],
+  });
+  for (const line of lines) print(line);
 }

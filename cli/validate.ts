@@ -10,6 +10,8 @@ import { bearerCredential } from '../rules/token.ts';
 import { detectFormat, RecordingError, type ReadProgress } from '../recordings/read.ts';
 import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
+import { renderSummary } from '../reports/console.ts';
+import type { Report } from '../reports/model.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
@@ -59,7 +61,6 @@ export interface ValidateSummary {
   exchanges: number;
   judged: number;
   notCovered: number;
-  findingsByRequirement: Map<string, { level: string; subject: string; count: number }>;
   /** Judged exchanges whose recording does not show the credential sent. */
   credentialsNotRecorded: number;
   /** Judged exchanges with a JWT whose signature nobody checked (no JWKS, or a signature the recording masked). */
@@ -119,11 +120,6 @@ function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string 
     summary.signaturesUnverified++;
     if (COMPACT_JWS.test(bearerCredential(exchange.request.headers['authorization']) ?? '')) summary.tokensKeptWhole++;
   }
-  for (const f of judgement.findings) {
-    const entry = summary.findingsByRequirement.get(f.requirement);
-    if (entry) entry.count++;
-    else summary.findingsByRequirement.set(f.requirement, { level: f.level, subject: f.subject, count: 1 });
-  }
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -149,7 +145,7 @@ export async function run(argv: string[]): Promise<number> {
   const tenant = TenantTokens.of(knowledge);
 
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}` });
-  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, findingsByRequirement: new Map(), credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map() };
+  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map() };
   const unreadable: string[] = [];
   for (const file of args.positionals) {
     const progress: ReadProgress = { truncatedTail: false };
@@ -170,13 +166,13 @@ export async function run(argv: string[]): Promise<number> {
 
   if (unreadable.length > 0) {
     // Input that could not be read is no verdict, and no report replaces the last one.
-    if (summary.exchanges > 0) printSummary(summary, `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`);
+    if (summary.exchanges > 0) printSummary(summary, builder.build({ failOn }), `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`);
     for (const line of unreadable) process.stderr.write(`tmi-conform validate: cannot read ${line}\n`);
     return EXIT_USAGE;
   }
   const report = builder.build({ failOn });
   const written = await writeReports(report, reportDir);
-  printSummary(summary, report.passed ? 'verdict: conforming' : 'verdict: NOT conforming', written);
+  printSummary(summary, report, undefined, written);
   return report.passed ? EXIT_OK : EXIT_FAILED;
 }
 
@@ -196,30 +192,26 @@ function isFsError(error: unknown): boolean {
   return typeof (error as NodeJS.ErrnoException)?.code === 'string';
 }
 
-function printSummary(summary: ValidateSummary, verdict: string, written?: string[]): void {
-  const out: string[] = [];
+function printSummary(summary: ValidateSummary, report: Report, verdict: string | undefined, written?: string[]): void {
+  const lead: string[] = [];
   const notJudged = [...summary.notJudged.values()].reduce((sum, { count }) => sum + count, 0);
-  out.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${notJudged > 0 ? `${notJudged} not judged, ` : ''}${summary.notCovered} not covered by the document`);
+  lead.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${notJudged > 0 ? `${notJudged} not judged, ` : ''}${summary.notCovered} not covered by the document`);
   for (const [reason, { count, where }] of summary.notJudged) {
-    out.push(`not judged: ${count} exchange(s), ${reason}: ${where.join(', ')}${count > where.length ? ` and ${count - where.length} more` : ''}`);
+    lead.push(`not judged: ${count} exchange(s), ${reason}: ${where.join(', ')}${count > where.length ? ` and ${count - where.length} more` : ''}`);
   }
   for (const [reason, { count, where }] of summary.contentNotJudged) {
-    out.push(`content not judged: ${count} exchange(s), ${reason}: ${where.join(', ')}${count > where.length ? ` and ${count - where.length} more` : ''}`);
+    lead.push(`content not judged: ${count} exchange(s), ${reason}: ${where.join(', ')}${count > where.length ? ` and ${count - where.length} more` : ''}`);
   }
-  if (summary.credentialsNotRecorded > 0) out.push(`credentials not recorded: ${summary.credentialsNotRecorded} exchanges not judged for authentication`);
+  if (summary.credentialsNotRecorded > 0) lead.push(`credentials not recorded: ${summary.credentialsNotRecorded} exchanges not judged for authentication`);
   if (summary.signaturesUnverified > 0) {
     // A token the recording kept whole can be checked with --jwks; the kit's recordings keep none (they were checked live, if keys were there).
     const hint = !summary.jwksGiven && summary.tokensKeptWhole > 0 ? ` (--jwks URL|FILE checks the ${summary.tokensKeptWhole} the recording kept whole)` : '';
-    out.push(
+    lead.push(
       summary.jwksGiven
         ? `signatures not verified: ${summary.signaturesUnverified} exchanges whose recording kept no token to check`
         : `${NO_JWKS_NOTE}: ${summary.signaturesUnverified} exchanges${hint}`,
     );
   }
-  const rows = [...summary.findingsByRequirement.entries()].sort((a, b) => b[1].count - a[1].count);
-  if (rows.length === 0) out.push('no findings');
-  for (const [id, { level, subject, count }] of rows) out.push(`  ${id.padEnd(34)} ${level.padEnd(6)} ${subject.padEnd(14)} ${count}`);
-  out.push(verdict);
-  if (written) out.push(`reports: ${written.join(', ')}`);
-  process.stdout.write(out.join('\n') + '\n');
+  const lines = renderSummary(report, { lead, detail: 'table', notJudgedSaid: true, ...(verdict !== undefined ? { verdict } : {}), ...(written ? { written } : {}) });
+  process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -5,7 +5,7 @@
 //   (c) tmi-conform proxy (judging, journal, report)
 //   (d) Stoplight Prism's validating proxy on schemas/openapi.yaml, installed into bench/out/
 //       at bench time (never into package.json); skipped with the reason when it cannot run
-//   (e) tmi-conform's forwarding alone (proxy/server.ts, bodies captured, flows dropped): what
+//   (e) tmi-conform's forwarding alone (proxy/forward/server.ts, bodies captured, flows dropped): what
 //       (c) costs without judging and recording, so that (c) against (e) shows what those cost
 //   (f) a bare http-proxy behind an HTTPS listener, and (g) tmi-conform proxy --tls presenting the
 //       same certificate: (g) is compared with (f) as (c) is with (b); --no-tls leaves them out

@@ -4,7 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
-import type { BodyCapture } from './capture.ts';
+import type { BodyCapture } from './forward/capture.ts';
 
 export interface Flow {
   /** 1, 2, 3… in order of arrival within a proxy session. */

@@ -10,12 +10,12 @@ import { UsageError } from '../core/errors.ts';
 import type { FailOn } from '../reports/fail-on.ts';
 import { checkReportDir } from '../reports/write.ts';
 import type { Flow } from './flow.ts';
-import { Recorder, RecorderStartError } from './recorder.ts';
-import { ProxyServer } from './server.ts';
-import { statusLine, type StatusCounts } from './status.ts';
-import type { Target } from './target.ts';
-import { howToTrust, listenerCertificate, TlsSetupError, type TlsSource } from './tls.ts';
-import type { RecorderSummary } from './worker-protocol.ts';
+import { Recorder, RecorderStartError } from './record/recorder.ts';
+import { ProxyServer } from './forward/server.ts';
+import { statusLine, type StatusCounts } from './record/status.ts';
+import type { Target } from './forward/target.ts';
+import { howToTrust, listenerCertificate, TlsSetupError, type TlsSource } from './tls/tls.ts';
+import type { RecorderSummary } from './record/worker-protocol.ts';
 import type { TenantTokensData } from '../keys/tenant.ts';
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;

@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BodyCapture } from '../proxy/capture.ts';
+import { BodyCapture } from '../proxy/forward/capture.ts';
 import type { Flow } from '../proxy/flow.ts';
-import { Recorder } from '../proxy/recorder.ts';
-import { FlowBatchWriter, flowsFromBatch } from '../proxy/worker-protocol.ts';
+import { Recorder } from '../proxy/record/recorder.ts';
+import { FlowBatchWriter, flowsFromBatch } from '../proxy/record/worker-protocol.ts';
 import { claims, jwt, resourceServer } from '../fixtures/exchanges.ts';
 import { readJournal, startTestProxy } from './helpers/proxy.ts';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as runProxy } from '../cli/proxy.ts';
 import { UsageError } from '../core/errors.ts';
 import { startReference, type RunningReference } from '../reference/index.ts';
-import { CA_KEY_FILE, LEAF_FILE, LEAF_KEY_FILE, localCertificates } from '../proxy/local-ca.ts';
+import { CA_KEY_FILE, LEAF_FILE, LEAF_KEY_FILE, localCertificates } from '../proxy/tls/local-ca.ts';
 import { startCli } from './helpers/cli.ts';
 import { readJournal } from './helpers/proxy.ts';
 import { tokenFor } from './helpers/reference.ts';

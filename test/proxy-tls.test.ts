@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReference, type RunningReference } from '../reference/index.ts';
-import { CA_FILE, CA_KEY_FILE, LEAF_FILE, LEAF_KEY_FILE, leafNames, LocalCaError, localCertificates } from '../proxy/local-ca.ts';
-import { listenerCertificate, TlsSetupError } from '../proxy/tls.ts';
+import { CA_FILE, CA_KEY_FILE, LEAF_FILE, LEAF_KEY_FILE, leafNames, LocalCaError, localCertificates } from '../proxy/tls/local-ca.ts';
+import { listenerCertificate, TlsSetupError } from '../proxy/tls/tls.ts';
 import { readJournal, recorded, startTestProxy } from './helpers/proxy.ts';
 import { tokenFor } from './helpers/reference.ts';
 

@@ -3,7 +3,7 @@
 //   stub               the stub target: answers the three operations without verifying tokens
 //   bare TARGET        (b) a bare http-proxy in front of TARGET (same keep-alive pool settings)
 //   bare-tls TARGET CERT KEY  (f) the same behind an HTTPS listener presenting CERT (PEM files)
-//   forwarding TARGET  (e) tmi-conform's forwarding alone: proxy/server.ts, bodies captured, flows dropped
+//   forwarding TARGET  (e) tmi-conform's forwarding alone: proxy/forward/server.ts, bodies captured, flows dropped
 // Each prints "listening on ORIGIN" once ready and exits normally on SIGTERM (so that
 // `node --cpu-prof` writes its profile).
 import { readFileSync } from 'node:fs';
@@ -22,8 +22,8 @@ if (role === 'stub') {
 } else if (role === 'bare-tls') {
   serve(createTlsServer({ cert: readFileSync(certFile!), key: readFileSync(keyFile!) }, await bareProxy(target!)), 'https');
 } else if (role === 'forwarding') {
-  const { ProxyServer } = await import('../../proxy/server.ts');
-  const { parseTarget } = await import('../../proxy/target.ts');
+  const { ProxyServer } = await import('../../proxy/forward/server.ts');
+  const { parseTarget } = await import('../../proxy/forward/target.ts');
   serve(new ProxyServer({ target: parseTarget(target!), maxBodyBytes: 1024 * 1024, upstreamTimeoutMs: 30_000, onFlowDone: () => {} }).server);
 } else {
   console.error(`child-server: unknown role "${role}" (stub, bare TARGET, bare-tls TARGET CERT KEY, forwarding TARGET)`);

@@ -130,7 +130,7 @@ const KIT_FOLDERS = /\/(proxy|rules|keys|recordings|reports|core|cli)\//;
 
 /**
  * The stages of each thread, matched on "function file" of a frame: the entry point of each step
- * a flow goes through (proxy/recorder-worker.ts runs them on the recorder thread, proxy/server.ts
+ * a flow goes through (proxy/record/recorder-worker.ts runs them on the recorder thread, proxy/forward/server.ts
  * and its helpers on the main thread). A frame below the entry point counts for its stage.
  */
 const STAGES: Record<'main' | 'recorder', Array<[string, RegExp]>> = {

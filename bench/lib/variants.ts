@@ -4,7 +4,7 @@
 //   (c) tmi-conform proxy (judging, journal, report)
 //   (d) Stoplight Prism's validating proxy on schemas/openapi.yaml, installed into bench/out/
 //       at bench time (never into package.json); skipped with the reason when it cannot run
-//   (e) tmi-conform's forwarding alone (proxy/server.ts, bodies captured, flows dropped): what
+//   (e) tmi-conform's forwarding alone (proxy/forward/server.ts, bodies captured, flows dropped): what
 //       (c) costs without judging and recording, so that (c) against (e) shows what those cost
 //   (f) a bare http-proxy behind an HTTPS listener: the baseline of (g); skipped with --no-tls
 //   (g) tmi-conform proxy --tls, presenting the same certificate as (f), compared with (f)
@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../../core/paths.ts';
-import { localCertificates, LEAF_FILE, LEAF_KEY_FILE } from '../../proxy/local-ca.ts';
+import { localCertificates, LEAF_FILE, LEAF_KEY_FILE } from '../../proxy/tls/local-ca.ts';
 import { BIN, CHILD_SERVER, JOURNAL, JOURNAL_TLS, OUT, PRISM_BIN, PRISM_DIR, TLS_DIR } from './files.ts';
 import { freePort, launch, waitForPort, type Running } from './processes.ts';
 

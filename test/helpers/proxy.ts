@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HarEntry } from '../../recordings/read.ts';
 import { startProxy, type ProxySessionOptions, type RunningProxy } from '../../proxy/session.ts';
-import { parseTarget } from '../../proxy/target.ts';
+import { parseTarget } from '../../proxy/forward/target.ts';
 
 export interface ProxyUnderTest {
   proxy: RunningProxy;

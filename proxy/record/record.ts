@@ -1,9 +1,9 @@
 // Turns a judged flow into what may reach the disk: a redacted HAR 1.2 entry with its
 // `_conformance` note, and the findings with their messages scrubbed of the exchange's
 // secrets (the report uses those). Nothing unredacted leaves this step.
-import { KnownSecrets } from '../core/redact.ts';
-import { recordExchange, type EntryDetails } from '../recordings/write.ts';
-import type { Addon, Flow } from './flow.ts';
+import { KnownSecrets } from '../../core/redact.ts';
+import { recordExchange, type EntryDetails } from '../../recordings/write.ts';
+import type { Addon, Flow } from '../flow.ts';
 
 export interface RecordedFlow extends Flow {
   entry?: Record<string, unknown>;

@@ -1,6 +1,6 @@
 // Runs the addons over each batch of finished flows, in order, synchronously. A failing step
 // never takes the proxy down: the flow is marked with the error and goes on through the others.
-import type { Addon, Flow } from './flow.ts';
+import type { Addon, Flow } from '../flow.ts';
 
 export class Pipeline {
   processed = 0;

@@ -3,7 +3,7 @@
 // in a WeakMap (cheaper for the garbage collector), so that the stream listeners can be shared
 // functions instead of closures made for every request.
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
-import type { Flow } from './flow.ts';
+import type { Flow } from '../flow.ts';
 
 export const TRANSIT = Symbol('transit');
 export type InTransit<T> = T & { [TRANSIT]?: Transit };

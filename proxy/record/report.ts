@@ -1,7 +1,7 @@
 // Feeds every judged exchange to the report builder (kind "proxy"); the reports are written
 // once, when the proxy stops. Findings reach it scrubbed of secrets, as in the journal.
-import { ReportBuilder } from '../reports/builder.ts';
-import type { Addon, Flow } from './flow.ts';
+import { ReportBuilder } from '../../reports/builder.ts';
+import type { Addon, Flow } from '../flow.ts';
 
 export class ReportAddon implements Addon {
   readonly name = 'report';

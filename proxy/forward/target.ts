@@ -1,6 +1,6 @@
 // The one upstream a proxy forwards to, from --target. Only http(s) origins, optionally with a
 // base path; credentials, queries and fragments in the URL are refused.
-import { urlProblem } from '../core/url.ts';
+import { urlProblem } from '../../core/url.ts';
 
 export interface Target {
   /** e.g. "http://127.0.0.1:4010" */

@@ -1,8 +1,8 @@
 // Counts what the proxy has seen, for the status line printed while it runs and the summary
 // printed when it stops. Refusals are counted where they happen (the forwarding thread).
-import type { Judgement } from '../rules/index.ts';
-import type { Exchange, Finding } from '../rules/types.ts';
-import type { Addon, Flow } from './flow.ts';
+import type { Judgement } from '../../rules/index.ts';
+import type { Exchange, Finding } from '../../rules/types.ts';
+import type { Addon, Flow } from '../flow.ts';
 
 export interface StatusCounts {
   exchanges: number;

@@ -8,7 +8,7 @@
 // bodies of further flows are let go (recorded as "not captured") instead of growing memory or
 // slowing the traffic down.
 import { Worker } from 'node:worker_threads';
-import type { Flow } from './flow.ts';
+import type { Flow } from '../flow.ts';
 import type { StatusCounts } from './status.ts';
 import { flowBodyBytes, FlowBatchWriter, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';
 

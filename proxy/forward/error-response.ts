@@ -1,7 +1,7 @@
 // The answers the proxy gives itself (a request it refuses, a target that failed): the API's
 // error body, marked with X-TMI-Conform-Proxy-Error so that nobody takes them for the target's.
 import type { ServerResponse } from 'node:http';
-import { errorBody, JSON_CONTENT_TYPE, rawErrorResponse } from '../core/http-error.ts';
+import { errorBody, JSON_CONTENT_TYPE, rawErrorResponse } from '../../core/http-error.ts';
 
 const PROXY_ERROR_HEADER = 'X-TMI-Conform-Proxy-Error';
 

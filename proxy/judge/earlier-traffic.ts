@@ -1,9 +1,9 @@
 // Resuming a journal (`proxy --append`): the exchanges it already holds are judged again, as
 // `validate` judges a recording, so that the counts and the report written at stop cover the
 // earlier sessions as well as this one. The journal streams in batches: its size does not matter.
-import { judgeRecording } from '../recordings/judge-recording.ts';
-import type { Judgement } from '../rules/index.ts';
-import type { Exchange } from '../rules/types.ts';
+import { judgeRecording } from '../../recordings/judge-recording.ts';
+import type { Judgement } from '../../rules/index.ts';
+import type { Exchange } from '../../rules/types.ts';
 import { markNonGlobalClient } from './judge.ts';
 
 /**

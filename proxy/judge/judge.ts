@@ -1,12 +1,12 @@
 // Judging: each finished flow becomes an Exchange (the rule engine's vocabulary) and goes
 // through judgeExchange, with one rate-limit tracker for the whole proxy session.
 import { randomUUID } from 'node:crypto';
-import { buildExchange, judgeExchange, RateLimitTracker } from '../rules/index.ts';
-import type { ExchangeParts } from '../rules/exchange.ts';
-import type { Exchange } from '../rules/types.ts';
-import type { Addon, Flow } from './flow.ts';
-import type { TenantTokens } from '../keys/tenant.ts';
-import { bearerCredential } from '../rules/token.ts';
+import { buildExchange, judgeExchange, RateLimitTracker } from '../../rules/index.ts';
+import type { ExchangeParts } from '../../rules/exchange.ts';
+import type { Exchange } from '../../rules/types.ts';
+import type { Addon, Flow } from '../flow.ts';
+import type { TenantTokens } from '../../keys/tenant.ts';
+import { bearerCredential } from '../../rules/token.ts';
 
 export class JudgeAddon implements Addon {
   readonly name = 'judge';

@@ -13,7 +13,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import httpProxy from 'http-proxy';
 import { BodyCapture } from './capture.ts';
 import { sendProxyError } from './error-response.ts';
-import type { Flow } from './flow.ts';
+import type { Flow } from '../flow.ts';
 import { forwardedHeaders, readyHeadForClient } from './headers.ts';
 import { InFlightList } from './in-flight.ts';
 import { createListener, type ListenerOptions } from './listener.ts';

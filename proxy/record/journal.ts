@@ -5,7 +5,7 @@
 // milliseconds of traffic), and every line on disk is whole.
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Addon } from './flow.ts';
+import type { Addon } from '../flow.ts';
 import type { RecordedFlow } from './record.ts';
 
 export class Journal implements Addon {

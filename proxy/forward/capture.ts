@@ -4,8 +4,8 @@
 // small compressed body cannot inflate without limit.
 import { createHash, type Hash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
-import type { CapturedBody } from '../rules/types.ts';
-import type { OverLimit } from '../rules/types.ts';
+import type { CapturedBody } from '../../rules/types.ts';
+import type { OverLimit } from '../../rules/types.ts';
 
 /** A capture as it crosses to the judging thread: the kept bytes and the counts. */
 export interface BodySnapshot {

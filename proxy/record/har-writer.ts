@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
-import { HAR_EPILOGUE, harPrologue } from '../recordings/write.ts';
+import { HAR_EPILOGUE, harPrologue } from '../../recordings/write.ts';
 
 export interface HarWritten {
   entries: number;

@@ -2,16 +2,16 @@
 // status), appends it to the journal, and at stop writes the HAR file and the reports. It runs
 // beside the forwarding thread so that judging never delays a response.
 import { parentPort, workerData } from 'node:worker_threads';
-import { writeReports } from '../reports/write.ts';
-import type { Judgement } from '../rules/index.ts';
-import type { Exchange } from '../rules/types.ts';
-import { judgeEarlierTraffic } from './earlier-traffic.ts';
+import { writeReports } from '../../reports/write.ts';
+import type { Judgement } from '../../rules/index.ts';
+import type { Exchange } from '../../rules/types.ts';
+import { judgeEarlierTraffic } from '../judge/earlier-traffic.ts';
 import { writeHarFromJournal } from './har-writer.ts';
 import { Journal } from './journal.ts';
-import { JudgeAddon, prepareTokens } from './judge.ts';
+import { JudgeAddon, prepareTokens } from '../judge/judge.ts';
 import { Pipeline } from './pipeline.ts';
 import { RecordAddon } from './record.ts';
-import { TenantTokens } from '../keys/tenant.ts';
+import { TenantTokens } from '../../keys/tenant.ts';
 import { ReportAddon } from './report.ts';
 import { StatusAddon } from './status.ts';
 import { flowsFromBatch, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';

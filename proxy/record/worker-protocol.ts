@@ -1,12 +1,12 @@
 // What passes between the proxy's main thread (forwarding) and its recorder thread (judging,
 // journal, reports): finished flows, packed in batches, and the recorder's progress and results.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FailOn } from '../reports/fail-on.ts';
-import type { Report } from '../reports/model.ts';
-import { BodyCapture, type BodySnapshot } from './capture.ts';
-import type { Flow } from './flow.ts';
+import type { FailOn } from '../../reports/fail-on.ts';
+import type { Report } from '../../reports/model.ts';
+import { BodyCapture, type BodySnapshot } from '../forward/capture.ts';
+import type { Flow } from '../flow.ts';
 import type { HarWritten } from './har-writer.ts';
-import type { TenantTokensData } from '../keys/tenant.ts';
+import type { TenantTokensData } from '../../keys/tenant.ts';
 import type { StatusCounts } from './status.ts';
 
 export interface RecorderSettings {

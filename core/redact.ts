@@ -17,12 +17,11 @@ import { isSearchedSecret, SECRET_KEYS } from './secrets.ts';
 
 export const REDACTED = '[REDACTED]';
 
-/** JSON keys (anywhere in a body) whose values are secrets. */
 /** JSON keys (anywhere in a body) whose values are secrets: the rule engine's list. */
 export { SECRET_KEYS };
 
 /** Headers that carry credentials. */
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key']);
+const SECRET_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key']);
 
 /** The token claims kept for the audit; everything else in the token is dropped. */
 export const KEPT_CLAIMS = ['iss', 'sub', 'aud', 'azp', 'scope', 'gty', 'iat', 'exp', 'nbf'];

@@ -2,7 +2,7 @@
 // file, and a verifier over them. Without keys the kit says so once and judges what it can.
 import type { JSONWebKeySet } from 'jose';
 import { DEFAULT_JWKS_FETCH_TIMEOUT_MS, describeJwksSource, JWKS_FETCH_TIMEOUT_MS, readJwks } from './jwks.ts';
-import { verifierFor, type TokenVerifier } from './verifier.ts';
+import { verifierForSource, type TokenVerifier } from './verifier.ts';
 
 /** What every driver says, once, when it has no keys to check signatures with. */
 export const NO_JWKS_NOTE = 'signatures not verified: no JWKS';
@@ -20,7 +20,7 @@ export type TenantKeys =
 export async function tenantKeys(source: string, given = true): Promise<TenantKeys> {
   const reading = await readJwks(source, given ? JWKS_FETCH_TIMEOUT_MS : DEFAULT_JWKS_FETCH_TIMEOUT_MS);
   if (!('jwks' in reading)) return { source, problem: reading.problem };
-  const made = verifierFor(reading.jwks, /^https?:\/\//i.test(source) ? { refetchFrom: source } : {});
+  const made = verifierForSource(reading.jwks, source);
   if ('problem' in made) return { source, problem: `${describeJwksSource(source)}: ${made.problem}` };
   return { source, jwks: reading.jwks, verifier: made.verifier };
 }

@@ -7,7 +7,7 @@ import { decodeJwt, type JSONWebKeySet } from 'jose';
 import type { BearerToken } from '../rules/types.ts';
 import { DEFAULT_JWKS_FETCH_TIMEOUT_MS, } from './jwks.ts';
 import { tenantKeys, type TenantKeys } from './tenant-keys.ts';
-import { verifierFor, type SignatureVerdict, type TokenVerifier } from './verifier.ts';
+import { verifierForSource, type SignatureVerdict, type TokenVerifier } from './verifier.ts';
 
 /** Where the issuer came from, in the order it is looked for. */
 export type IssuerSource = 'config' | 'discovery' | 'tokens';
@@ -191,7 +191,7 @@ export class TenantTokens {
   /** From data handed over by another thread or process; a key set that cannot be used leaves signatures unchecked. */
   static fromData(data: TenantTokensData | null | undefined): TenantTokens {
     if (!data) return new TenantTokens({});
-    const made = data.jwks ? verifierFor(data.jwks, data.jwksSource !== undefined && isHttpUrl(data.jwksSource) ? { refetchFrom: data.jwksSource } : {}) : undefined;
+    const made = data.jwks ? verifierForSource(data.jwks, data.jwksSource) : undefined;
     const verifier = made && 'verifier' in made ? made.verifier : undefined;
     return new TenantTokens({ ...(data.issuer !== undefined ? { issuer: data.issuer } : {}), ...(verifier && data.jwks ? { jwks: data.jwks, verifier } : {}) });
   }

@@ -128,7 +128,12 @@ function verdictOf(error: unknown): SignatureVerdict {
 }
 
 /** A verifier for a key set, or undefined (with why) when the set cannot be used at all. */
-export function verifierFor(jwks: JSONWebKeySet, options: TokenVerifierOptions = {}): { verifier: TokenVerifier } | { problem: string } {
+/** The verifier of a key set read from `source`: a remote set (http(s)) is fetched again on an unknown key id; a file, or no source, never. */
+export function verifierForSource(jwks: JSONWebKeySet, source: string | undefined): { verifier: TokenVerifier } | { problem: string } {
+  return verifierFor(jwks, source !== undefined && /^https?:\/\//i.test(source) ? { refetchFrom: source } : {});
+}
+
+function verifierFor(jwks: JSONWebKeySet, options: TokenVerifierOptions = {}): { verifier: TokenVerifier } | { problem: string } {
   try {
     return { verifier: new TokenVerifier(jwks, options) };
   } catch (error) {

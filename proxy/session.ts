@@ -15,7 +15,7 @@ import { ProxyServer } from './forward/server.ts';
 import { statusLine, type StatusCounts } from './record/status.ts';
 import type { Target } from './forward/target.ts';
 import { howToTrust, listenerCertificate, TlsSetupError, type TlsSource } from './tls/tls.ts';
-import type { RecorderSummary } from './record/worker-protocol.ts';
+import type { RecorderSummary } from './record/messages.ts';
 import type { TenantTokensData } from '../keys/tenant.ts';
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BodyCapture } from '../proxy/forward/capture.ts';
 import type { Flow } from '../proxy/flow.ts';
 import { Recorder } from '../proxy/record/recorder.ts';
-import { FlowBatchWriter, flowsFromBatch } from '../proxy/record/worker-protocol.ts';
+import { FlowBatchWriter, flowsFromBatch } from '../proxy/record/flow-batch.ts';
 import { claims, jwt, resourceServer } from '../fixtures/exchanges.ts';
 import { readJournal, startTestProxy } from './helpers/proxy.ts';
 

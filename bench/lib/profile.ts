@@ -135,21 +135,21 @@ const KIT_FOLDERS = /\/(proxy|rules|keys|recordings|reports|core|cli)\//;
  */
 const STAGES: Record<'main' | 'recorder', Array<[string, RegExp]>> = {
   recorder: [
-    ['recorder: unpack the batch', /^(flowsFromBatch|flow) proxy\/worker-protocol/],
-    ['recorder: build the exchange', /^exchangeOf proxy\/judge/],
+    ['recorder: unpack the batch', /^(flowsFromBatch|flow) proxy\/record\/flow-batch/],
+    ['recorder: build the exchange', /^exchangeOf proxy\/judge\/judge/],
     ['recorder: judge (rule engine)', /^judgeExchange rules\//],
     ['recorder: redact, HAR entry', /^recordExchange recordings\/write/],
-    ['recorder: JSON of the journal line', /^done proxy\/journal/],
-    ['recorder: journal write', /^flush proxy\/journal/],
-    ['recorder: report builder', /^done proxy\/report/],
-    ['recorder: status counts', /^done proxy\/status/],
+    ['recorder: JSON of the journal line', /^done proxy\/record\/journal/],
+    ['recorder: journal write', /^flush proxy\/record\/journal/],
+    ['recorder: report builder', /^done proxy\/record\/report/],
+    ['recorder: status counts', /^done proxy\/record\/status/],
   ],
   main: [
-    ['main: hand-off to the recorder', /^(record|scheduleSend|sendScheduled|send|add|take) proxy\/(recorder|worker-protocol)/],
-    ['main: recorder messages received', /^onMessage proxy\/recorder/],
+    ['main: hand-off to the recorder', /^(record|scheduleSend|sendScheduled|send|add|take) proxy\/record\/(recorder|flow-batch)/],
+    ['main: recorder messages received', /^onMessage proxy\/record\/recorder/],
     [
       'main: flow bookkeeping',
-      /^(onRequest|onProxyRequest|onProxyResponse|writeResponseHead|onResponseClosed|onResponseClose|onRequestData|onRequestEnd|onResponseData|onClientDrained|onResponseEnd|onResponseBroken) proxy\/server|^(forwardedHeaders|readyHeadForClient) proxy\/headers|^(add|delete) proxy\/in-flight|^sweep proxy\/timeout-sweep/,
+      /^(onRequest|onProxyRequest|onProxyResponse|writeResponseHead|onResponseClosed|onResponseClose|onRequestData|onRequestEnd|onResponseData|onClientDrained|onResponseEnd|onResponseBroken) proxy\/forward\/server|^(forwardedHeaders|readyHeadForClient) proxy\/forward\/headers|^(add|delete) proxy\/forward\/in-flight|^sweep proxy\/forward\/timeout-sweep/,
     ],
   ],
 };
@@ -176,7 +176,7 @@ function stageTimes(profile: CpuProfile, selfOf: Map<number, number>, thread: 'm
     for (let at: number | undefined = id; at !== undefined && stage === undefined; at = parentOf.get(at)) {
       const key = frameKey(byId.get(at)!);
       // onRequest holds http-proxy's whole forwarding: below forward() it is forwarding proper.
-      if (/^forward proxy\/server|~\/http-proxy\//.test(key)) break;
+      if (/^forward proxy\/forward\/server|~\/http-proxy\//.test(key)) break;
       stage = stageOf(key, thread);
     }
     stage ??= leaf.callFrame.functionName === '(garbage collector)' ? 'garbage collector' : leaf.callFrame.functionName === '(program)' ? 'native, unattributed' : 'Node internals (main thread: the forwarding itself; recorder: messages)';

@@ -14,7 +14,8 @@ import { RecordAddon } from './record.ts';
 import { TenantTokens } from '../../keys/tenant.ts';
 import { ReportAddon } from './report.ts';
 import { StatusAddon } from './status.ts';
-import { flowsFromBatch, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';
+import { flowsFromBatch } from './flow-batch.ts';
+import type { FromRecorder, RecorderSettings, RecorderSummary, ToRecorder } from './messages.ts';
 
 /** The counts for the status line travel with a progress message at most this often. */
 const COUNTS_EVERY_MS = 200;

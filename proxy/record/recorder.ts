@@ -10,7 +10,8 @@
 import { Worker } from 'node:worker_threads';
 import type { Flow } from '../flow.ts';
 import type { StatusCounts } from './status.ts';
-import { flowBodyBytes, FlowBatchWriter, type FromRecorder, type RecorderSettings, type RecorderSummary, type ToRecorder } from './worker-protocol.ts';
+import { flowBodyBytes, FlowBatchWriter } from './flow-batch.ts';
+import type { FromRecorder, RecorderSettings, RecorderSummary, ToRecorder } from './messages.ts';
 
 /** Body bytes the queue to the recorder may hold before further bodies are let go. */
 export const MAX_QUEUED_BODY_BYTES = 64 * 1024 * 1024;

@@ -14,7 +14,7 @@ export interface StatusCounts {
   refused: number;
   findings: { must: number; should: number; client: number };
   byOperation: Record<string, number>;
-  /** operation → requirement → count of implementation findings */
+  /** requirement → its level, whose fault, and how many findings */
   byRequirement: Record<string, { level: string; subject: string; count: number }>;
   internalErrors: number;
 }

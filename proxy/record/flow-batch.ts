@@ -1,50 +1,8 @@
-// What passes between the proxy's main thread (forwarding) and its recorder thread (judging,
-// journal, reports): finished flows, packed in batches, and the recorder's progress and results.
+// Finished flows packed for the trip from the forwarding thread to the recorder thread, and
+// unpacked there (messages.ts says what else passes between the two).
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FailOn } from '../../reports/fail-on.ts';
-import type { Report } from '../../reports/model.ts';
 import { BodyCapture, type BodySnapshot } from '../forward/capture.ts';
 import type { Flow } from '../flow.ts';
-import type { HarWritten } from './har-writer.ts';
-import type { TenantTokensData } from '../../keys/tenant.ts';
-import type { StatusCounts } from './status.ts';
-
-export interface RecorderSettings {
-  /** The target's origin: recorded URLs start with it. */
-  targetOrigin: string;
-  /** The target as the report names it (origin and base path). */
-  reportTarget: string;
-  journalPath: string;
-  /** Resume the journal: keep its exchanges, append new ones, and report on both. */
-  appendToJournal?: boolean;
-  harPath?: string;
-  reportDir: string;
-  failOn: FailOn;
-  nonGlobalClients: string[];
-  maxBodyBytes: number;
-  /** What was learned of the tenant's tokens at start (issuer, keys); undefined: nothing, neither is judged. */
-  tenant?: TenantTokensData;
-}
-
-export interface RecorderSummary {
-  counts: StatusCounts;
-  /** `earlier`: exchanges the journal already held when resumed (they are in the report and the counts too). */
-  journal: { path: string; written: number; lost: number; earlier: number };
-  har?: { path: string } & HarWritten;
-  reportFiles: string[];
-  report: Report;
-}
-
-export type ToRecorder = { type: 'flows'; batch: FlowBatch } | { type: 'stop' };
-
-export type FromRecorder =
-  | { type: 'ready' }
-  | { type: 'failed'; message: string }
-  /** After every batch; `counts` only now and then (copying them costs more than the rest). */
-  | { type: 'progress'; processed: number; counts?: StatusCounts }
-  | { type: 'warn'; message: string }
-  | { type: 'stopped'; summary: RecorderSummary }
-  | { type: 'stop-failed'; message: string };
 
 /**
  * Flows on their way to the recorder thread, packed: the batch's strings in one array, its

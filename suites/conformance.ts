@@ -1,0 +1,152 @@
+// One conformance run against a target, from what the tenant says of its tokens to the fixture
+// sessions put back: the preflight (suites/preflight.ts), the suites in vitest (runner.ts), and
+// the restore, all feeding one report builder. `tmi-conform run` parses the flags, starts the
+// embedded reference when there is no target, calls this, and renders the report.
+import { UsageError } from '../core/errors.ts';
+import { noJwksLine } from '../keys/tenant-keys.ts';
+import { issuerLine, learnTenant, TenantTokens, tenantTokensData, withIssuerFromTokens } from '../keys/tenant.ts';
+import type { ReportBuilder } from '../reports/builder.ts';
+import { OPERATION_ROUTES, type ApiOperationId } from '../rules/checks/served.ts';
+import { loadRequirements } from '../rules/requirements.ts';
+import { SuiteApi } from './api.ts';
+import { PROFILES, type SuiteConfig } from './config.ts';
+import { notServedReason, preflight, type PreflightOutcome } from './preflight.ts';
+import { runSuites } from './runner.ts';
+
+export interface ConformanceOptions {
+  /** Run only the tests that cover these requirements (empty: all). */
+  requirements: string[];
+  builder: ReportBuilder;
+  /** A line for the user (stdout). */
+  print: (line: string) => void;
+  /** A note or warning (stderr). */
+  warn: (line: string) => void;
+  /**
+   * Starts listening for the user's interrupt once the suites start (before, an interrupt ends the
+   * process as usual): the suites stop, the sessions are put back, and what ran is reported.
+   */
+  listenForInterrupt: () => { promise: Promise<unknown>; dispose(): void };
+}
+
+export interface ConformanceOutcome {
+  interrupted: boolean;
+  /** The suites' totals; undefined when interrupted. */
+  totals: Awaited<ReturnType<typeof runSuites>>['totals'] | undefined;
+  /** Time the pacer spent waiting for rate-limit windows. */
+  waitedMs: number;
+}
+
+/**
+ * Runs the conformance suites against `config`'s target, adding every exchange and test to the
+ * builder. Throws UsageError for a setup error (a key set named but unreadable, the target
+ * unreachable, credentials refused, a suite that could not run): no verdict then.
+ */
+export async function runConformance(config: SuiteConfig, options: ConformanceOptions): Promise<ConformanceOutcome> {
+  const { builder, print, warn } = options;
+  // What the tenant says of its tokens (keys/tenant.ts): never guessed from the address the run reaches it at.
+  let tenant = await learnTenant({ ...(config.issuer !== undefined ? { issuer: config.issuer } : {}), ...(config.jwksUrlGiven ? { jwks: config.jwksUrl } : {}), wellKnownAt: config.authUrl });
+  const keys = tenant.keys!;
+  if ('problem' in keys && config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
+  const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
+  if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
+  // The run's own requests (preflight, restore) are judged here; the suites' in their worker (suites/context.ts), from the same knowledge.
+  const checked = await preflight(config, TenantTokens.of(tenant));
+  // Said once the target has answered: an unreachable target is one line of its own.
+  if ('problem' in keys) warn(noJwksLine(keys));
+  tenant = await withIssuerFromTokens(tenant, tokensFromTheTokenEndpoint(checked.tokens, config));
+  print(issuerLine(tenant));
+  const served = afterPreflight(checked, config, builder, print, warn);
+  // The suites ask for tokens where the preflight had them.
+  const suiteConfig: SuiteConfig = { ...config, tokenUrls: [checked.tokenUrl] };
+  const api = new SuiteApi(suiteConfig, TenantTokens.of(tenant), checked.tokens, {
+    exchange: (exchange, judgement) => builder.addExchange(exchange, judgement, 'run: preflight and restore'),
+    unplanned429: () => {},
+    risked429: () => {},
+  });
+  try {
+    let stopSuites: (() => Promise<void>) | undefined;
+    const suites = runSuites({ config: suiteConfig, tokens: checked.tokens, notServed: checked.notServed, tenant: tenantTokensData(tenant), requirements: options.requirements, builder, print, onStart: (stop) => (stopSuites = stop) });
+    const interrupt = options.listenForInterrupt();
+    const outcome = await Promise.race([suites.then((r) => ({ kind: 'done' as const, ...r })), interrupt.promise.then(() => ({ kind: 'interrupted' as const }))]);
+    interrupt.dispose();
+    if (outcome.kind === 'interrupted') {
+      print('interrupted: stopping the suites, restoring fixture sessions, writing the reports of what ran');
+      await stopSuites?.().catch(() => {});
+    }
+    // A session update the target does not serve changed nothing: there is nothing to put back.
+    const restored = served.updateSession ? await restoreSessions(api, config, print) : [];
+    if (cleared.length > 0 && served.updateSession) {
+      // Listed in the report beside the tests: what the run did to sessions it could not restore.
+      const failed = cleared.filter((id) => !restored.includes(id));
+      builder.addTest({
+        name: `run: fixture sessions given by id only, left with session_metadata cleared: ${cleared.join(', ')}`,
+        requirements: [],
+        status: failed.length === 0 ? 'pass' : 'fail',
+        ...(failed.length > 0 ? { message: `could not clear: ${failed.join(', ')}` } : {}),
+      });
+    }
+    if (outcome.kind === 'done' && outcome.errors.length > 0) {
+      for (const error of outcome.errors) warn(error);
+      throw new UsageError('run: a suite could not run (see above)');
+    }
+    return { interrupted: outcome.kind === 'interrupted', totals: outcome.kind === 'done' ? outcome.totals : undefined, waitedMs: api.pacer.waitedMs };
+  } finally {
+    await api.close();
+  }
+}
+
+/** The tokens the token endpoint issued to the run's client credentials profiles (a static token is the user's word, not the endpoint's). */
+function tokensFromTheTokenEndpoint(fetched: PreflightOutcome['tokens'], config: SuiteConfig): string[] {
+  const fromEndpoint = PROFILES.filter((profile) => {
+    const credential = config.credentials[profile];
+    return credential !== undefined && !('token' in credential);
+  });
+  return fromEndpoint.flatMap((profile) => (fetched[profile] ? [fetched[profile]!.token] : []));
+}
+
+
+/**
+ * What the preflight (suites/preflight.ts) found, told: its exchanges go to the report, the
+ * token endpoint's fallback is noted once, and each operation not served is said, its other
+ * requirements left "not examined" with the reason. Returns which operations are served.
+ */
+function afterPreflight(checked: PreflightOutcome, config: SuiteConfig, builder: ReportBuilder, print: (line: string) => void, warn: (line: string) => void): Record<ApiOperationId, boolean> {
+  for (const { exchange, judgement } of checked.exchanges) builder.addExchange(exchange, judgement, 'run: preflight and restore');
+  if (checked.tokenUrl !== config.tokenUrls[0]) {
+    warn(`note: the token endpoint answered 404 at ${config.tokenUrls[0]}; tokens come from ${checked.tokenUrl} (set token_url to say so)`);
+  }
+  const served = { deleteTokenExchangeProfile: true, updateSession: true, getResourceServer: true };
+  for (const operation of checked.notServed) {
+    served[operation] = false;
+    print(`not served: ${OPERATION_ROUTES[operation]} (no route at the target: 404 to every request, with and without a token): GEN-OPERATION-SERVED fails; its other requirements and tests are skipped`);
+    const own = loadRequirements().filter((r) => r.operations.includes(operation) && r.id !== 'GEN-OPERATION-SERVED');
+    builder.skip(own.map((r) => r.id), notServedReason(operation));
+  }
+  return served;
+}
+
+/**
+ * Puts every fixture session whose original metadata is known back as it was (those given by id
+ * only under allow_destructive: cleared). Returns the ids put back.
+ */
+async function restoreSessions(api: SuiteApi, config: SuiteConfig, print: (line: string) => void): Promise<string[]> {
+  const untouched = config.fixtures.sessions.filter((s) => !s.original).map((s) => s.id);
+  if (untouched.length > 0) print(`left untouched (original session_metadata unknown): ${untouched.join(', ')}`);
+  const restorable = config.fixtures.sessions.filter((s) => s.original);
+  if (restorable.length === 0 || !api.has('full')) return [];
+  const failed: string[] = [];
+  const done: string[] = [];
+  for (const session of restorable) {
+    try {
+      const answer = await api.updateSession(session.id, { session_metadata: session.original!.session_metadata });
+      if (answer.status >= 300) failed.push(`${session.id} (${answer.status})`);
+      else done.push(session.id);
+    } catch (error) {
+      failed.push(`${session.id} (${(error as Error).message})`);
+    }
+  }
+  const cleared = restorable.filter((s) => s.leftCleared && done.includes(s.id)).map((s) => s.id);
+  print(failed.length === 0 ? `restored session_metadata of ${restorable.length} fixture session(s)${cleared.length > 0 ? ` (${cleared.length} given by id only: cleared)` : ''}` : `could NOT restore: ${failed.join(', ')}`);
+  return done;
+}
+

@@ -30,6 +30,8 @@ export function renderSummary(report: Report, options: SummaryOptions): string[]
   const out = [...(options.lead ?? [])];
   const { summary } = report;
   out.push(`requirements: ${summary.pass} pass · ${summary.fail} fail · ${summary.warn} warn · ${summary.skip} skip`);
+  const security = report.requirements.filter((r) => (r.counts.security ?? 0) > 0);
+  if (security.length > 0) out.push(`SECURITY: the target carried out requests it should have refused: ${security.map((r) => `${r.id} (${r.counts.security} exchange(s))`).join(', ')}`);
   out.push(...(options.detail === 'failures' ? failureLines(report) : findingRows(report)));
   for (const { reason, count, exchanges } of options.notJudgedSaid ? [] : (report.traffic?.notJudged ?? [])) {
     out.push(`not judged: ${count} exchange(s), ${reason}: exchange ${exchanges.join(', ')}${count > exchanges.length ? ` and ${count - exchanges.length} more` : ''}`);

@@ -47,6 +47,7 @@ tr:last-child td{border-bottom:0}
 .chip.warn{background:var(--warn-bg);color:var(--warn)}.chip.skip{background:var(--skip-bg);color:var(--skip)}
 .level{display:inline-block;font-size:11px;font-weight:600;padding:1px 6px;border-radius:4px;border:1px solid var(--line);color:var(--muted)}
 .level.must{border-color:#94a3b8;color:var(--ink)}
+.security{display:inline-block;font-size:11px;font-weight:700;padding:1px 6px;border-radius:4px;background:#7f1d1d;color:#fff}
 .op{display:inline-block;font-size:11px;color:#334155;background:#f1f5f9;border-radius:4px;padding:1px 6px;margin:2px 4px 0 0}
 .nowrap{white-space:nowrap}
 a.code{color:var(--accent);text-decoration:none}
@@ -121,7 +122,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:24px}
 @media print{.filters{display:none}details.evidence{break-inside:avoid}}
 `;
 
-/** Filters the requirement matrix by status, level, operation and text; the cards pick one status. */
+/** Filters the requirement matrix by status, level, operation, security findings and text; the cards pick one status. */
 export const SCRIPT = `
 (function () {
   var form = document.getElementById('filters');
@@ -132,6 +133,7 @@ export const SCRIPT = `
   var level = document.getElementById('filter-level');
   var operation = document.getElementById('filter-operation');
   var search = document.getElementById('filter-search');
+  var security = document.getElementById('filter-security');
   var count = document.getElementById('filter-count');
   var empty = document.getElementById('filter-empty');
   function apply() {
@@ -143,6 +145,7 @@ export const SCRIPT = `
       var ops = row.getAttribute('data-operations').split(' ');
       var visible = statuses[row.getAttribute('data-status')] === true &&
         (level.value === '' || row.getAttribute('data-level') === level.value) &&
+        (!security.checked || row.getAttribute('data-security') === 'true') &&
         (operation.value === '' || ops.indexOf(operation.value) !== -1 || ops.indexOf('all') !== -1) &&
         (text === '' || row.textContent.toLowerCase().indexOf(text) !== -1);
       row.hidden = !visible;
@@ -157,7 +160,7 @@ export const SCRIPT = `
   form.addEventListener('submit', function (event) { event.preventDefault(); });
   document.getElementById('filter-reset').addEventListener('click', function () {
     statusBoxes.forEach(function (box) { box.checked = true; });
-    level.value = ''; operation.value = ''; search.value = '';
+    level.value = ''; operation.value = ''; search.value = ''; security.checked = false;
     apply();
   });
   Array.prototype.slice.call(document.querySelectorAll('button.card')).forEach(function (card) {

@@ -77,10 +77,12 @@ function requirementRow(r: RequirementResult, target?: string): string {
   }
   const counts = [`${r.counts.exchanges} exchange${r.counts.exchanges === 1 ? '' : 's'}`, `${r.counts.tests} test${r.counts.tests === 1 ? '' : 's'}`, `${r.counts.findings} against`];
   if (r.counts.clientFindings > 0) counts.push(`${r.counts.clientFindings} client finding${r.counts.clientFindings === 1 ? '' : 's'}`);
+  const security = (r.counts.security ?? 0) > 0;
+  if (security) counts.push(`${r.counts.security} security finding${r.counts.security === 1 ? '' : 's'}`);
   return [
-    `<tr class="req ${esc(r.status)}" id="req-${esc(r.id)}" data-status="${esc(r.status)}" data-level="${esc(r.level)}" data-operations="${esc(r.operations.join(' '))}">`,
+    `<tr class="req ${esc(r.status)}" id="req-${esc(r.id)}" data-status="${esc(r.status)}" data-level="${esc(r.level)}" data-security="${security}" data-operations="${esc(r.operations.join(' '))}">`,
     `<td class="status">${chip(r.status)}</td>`,
-    `<td class="req-id"><div class="id">${esc(r.id)}</div><span class="level ${esc(r.level)}">${esc(r.level)}</span> ${r.operations.map((op) => `<span class="op">${esc(op === 'all' ? 'every operation' : op)}</span>`).join('')}</td>`,
+    `<td class="req-id"><div class="id">${esc(r.id)}</div><span class="level ${esc(r.level)}">${esc(r.level)}</span>${security ? ' <span class="security" title="The target carried out a request it should have refused">security</span>' : ''} ${r.operations.map((op) => `<span class="op">${esc(op === 'all' ? 'every operation' : op)}</span>`).join('')}</td>`,
     `<td><div class="title">${esc(r.title)}</div><blockquote>${quoteHtml(r.quote)}</blockquote>${notes.join('')}${evidence.join('')}${reproduceBlock(r, target)}</td>`,
     `<td class="counts">${counts.map(esc).join('<br>')}</td>`,
     '</tr>',
@@ -144,6 +146,7 @@ function filters(report: Report): string {
 <fieldset><legend class="flabel">Status</legend>${toggles}</fieldset>
 <label><span class="flabel">Level</span><select id="filter-level"><option value="">all levels</option><option value="must">must</option><option value="should">should</option></select></label>
 <label><span class="flabel">Operation</span><select id="filter-operation"><option value="">every operation</option>${operations}</select></label>
+<label class="toggle"><input type="checkbox" id="filter-security"><span>Security findings only (${report.requirements.filter((r) => (r.counts.security ?? 0) > 0).length})</span></label>
 <input type="search" id="filter-search" placeholder="Search id, text, evidence" aria-label="Search">
 <button type="button" class="reset" id="filter-reset">Reset</button>
 <span class="count" id="filter-count" aria-live="polite">${report.requirements.length} of ${report.requirements.length} shown</span>

@@ -42,7 +42,9 @@ function requirementCase(r: RequirementResult): Case {
     ...against.map(evidenceText),
   ].filter((x) => x !== undefined);
   const message = r.status === 'skip' ? (r.reason ?? 'not examined') : firstLine(against[0]?.message ?? r.title);
-  return { name: `${r.id} ${r.title}`, classname: `tmi-conform.${r.level}.${r.operations.join('+')}`, seconds: 0, status: r.status, message, details: details.join('\n\n'), type: r.level };
+  // A security finding is its own failure type, so that CI test views can pick it out.
+  const type = (r.counts.security ?? 0) > 0 ? `${r.level} security` : r.level;
+  return { name: `${r.id} ${r.title}`, classname: `tmi-conform.${r.level}.${r.operations.join('+')}`, seconds: 0, status: r.status, message, details: details.join('\n\n'), type };
 }
 
 function testCase(t: TestResult): Case {

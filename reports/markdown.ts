@@ -65,8 +65,14 @@ export function reproduceBlock(command: string): string[] {
   return [`Reproduce${set}:`, '', codeBlock(command, 'sh')];
 }
 
+/** The message of the first security finding in a requirement's evidence. */
+function firstSecurityMessage(r: RequirementResult): string | undefined {
+  for (const e of r.evidence) for (const f of e.findings ?? []) if (f.security !== undefined) return f.message;
+  return undefined;
+}
+
 function requirementSection(r: RequirementResult, target?: string): string {
-  const lines = [`#### ${ICON[r.status]} ${r.id} (${r.level}): ${inline(r.title)}`, '', `> ${r.quote.replace(/\s*\n\s*/g, ' ')}`, ''];
+  const lines = [`#### ${ICON[r.status]} ${r.id} (${r.level})${(r.counts.security ?? 0) > 0 ? ' 🛑 security' : ''}: ${inline(r.title)}`, '', `> ${r.quote.replace(/\s*\n\s*/g, ' ')}`, ''];
   if (r.inferred) lines.push(`Inferred: ${inline(r.inferred)}`, '');
   lines.push(`Examined by ${r.counts.exchanges} exchange(s) and ${r.counts.tests} test(s); ${r.counts.findings} against it.`, '');
   const against = r.evidence.filter((e) => e.status === r.status);
@@ -117,6 +123,12 @@ export function renderMarkdown(report: Report): string {
     `| ${summary.pass} | ${summary.fail} | ${summary.warn} | ${summary.skip} |`,
     '',
   ];
+  const security = report.requirements.filter((r) => (r.counts.security ?? 0) > 0);
+  if (security.length > 0) {
+    out.push('### 🛑 Security findings', '', 'The target carried out requests it should have refused:', '');
+    for (const r of security) out.push(`- **${r.id}** (${r.level}): ${r.counts.security} exchange(s), e.g. ${inline(firstSecurityMessage(r) ?? r.title, 300)}`);
+    out.push('');
+  }
   if (report.tests.length > 0) out.push(testsSummary(report.tests), '');
   if (report.traffic) out.push(`Traffic: ${report.traffic.exchanges} exchanges, ${report.traffic.notCovered} not covered by the document.`, '');
   for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) out.push(`Not judged: ${count} × ${inline(reason, 120)} (exchanges ${exchanges.map((id) => inline(id, 20)).join(', ')}${count > exchanges.length ? ', …' : ''}).`, '');

@@ -92,6 +92,7 @@ function mergeRequirements(inputs: Renamed[]): RequirementResult[] {
         tests: sum(parts.map((p) => p.result.counts.tests)),
         findings: sum(parts.map((p) => p.result.counts.findings)),
         clientFindings: sum(parts.map((p) => p.result.counts.clientFindings)),
+        security: sum(parts.map((p) => p.result.counts.security ?? 0)),
       },
       evidence: [
         ...roundRobin(evidence.map((list) => list.filter((e) => e.status === 'fail' || e.status === 'warn').sort(byStatus)), EVIDENCE_PER_REQUIREMENT),

@@ -116,7 +116,8 @@ export interface RequirementResult extends RequirementFacts {
   /** Why it is skipped, when it is. */
   reason?: string;
   coverage: { checks: string[]; tests: string[] };
-  counts: { exchanges: number; tests: number; findings: number; clientFindings: number };
+  /** `security`: exchanges in which the target carried out a request it should have refused (a security finding); absent in reports of earlier versions. */
+  counts: { exchanges: number; tests: number; findings: number; clientFindings: number; security?: number };
   /** A bounded sample: failures first. */
   evidence: Evidence[];
 }

@@ -15,6 +15,8 @@ export class RequirementTally {
   private failingExchanges = 0;
   private failingTests = 0;
   private clientFindings = 0;
+  /** Failing exchanges with a security finding among theirs. */
+  private securityExchanges = 0;
   private readonly skipReasons: string[] = [];
   private readonly testNames: string[] = [];
   private readonly failures: Evidence[] = [];
@@ -39,6 +41,7 @@ export class RequirementTally {
   failedExchange(kept: KeptExchange, findings: Finding[], test: string | undefined): void {
     this.exchanges++;
     this.failingExchanges++;
+    if (findings.some((f) => f.security !== undefined)) this.securityExchanges++;
     if (this.failures.length >= EVIDENCE_PER_REQUIREMENT) return;
     const item: Evidence = { source: this.source, kind: 'exchange', status: failureStatus(this.requirement.level) };
     if (test !== undefined) item.test = test;
@@ -96,7 +99,7 @@ export class RequirementTally {
     const result = requirementResult(r, {
       status,
       coverage: { checks: r.checks, tests: this.testNames },
-      counts: { exchanges: this.exchanges, tests: this.tests, findings: this.failingExchanges + this.failingTests, clientFindings: this.clientFindings },
+      counts: { exchanges: this.exchanges, tests: this.tests, findings: this.failingExchanges + this.failingTests, clientFindings: this.clientFindings, security: this.securityExchanges },
       evidence: [...this.failures, ...this.passes],
     });
     if (status === 'skip') result.reason = this.skipReason();

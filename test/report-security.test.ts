@@ -1,0 +1,54 @@
+// A security finding (the target carried out a request it should have refused) is a field, not
+// words in a message: every report format counts it, shows it and lets a reader pick it out.
+import { describe, expect, it } from 'vitest';
+import { deleteExchange } from '../fixtures/exchanges.ts';
+import { ReportBuilder } from '../reports/builder.ts';
+import { renderSummary } from '../reports/console.ts';
+import { renderHtml } from '../reports/html.ts';
+import { renderJunit } from '../reports/junit.ts';
+import { renderMarkdown } from '../reports/markdown.ts';
+import { reportSchemaError } from '../reports/schema.ts';
+import { judgeExchange } from '../rules/index.ts';
+
+function reportOf(withCredential: boolean) {
+  const builder = new ReportBuilder({ kind: 'validate', source: 'validate:test' });
+  // A DELETE carried out (204) with no credential at all, or with one.
+  const exchange = deleteExchange(withCredential ? {} : { requestHeaders: {} });
+  exchange.id = '7';
+  builder.addExchange(exchange, judgeExchange(exchange));
+  return builder.build({ failOn: 'must' });
+}
+
+describe('security findings in the reports', () => {
+  const report = reportOf(false);
+  const flagged = report.requirements.filter((r) => (r.counts.security ?? 0) > 0);
+
+  it('report.json counts them per requirement, and keeps the finding\'s security field', () => {
+    expect(reportSchemaError(report)).toBeUndefined();
+    expect(flagged.map((r) => [r.id, r.counts.security])).toEqual([['AUTH-CREDENTIAL-REQUIRED', 1]]);
+    const finding = flagged[0]!.evidence[0]!.findings![0]!;
+    expect(finding.security).toMatch(/carried out a DELETE/);
+  });
+
+  it('the console says them first; report.md has a section; JUnit marks the failure type; report.html badges and filters', () => {
+    expect(renderSummary(report, { detail: 'table' })).toContain('SECURITY: the target carried out requests it should have refused: AUTH-CREDENTIAL-REQUIRED (1 exchange(s))');
+    const md = renderMarkdown(report);
+    expect(md).toContain('### 🛑 Security findings');
+    expect(md).toMatch(/- \*\*AUTH-CREDENTIAL-REQUIRED\*\* \(must\): 1 exchange\(s\), e\.g\. AUTH-CREDENTIAL-REQUIRED: security: /);
+    expect(renderJunit(report)).toMatch(/<failure message="[^"]*" type="must security">/);
+    const html = renderHtml(report);
+    expect(html).toContain('id="req-AUTH-CREDENTIAL-REQUIRED" data-status="fail" data-level="must" data-security="true"');
+    expect(html).toContain('Security findings only (1)');
+    expect(html).toContain("(!security.checked || row.getAttribute('data-security') === 'true')");
+  });
+
+  it('a refusal or a conforming exchange has none, and no format says any', () => {
+    const conforming = reportOf(true);
+    expect(conforming.requirements.every((r) => r.counts.security === 0)).toBe(true);
+    expect(renderSummary(conforming, { detail: 'table' }).join('\n')).not.toContain('SECURITY');
+    expect(renderMarkdown(conforming)).not.toContain('Security findings');
+    expect(renderJunit(conforming)).not.toContain('security');
+    expect(renderHtml(conforming)).toContain('Security findings only (0)');
+    expect(renderHtml(conforming)).not.toContain('data-security="true"');
+  });
+});

@@ -65,8 +65,9 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
   });
   try {
     let stopSuites: (() => Promise<void>) | undefined;
-    const suites = runSuites({ config: suiteConfig, tokens: checked.tokens, notServed: checked.notServed, tenant: tenantTokensData(tenant), requirements: options.requirements, builder, print, onStart: (stop) => (stopSuites = stop) });
+    // Listening before vitest starts: its own handlers come after ours.
     const interrupt = options.listenForInterrupt();
+    const suites = runSuites({ config: suiteConfig, tokens: checked.tokens, notServed: checked.notServed, tenant: tenantTokensData(tenant), requirements: options.requirements, builder, print, onStart: (stop) => (stopSuites = stop) });
     const outcome = await Promise.race([suites.then((r) => ({ kind: 'done' as const, ...r })), interrupt.promise.then(() => ({ kind: 'interrupted' as const }))]);
     interrupt.dispose();
     if (outcome.kind === 'interrupted') {

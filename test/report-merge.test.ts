@@ -65,7 +65,7 @@ describe('mergeReports', () => {
     const alg = requirement(merged, 'RS-SIGNING-ALG');
     const a = requirement(ci, 'RS-SIGNING-ALG');
     const b = requirement(proxy, 'RS-SIGNING-ALG');
-    expect(alg.counts).toEqual({ exchanges: a.counts.exchanges + b.counts.exchanges, tests: 0, findings: a.counts.findings, clientFindings: 0 });
+    expect(alg.counts).toEqual({ exchanges: a.counts.exchanges + b.counts.exchanges, tests: 0, findings: a.counts.findings, clientFindings: 0, security: 0 });
     const limits = requirement(merged, 'RL-429-HEADERS');
     expect(new Set(limits.evidence.map((e) => e.source))).toEqual(new Set(['run', 'proxy']));
     expect(limits.evidence[0]).toMatchObject({ source: 'proxy', status: 'fail' });

@@ -10,6 +10,7 @@ import { bearerCredential } from '../rules/token.ts';
 import { detectFormat, RecordingError, type ReadProgress } from '../recordings/read.ts';
 import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
+import { KnownSecrets, redactExchange } from '../core/redact.ts';
 import { renderSummary } from '../reports/console.ts';
 import type { Report } from '../reports/model.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
@@ -144,7 +145,9 @@ export async function run(argv: string[]): Promise<number> {
   if (knowledge.keys && 'problem' in knowledge.keys) throw new UsageError(`validate: --jwks: ${knowledge.keys.problem}`);
   const tenant = TenantTokens.of(knowledge);
 
-  const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}` });
+  // A secret seen in a token request is masked wherever it turns up later in the recordings' evidence.
+  const knownSecrets = new KnownSecrets();
+  const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, knownSecrets });
   const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map() };
   const unreadable: string[] = [];
   for (const file of args.positionals) {
@@ -152,7 +155,11 @@ export async function run(argv: string[]): Promise<number> {
     summary.files++;
     try {
       const place = placeIn(file, await detectFormat(file));
-      await judgeRecording(file, { progress, maxBodyBytes, beforeJudging: (batch) => settleTokens(batch, tenant) }, (exchange, judgement) => judgeInto(exchange, judgement!, place, builder, summary));
+      await judgeRecording(file, { progress, maxBodyBytes, beforeJudging: (batch) => settleTokens(batch, tenant) }, (exchange, judgement) => {
+        // Token requests carry the client secrets: learned from each (they are few), before any later evidence is made.
+        if (judgement?.operation?.operation === 'getToken') redactExchange(exchange, undefined, knownSecrets);
+        judgeInto(exchange, judgement!, place, builder, summary);
+      });
       if (progress.truncatedTail) process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
     } catch (error) {
       if (!(error instanceof RecordingError) && !isFsError(error)) {

@@ -18,6 +18,7 @@ import { ClientFindingTally } from './client-findings.ts';
 import { exchangeEvidence } from './exchange-evidence.ts';
 import type { FailOn } from './fail-on.ts';
 import { KeptExchange } from './kept-exchange.ts';
+import type { KnownSecrets } from '../core/redact.ts';
 import type { Report, ReportKind, Source, Status, TestOutcome, TestResult } from './model.ts';
 import { redactTarget, redactText } from './redact-text.ts';
 import { RequirementTally } from './requirement-tally.ts';
@@ -33,6 +34,12 @@ export interface BuilderOptions {
   target?: string;
   /** Seed of the generated inputs of a suite run. */
   seed?: number;
+  /**
+   * Secrets seen in the source's earlier exchanges (a client secret in a token request), masked
+   * wherever they turn up in later evidence. The proxy masks before the builder sees anything;
+   * validate reads recordings made by anyone, so its builder does it.
+   */
+  knownSecrets?: KnownSecrets;
 }
 
 export class ReportBuilder {
@@ -59,7 +66,7 @@ export class ReportBuilder {
     }
     const operation = judgement.operation.operation;
     this.traffic.coveredExchange(exchange, operation, judgement, judgement.rateLimit !== undefined ? judgement.rateLimit : observationOf(exchange));
-    const kept = new KeptExchange(exchange, operation);
+    const kept = new KeptExchange(exchange, operation, this.options.knownSecrets);
     if (judgement.findings.length === 0) {
       // The common case, kept cheap: every examined requirement gets a pass.
       for (const id of judgement.examined) this.byId.get(id)?.passedExchange(kept, test);

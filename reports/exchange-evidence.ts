@@ -2,7 +2,7 @@
 // described by its state and non-secret claims (the token itself never).
 import { credentialState } from '../rules/credential.ts';
 import type { Exchange } from '../rules/types.ts';
-import { redactExchange, type SecretSink } from '../core/redact.ts';
+import { redactExchange, type SecretSink, type KnownSecrets } from '../core/redact.ts';
 import type { CredentialEvidence, ExchangeEvidence } from './model.ts';
 
 /** Bodies kept in evidence are cut to this many characters: enough to read a JSON error, not a whole listing. */
@@ -12,8 +12,8 @@ const EVIDENCE_BODY_CHARS = 2000;
 const cut = (text: string | undefined) => (text === undefined ? undefined : text.length > EVIDENCE_BODY_CHARS ? `${text.slice(0, EVIDENCE_BODY_CHARS)}… (${text.length} characters)` : text);
 
 /** Compact, redacted evidence of one exchange; `sink` collects the secret values it masked. */
-export function exchangeEvidence(exchange: Exchange, operation?: string, sink?: SecretSink): ExchangeEvidence {
-  const safe = redactExchange(exchange, sink);
+export function exchangeEvidence(exchange: Exchange, operation?: string, sink?: SecretSink, known?: KnownSecrets): ExchangeEvidence {
+  const safe = redactExchange(exchange, sink, known);
   const evidence: ExchangeEvidence = {
     startedAt: safe.startedAt,
     request: { method: safe.request.method, url: safe.request.url, headers: safe.request.headers },

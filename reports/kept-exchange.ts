@@ -2,7 +2,7 @@
 // keeps it (most exchanges are counted, not kept), and once; its findings are masked the same way.
 import { findingMessage } from '../rules/message.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
-import { scrubSecrets, type SecretSink } from '../core/redact.ts';
+import { scrubSecrets, type KnownSecrets, type SecretSink } from '../core/redact.ts';
 import { exchangeEvidence } from './exchange-evidence.ts';
 import type { ExchangeEvidence, ReportedFinding } from './model.ts';
 
@@ -11,15 +11,17 @@ export class KeptExchange {
   /** Secret values the redaction masked: a finding's message quoting one is masked the same way. */
   private secrets: SecretSink | undefined;
 
+  /** `known`: secrets seen in earlier exchanges of the source, masked here too (core/redact.ts KnownSecrets). */
   constructor(
     private readonly exchange: Exchange,
     private readonly operation: string,
+    private readonly known?: KnownSecrets,
   ) {}
 
   evidence(): ExchangeEvidence {
     if (!this.kept) {
       this.secrets = new Set();
-      this.kept = exchangeEvidence(this.exchange, this.operation, this.secrets);
+      this.kept = exchangeEvidence(this.exchange, this.operation, this.secrets, this.known);
     }
     return this.kept;
   }

@@ -2,6 +2,7 @@
 // it and how many of them failed, the tests that name it, why it was skipped, and a bounded
 // sample of evidence (failures first). Its result is the requirement's entry in the report.
 import type { Requirement } from '../rules/requirements.ts';
+import { checksOf } from '../rules/checks/index.ts';
 import type { Finding } from '../rules/types.ts';
 import { EVIDENCE_PER_REQUIREMENT, PASSING_EVIDENCE_PER_REQUIREMENT, PASSING_EXCHANGES_PER_REQUIREMENT } from './evidence-limits.ts';
 import type { KeptExchange } from './kept-exchange.ts';
@@ -98,7 +99,7 @@ export class RequirementTally {
     const status: Status = failed ? failureStatus(r.level) : examined ? 'pass' : 'skip';
     const result = requirementResult(r, {
       status,
-      coverage: { checks: r.checks, tests: this.testNames },
+      coverage: { checks: checksOf(r.id), tests: this.testNames },
       counts: { exchanges: this.exchanges, tests: this.tests, findings: this.failingExchanges + this.failingTests, clientFindings: this.clientFindings, security: this.securityExchanges },
       evidence: [...this.failures, ...this.passes],
     });

@@ -17,8 +17,6 @@ export interface Requirement {
   quote: string;
   /** For `should`: why the kit expects it although the document does not state it. */
   inferred?: string;
-  /** Names of the rule-engine checks that judge it. */
-  checks: string[];
 }
 
 const catalog = once(() => {

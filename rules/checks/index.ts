@@ -25,3 +25,8 @@ export const CHECKS: Check[] = [
 
 /** Checks over several exchanges of one operation, run by the preflight of `tmi-conform run`. */
 export const PROBE_CHECKS: ProbeCheck[] = [...servedChecks];
+
+/** The names of the checks that judge a requirement: each check names its requirements, and this is read from there. */
+export function checksOf(requirementId: string): string[] {
+  return [...CHECKS, ...PROBE_CHECKS].filter((check) => check.requirements.includes(requirementId)).map((check) => check.name);
+}

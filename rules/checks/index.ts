@@ -1,5 +1,5 @@
-// Every check of the rule engine. Adding a check here, and naming it in
-// schemas/requirements.yaml, is all it takes for suites, proxy and validate to use it.
+// Every check of the rule engine. A check names the requirements it judges (defineCheck); adding
+// its area's list here is all it takes for suites, proxy and validate to use it.
 import { authenticationChecks } from './authentication.ts';
 import type { Check } from './check.ts';
 import { generalChecks } from './general.ts';

@@ -1,6 +1,12 @@
 // A security finding (the target carried out a request it should have refused) is a field, not
 // words in a message: every report format counts it, shows it and lets a reader pick it out.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { CHROMIUM_ARGS, findChromium } from './helpers/chromium.ts';
 import { deleteExchange } from '../fixtures/exchanges.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { renderSummary } from '../reports/console.ts';
@@ -50,5 +56,30 @@ describe('security findings in the reports', () => {
     expect(renderJunit(conforming)).not.toContain('security');
     expect(renderHtml(conforming)).toContain('Security findings only (0)');
     expect(renderHtml(conforming)).not.toContain('data-security="true"');
+  });
+});
+
+describe.skipIf(!findChromium())('report.html in headless Chromium: the security filter', () => {
+  it('"security findings only" shows the requirements with one, and unticking shows all again', async () => {
+    const report = reportOf(false);
+    const dir = mkdtempSync(join(tmpdir(), 'tmi-security-html-'));
+    const browser = await chromium.launch({ executablePath: findChromium(), args: CHROMIUM_ARGS });
+    try {
+      const file = join(dir, 'report.html');
+      writeFileSync(file, renderHtml(report));
+      const page = await browser.newPage();
+      await page.goto(pathToFileURL(file).href);
+      const visible = () => page.$$eval('tr.req', (rows) => rows.filter((r) => !(r as HTMLElement).hidden).map((r) => r.id.slice(4)));
+      expect(await visible()).toHaveLength(report.requirements.length);
+      await page.locator('#filter-security').check();
+      expect(await visible()).toEqual(['AUTH-CREDENTIAL-REQUIRED']);
+      expect(await page.locator('#filter-count').textContent()).toBe(`1 of ${report.requirements.length} shown`);
+      await page.locator('#filter-reset').click();
+      expect(await page.locator('#filter-security').isChecked()).toBe(false);
+      expect(await visible()).toHaveLength(report.requirements.length);
+    } finally {
+      await browser.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

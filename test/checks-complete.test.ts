@@ -307,3 +307,217 @@ describe('delete checks: complete findings', () => {
     expect(examined(errorExchange(deleteExchange(), 199, {}))).not.toContain('TEP-DELETE-204');
   });
 });
+
+describe('schema checks: complete findings', () => {
+  it('responseBodyMatchesSchema: two different violations in one body are two findings, each with its requirement', () => {
+    expectFindings(getExchange(resourceServer({ signing_alg: 'HS512', token_dialect: 'opaque' })), [
+      f('responseBodyMatchesSchema', 'RS-SIGNING-ALG', 'must', 'implementation', 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"', '"HS512"'),
+      f('responseBodyMatchesSchema', 'RS-TOKEN-DIALECT', 'must', 'implementation', 'token_dialect to be one of "access_token", "access_token_authz", "rfc9068_profile", "rfc9068_profile_authz"', '"opaque"'),
+    ]);
+  });
+
+  it('responseBodyMatchesSchema: one requirement broken in two places is two findings', () => {
+    expectFindings(getExchange(resourceServer({ is_system: 'false', token_lifetime: '86400' })), [
+      f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'is_system must be boolean', '"false"'),
+      f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'token_lifetime must be integer', '"86400"'),
+    ]);
+  });
+
+  it('responseBodyMatchesSchema: a secret by its length, a value inside a secret never shown, a body that is no object', () => {
+    expectFindings(getExchange(resourceServer({ signing_secret: 'hunter2-secret' })), [
+      f('responseBodyMatchesSchema', 'RS-SIGNING-SECRET-LENGTH', 'must', 'implementation', 'signing_secret must NOT have fewer than 16 characters', 'a secret of 14 characters (redacted)'),
+    ]);
+    expectFindings(getExchange(resourceServer({ token_encryption: { format: 'jwe', encryption_key: { pem: 7, name: 'k', kid: '1' } } })), [
+      f('responseBodyMatchesSchema', 'RS-TOKEN-ENCRYPTION', 'must', 'implementation', 'token_encryption.format to be "compact-nested-jwe"', '"jwe"'),
+      f('responseBodyMatchesSchema', 'RS-TOKEN-ENCRYPTION', 'must', 'implementation', 'token_encryption.encryption_key.pem must be string', 'a secret (redacted)'),
+    ]);
+    expectFindings(getExchange(['rs_1']), [f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'the body must be object', '["rs_1"]')]);
+  });
+
+  it('responseBodyMatchesSchema: a success without a body', () => {
+    expectFindings(getExchange(undefined, 'rs_1', { responseBody: '' }), [
+      f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'the resource server as the body of a 200', 'no body'),
+    ]);
+    expectFindings(updateExchange(undefined, undefined, { responseBody: '' }), [
+      f('responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA', 'must', 'implementation', 'the session as the body of a 200', 'no body'),
+    ]);
+    expect(examined(getExchange(undefined, 'rs_1', { responseBody: { text: '{"id":', truncated: true } }))).not.toContain('RS-RESPONSE-SCHEMA');
+    expect(examined(errorExchange(getExchange(), 404, { message: 'no' }))).not.toContain('RS-RESPONSE-SCHEMA');
+  });
+
+  it('updateRequestMatchesSchema and invalidUpdateRefused: the client finding, and the update accepted', () => {
+    const tooMany = Object.fromEntries(Array.from({ length: 26 }, (_, i) => [`k${i}`, 'v']));
+    const shownTooMany = `${JSON.stringify(tooMany).slice(0, 80)}…`;
+    const tooManyFinding = f('updateRequestMatchesSchema', 'SES-METADATA-MAX-PROPERTIES', 'must', 'client', 'session_metadata must NOT have more than 25 properties', shownTooMany);
+    expectFindings(updateExchange({ session_metadata: tooMany }, session(tooMany)), [
+      f('responseBodyMatchesSchema', 'SES-METADATA-MAX-PROPERTIES', 'must', 'implementation', 'session_metadata must NOT have more than 25 properties', shownTooMany),
+      tooManyFinding,
+      f('invalidUpdateRefused', 'SES-INVALID-UPDATE-REFUSED', 'must', 'implementation', 'a 4xx refusal of a body that breaks the rules (SES-METADATA-MAX-PROPERTIES: expected session_metadata must NOT have more than 25 properties)', '200, the update was accepted'),
+    ]);
+    // Four errors: each is a finding; the refusal names the first three.
+    const long = 'x'.repeat(256);
+    const broken = { a: 1, b: { c: 'd' }, e: long, g: [1] };
+    expectFindings(updateExchange({ session_metadata: broken }, session(null)), [
+      f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.a must be string', '1'),
+      f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.b must be string', '{"c":"d"}'),
+      f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.e must NOT have more than 255 characters', `${JSON.stringify(long).slice(0, 80)}…`),
+      f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.g must be string', '[1]'),
+      f(
+        'invalidUpdateRefused',
+        'SES-INVALID-UPDATE-REFUSED',
+        'must',
+        'implementation',
+        'a 4xx refusal of a body that breaks the rules (SES-METADATA-VALUE-LENGTH: expected session_metadata.a must be string | SES-METADATA-VALUE-LENGTH: expected session_metadata.b must be string | SES-METADATA-VALUE-LENGTH: expected session_metadata.e must NOT have more than 255 characters)',
+        '200, the update was accepted',
+      ),
+      f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', `session_metadata ${JSON.stringify(broken).slice(0, 120)}… as sent`, 'null'),
+    ]);
+    // Refused, or throttled: the client's finding only.
+    expectFindings(updateExchange({ session_metadata: tooMany }, { statusCode: 400, message: 'Too many properties' }, { status: 400 }), [tooManyFinding]);
+    expectFindings(errorExchange(updateExchange({ session_metadata: tooMany }), 429, { statusCode: 429 }, rateLimitHeaders(0)), [tooManyFinding]);
+    expect(examined(errorExchange(updateExchange({ session_metadata: tooMany }), 429, { statusCode: 429 }, rateLimitHeaders(0)))).not.toContain('SES-INVALID-UPDATE-REFUSED');
+    expect(examined(errorExchange(updateExchange({ session_metadata: tooMany }), 400, { statusCode: 400 }))).toContain('SES-INVALID-UPDATE-REFUSED');
+    expect(examined(updateExchange())).not.toContain('SES-INVALID-UPDATE-REFUSED');
+  });
+
+  it('updateRequestMatchesSchema: no body, or a body that is not JSON', () => {
+    expectFindings(updateExchange(undefined, undefined, { requestBody: undefined, status: 400, responseBody: '{"statusCode":400}' }), [
+      f('updateRequestMatchesSchema', 'SES-REQUEST-BODY', 'must', 'client', 'a JSON body with session_metadata', 'no body'),
+    ]);
+    expectFindings(updateExchange(undefined, undefined, { requestBody: '{"session_metadata":', status: 400, responseBody: '{"statusCode":400}' }), [
+      f('updateRequestMatchesSchema', 'SES-REQUEST-BODY', 'must', 'client', 'a JSON body', /^"\{\\"session_metadata\\":" \(.+\)$/),
+    ]);
+    expectFindings(updateExchange(undefined, undefined, { requestBody: { text: '{"session_metadata":', truncated: true }, status: 400, responseBody: '{"statusCode":400}' }), []);
+  });
+});
+
+describe('update session checks: complete findings', () => {
+  it('sessionMetadataCleared: what was sent, and what was left', () => {
+    for (const sent of [null, {}]) {
+      expectFindings(updateExchange({ session_metadata: sent }, session({ a: 'b' })), [
+        f('sessionMetadataCleared', 'SES-METADATA-CLEARED', 'must', 'implementation', `no session metadata left after sending ${JSON.stringify(sent)}`, 'session_metadata {"a":"b"}'),
+      ]);
+      expectFindings(updateExchange({ session_metadata: sent }, session({})), []);
+    }
+    expect(examined(updateExchange({ session_metadata: { a: 'b' } }))).not.toContain('SES-METADATA-CLEARED');
+    expect(examined(updateExchange({ session_metadata: [] }, session(null)))).not.toContain('SES-METADATA-CLEARED');
+    expect(examined(updateExchange({ other: 1 }, session({ a: 'b' })))).not.toContain('SES-METADATA-CLEARED');
+  });
+
+  it('sessionMetadataEchoed: metadata that comes back different, missing or null', () => {
+    const expected = 'session_metadata {"plan":"gold"} as sent';
+    const echoed = (returned: unknown) => updateExchange({ session_metadata: { plan: 'gold' } }, session(returned));
+    expectFindings(echoed({ plan: 'silver' }), [f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"plan":"silver"}')]);
+    expectFindings(echoed({ plan: 'gold', old: 'kept' }), [f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"plan":"gold","old":"kept"}')]);
+    expectFindings(echoed({ other: 'gold' }), [f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"other":"gold"}')]);
+    expectFindings(echoed(null), [f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, 'null')]);
+    expectFindings(updateExchange({ session_metadata: { plan: 'gold' } }, (({ session_metadata: _m, ...rest }) => rest)(session())), [
+      f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, 'nothing'),
+    ]);
+    expectFindings(echoed('gold'), [
+      f('responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA', 'must', 'implementation', 'session_metadata must be object,null', '"gold"'),
+      f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '"gold"'),
+    ]);
+    expectFindings(echoed({ plan: 'gold' }), []);
+  });
+
+  it('sessionIdMatchesPath: the id in the path and the id returned', () => {
+    expectFindings(updateExchange(undefined, session({ plan: 'gold' }, 'sess_2')), [
+      f('sessionIdMatchesPath', 'SES-ID-MATCHES', 'should', 'implementation', 'the session "sess_1" named in the path', 'id "sess_2"'),
+    ]);
+    expect(examined(updateExchange(undefined, { ...session(), id: 7 }))).not.toContain('SES-ID-MATCHES');
+  });
+
+  it('updateRequestIsJson: the Content-Type sent, or its absence', () => {
+    const sentAs = (type?: string) => updateExchange(undefined, undefined, { requestHeaders: { ...bearer(), ...(type === undefined ? {} : { 'content-type': type }) } });
+    expectFindings(sentAs(), [f('updateRequestIsJson', 'SES-REQUEST-CONTENT-TYPE', 'must', 'client', 'Content-Type: application/json', 'no Content-Type')]);
+    for (const type of ['text/plain', 'application/jsonp', 'x-application/json', 'application/merge-patch+json']) {
+      expectFindings(sentAs(type), [f('updateRequestIsJson', 'SES-REQUEST-CONTENT-TYPE', 'must', 'client', 'Content-Type: application/json', JSON.stringify(type))]);
+    }
+    for (const type of ['application/json', 'Application/JSON; charset=utf-8', 'application/json ;charset=utf-8']) expectFindings(sentAs(type), []);
+  });
+});
+
+describe('resource server checks: complete findings', () => {
+  it('tokenLifetimeForWebWithinTokenLifetime: the two lifetimes', () => {
+    expectFindings(getExchange(resourceServer({ token_lifetime_for_web: 86401 })), [
+      f('tokenLifetimeForWebWithinTokenLifetime', 'RS-TOKEN-LIFETIME-FOR-WEB', 'must', 'implementation', 'token_lifetime_for_web not greater than token_lifetime (86400)', '86401'),
+    ]);
+    expectFindings(getExchange(resourceServer({ token_lifetime_for_web: 86400 })), []);
+  });
+
+  it('resourceServerMatchesLookup: the id asked for and the server returned', () => {
+    expectFindings(getExchange(resourceServer(), 'rs_2'), [
+      f('resourceServerMatchesLookup', 'RS-LOOKUP-BY-ID-OR-AUDIENCE', 'must', 'implementation', 'the resource server whose id or identifier is "rs_2"', 'id "rs_1", identifier "https://api.example.com/orders/"'),
+    ]);
+    // Either the id or the identifier may be what was asked for.
+    expectFindings(getExchange(resourceServer({ id: 'rs_9' }), encodeURIComponent('https://api.example.com/orders/')), []);
+    expectFindings(getExchange(resourceServer({ identifier: 'https://api.example.com/other/' }), 'rs_1'), []);
+    expect(examined(getExchange({ id: 'rs_2', name: 'x' }, 'rs_1'))).not.toContain('RS-LOOKUP-BY-ID-OR-AUDIENCE');
+    expect(examined(getExchange({ identifier: 'https://x/', name: 'x' }, 'rs_1'))).not.toContain('RS-LOOKUP-BY-ID-OR-AUDIENCE');
+  });
+
+  it('includeFieldsIsBoolean: the value sent', () => {
+    expectFindings(getExchange(resourceServer(), 'rs_1?include_fields=yes'), [
+      f('includeFieldsIsBoolean', 'RS-INCLUDE-FIELDS-BOOLEAN', 'must', 'client', 'include_fields=true or include_fields=false', 'include_fields="yes"'),
+    ]);
+  });
+});
+
+describe('rate-limit checks: complete findings', () => {
+  const throttled = (headers: Record<string, string>) => {
+    const base = errorExchange(deleteExchange(), 429, { statusCode: 429 });
+    return { ...base, response: { ...base.response!, headers: { 'content-type': 'application/json', ...headers } } };
+  };
+
+  it('rateLimitHeadersOn429: the headers missing, as the document names them', () => {
+    const { 'x-ratelimit-remaining': _r, ...withoutRemaining } = rateLimitHeaders(0);
+    expectFindings(throttled(withoutRemaining), [
+      f('rateLimitHeadersOn429', 'RL-429-HEADERS', 'must', 'implementation', 'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', 'a 429 without X-RateLimit-Remaining'),
+    ]);
+    expectFindings(throttled({}), [
+      f('rateLimitHeadersOn429', 'RL-429-HEADERS', 'must', 'implementation', 'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', 'a 429 without X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset'),
+    ]);
+  });
+
+  it('rateLimitHeadersWellFormed: each value that is wrong, with what it was', () => {
+    expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(-1, 100, '30s') }), [
+      f('rateLimitHeadersWellFormed', 'RL-HEADER-VALUES', 'should', 'implementation', 'X-RateLimit-Remaining as a non-negative integer', '"-1"'),
+      f('rateLimitHeadersWellFormed', 'RL-HEADER-VALUES', 'should', 'implementation', 'X-RateLimit-Reset as a non-negative integer', '"30s"'),
+    ]);
+    expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(101, 100) }), [
+      f('rateLimitHeadersWellFormed', 'RL-HEADER-VALUES', 'should', 'implementation', 'X-RateLimit-Remaining not above X-RateLimit-Limit (100)', '101'),
+    ]);
+    expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(100, 100) }), []);
+    expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(99, 100, '30') }), [
+      f('rateLimitHeadersWellFormed', 'RL-HEADER-VALUES', 'should', 'implementation', 'X-RateLimit-Reset as UNIX epoch seconds near the response time', '30 (-1799999970 s from the request)'),
+    ]);
+    expectFindings(errorExchange(deleteExchange(), 429, {}, rateLimitHeaders(5)), [
+      f('rateLimitHeadersWellFormed', 'RL-HEADER-VALUES', 'should', 'implementation', 'X-RateLimit-Remaining 0 on a 429', '5'),
+    ]);
+    const start = Date.parse(STARTED_AT) / 1000;
+    expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(99, 100, String(start + 24 * 3600)) }), []);
+    expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(99, 100, String(start - 24 * 3600)) }), []);
+    expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(99, 100, String(start + 24 * 3600 + 1)) }), [
+      f('rateLimitHeadersWellFormed', 'RL-HEADER-VALUES', 'should', 'implementation', 'X-RateLimit-Reset as UNIX epoch seconds near the response time', '1800086401 (86401 s from the request)'),
+    ]);
+    expect(examined(deleteExchange({ responseHeaders: {} }))).not.toContain('RL-HEADER-VALUES');
+    expect(examined(deleteExchange({ responseHeaders: { 'x-ratelimit-reset': RESET } }))).toContain('RL-HEADER-VALUES');
+  });
+
+  it('rateLimitSequenceIsConsistent and throttledRequestAnswered429: what the earlier answer said', () => {
+    const at = (offsetMs: number, parts: Parameters<typeof deleteExchange>[0]) => deleteExchange({ startedAt: new Date(Date.parse(STARTED_AT) + offsetMs).toISOString(), durationMs: 10, ...parts });
+    const tracker = new RateLimitTracker();
+    expectFindings(at(0, { responseHeaders: rateLimitHeaders(5) }), [], tracker);
+    expectFindings(at(20, { responseHeaders: rateLimitHeaders(6) }), [
+      f('rateLimitSequenceIsConsistent', 'RL-SEQUENCE', 'should', 'implementation', 'X-RateLimit-Remaining at most 5 (an earlier request of this client in the same window, reset 1800000030)', '6'),
+    ], tracker);
+    const spent = new RateLimitTracker();
+    expectFindings(at(0, { responseHeaders: rateLimitHeaders(0) }), [], spent);
+    // A refusal that is not a 429 and names no window: placed in the window last heard of, which was spent.
+    const refused = at(20, { status: 403, responseHeaders: { 'content-type': 'application/json' }, responseBody: '{"message":"delete:token_exchange_profiles"}' });
+    expectFindings(refused, [
+      f('throttledRequestAnswered429', 'RL-THROTTLED-429', 'must', 'implementation', '429 for a request over the rate limit (an earlier request of this client had X-RateLimit-Remaining 0, window resetting at 1800000030)', '403'),
+    ], spent);
+  });
+});

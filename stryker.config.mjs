@@ -16,6 +16,8 @@ export default {
   // --incremental keeps earlier results here; a run reuses those of unchanged mutants and tests.
   incrementalFile: 'reports/mutation/stryker-incremental.json',
   tempDirName: '.stryker-tmp',
+  // Another run's sandboxes (a second run with --tempDirName) are not part of the project.
+  ignorePatterns: ['/.stryker-tmp*'],
   cleanTempDir: true,
   timeoutMS: 20_000,
 };

@@ -14,6 +14,7 @@ export default defineConfig({
       'test/proxy-redact.test.ts',
       'test/report-redaction.test.ts',
       'test/checks-complete.test.ts',
+      'test/checks-parts.test.ts',
       'test/redact-unit.test.ts',
     ],
     testTimeout: 30_000,

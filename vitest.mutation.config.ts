@@ -19,6 +19,8 @@ export default defineConfig({
     ],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Modules stay loaded between mutants (several times faster than isolating each run); the price:
+    // mutants in module-level constants and in cached computations are not tested afresh.
     isolate: false,
   },
 });

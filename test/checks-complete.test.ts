@@ -27,7 +27,6 @@ function expectFindings(exchange: Exchange, expected: Finding[], tracker?: RateL
 const examined = (exchange: Exchange): string[] => judgeExchange(exchange).examined;
 
 const bearer = (scope?: string, extra: Record<string, unknown> = {}) => ({ Authorization: `Bearer ${jwt({ ...claims(scope), ...extra })}` });
-const JSON_TYPE = { 'content-type': 'application/json', ...rateLimitHeaders() };
 
 describe('general checks: complete findings', () => {
   it('responseBodyIsJson: the Content-Type, as received, or its absence', () => {

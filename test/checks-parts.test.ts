@@ -1,7 +1,7 @@
 // The parts every check is made of (rules/checks/check.ts) and the preflight's served check
 // (rules/checks/served.ts), called directly with exact results.
 import { describe, expect, it } from 'vitest';
-import { defineCheck, finding, isSuccess, jsonObject, responseStatus, securityFinding, show, UndeclaredRequirement, type CheckInput, type CheckResult } from '../rules/checks/check.ts';
+import { defineCheck, finding, isSuccess, jsonObject, securityFinding, show, UndeclaredRequirement, type CheckInput, type CheckResult } from '../rules/checks/check.ts';
 import { operationIsServed, type ServedProbe } from '../rules/checks/served.ts';
 import { buildExchange } from '../rules/exchange.ts';
 import { deleteExchange, getExchange } from '../fixtures/exchanges.ts';
@@ -20,7 +20,7 @@ describe('show', () => {
   });
 });
 
-describe('isSuccess, jsonObject, responseStatus', () => {
+describe('isSuccess, jsonObject', () => {
   it('success is 200 to 299', () => {
     expect([199, 200, 250, 299, 300].map(isSuccess)).toEqual([false, true, true, true, false]);
   });
@@ -32,12 +32,6 @@ describe('isSuccess, jsonObject, responseStatus', () => {
     expect(jsonObject({ ok: true, value: 'a' })).toBeUndefined();
     expect(jsonObject({ ok: false, error: 'bad' })).toBeUndefined();
     expect(jsonObject(undefined)).toBeUndefined();
-  });
-
-  it('responseStatus: the status, or undefined without a response', () => {
-    const input = (exchange: CheckInput['exchange']) => ({ exchange, operation: { operation: 'deleteTokenExchangeProfile', query: {}, prefix: '' } }) as CheckInput;
-    expect(responseStatus(input(deleteExchange()))).toBe(204);
-    expect(responseStatus(input(buildExchange({ method: 'DELETE', url: '/x' })))).toBeUndefined();
   });
 });
 

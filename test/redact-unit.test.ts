@@ -304,3 +304,62 @@ describe('scrubSecrets', () => {
     expect(scrubSecrets(`token ${TOKEN}`, new Set())).toBe(`token ${mask(TOKEN)}`);
   });
 });
+
+describe('the edges a changed condition would slip past', () => {
+  it('tokenFacts sets no key for an absent fact (not even one holding undefined), and keptClaims copies only present claims', () => {
+    expect(tokenFacts({ headerPresent: false, wellFormed: false })).toStrictEqual({ headerPresent: false, wellFormed: false });
+    expect(Object.keys(tokenFacts({ headerPresent: true, wellFormed: true, claims: { iss: 'i' } }))).toEqual(['headerPresent', 'wellFormed', 'claims']);
+    expect(Object.keys(keptClaims({ iss: 'i', sub: undefined })!)).toEqual(['iss']);
+  });
+
+  it('the Authorization scheme is read from the start of the value, on one line', () => {
+    const sink = sinkOf();
+    // Not "Bearer …" at the start: masked whole, as a credential of another scheme.
+    expect(redactHeaders({ authorization: `xBearer ${TOKEN}` }, sink)).toEqual({ authorization: REDACTED });
+    expect([...sink]).toEqual([`xBearer ${TOKEN}`]);
+    // A value that goes on past a line break is no "Bearer <token>" either.
+    const broken = sinkOf();
+    expect(redactHeaders({ authorization: `Bearer ${TOKEN}\nX-Injected: 1` }, broken)).toEqual({ authorization: REDACTED });
+  });
+
+  it('cookies are split at ";" or "," whether or not a space follows, and each value collected', () => {
+    const sink = sinkOf();
+    redactHeaders({ cookie: 'sid=abcdef123456;csrf=qwerty987654,pref=zzzzzzzz99' }, sink);
+    expect(sink).toEqual(new Set(['sid=abcdef123456;csrf=qwerty987654,pref=zzzzzzzz99', 'abcdef123456', 'qwerty987654', 'zzzzzzzz99']));
+  });
+
+  it('Basic: the password is what follows the colon, not a character before it', () => {
+    const sink = sinkOf();
+    redactHeaders({ authorization: `Basic ${Buffer.from('ab:cdefghijkl').toString('base64')}` }, sink);
+    expect(sink.has('cdefghijkl')).toBe(true);
+    expect(sink.has('b:cdefghijkl')).toBe(false);
+  });
+
+  it('without a sink nothing is collected and nothing fails: headers, and an exchange with known secrets and no response', () => {
+    expect(redactHeaders({ authorization: `Bearer ${TOKEN}`, cookie: 'sid=abcdef123456' })).toEqual({ authorization: `Bearer ${REDACTED}`, cookie: REDACTED });
+    const known = new KnownSecrets();
+    known.learn(['client-secret-0123456789']);
+    const exchange = buildExchange({ method: 'PATCH', url: 'https://t.example.com/api/v2/sessions/s1', requestBody: '{"session_metadata":{"note":"client-secret-0123456789"}}' });
+    const safe = redactExchange(exchange, undefined, known);
+    expect(safe.response).toBeUndefined();
+    expect(safe.request.body!.text).toBe(`{"session_metadata":{"note":"${mask('client-secret-0123456789')}"}}`);
+  });
+});
+
+describe('more edges', () => {
+  it('a Bearer credential is collected without the blanks around it', () => {
+    const sink = sinkOf();
+    redactHeaders({ authorization: 'Bearer tok-0123456789   ' }, sink);
+    expect([...sink]).toEqual(['tok-0123456789']);
+  });
+
+  it('known secrets are masked in an exchange whose response has no body', () => {
+    const known = new KnownSecrets();
+    known.learn(['client-secret-0123456789']);
+    const exchange = buildExchange({ method: 'DELETE', url: 'https://t.example.com/api/v2/token-exchange-profiles/client-secret-0123456789', status: 204 });
+    const safe = redactExchange(exchange, undefined, known);
+    expect(safe.request.url).toBe(`https://t.example.com/api/v2/token-exchange-profiles/${mask('client-secret-0123456789')}`);
+    expect(safe.response!.status).toBe(204);
+    expect(safe.response!.body).toBeUndefined();
+  });
+});

@@ -119,16 +119,20 @@ describe('validate of one 100 MB entry', () => {
     await once(out, 'finish');
   }
 
-  it.each(['har', 'jsonl'] as const)('%s: peak memory stays under 300 MB; the content is said not judged, with its size', async (format) => {
+  // The proof is the heap cap: a 100 MB body held whole anywhere would not fit in 64 MB of old
+  // space, and the process would die of it. The resident peak is GC slack on top (Node 24 lets the
+  // young generation grow to 100 MB and more before collecting), so its bound is a loose one: the
+  // body held whole cost 990 MB.
+  it.each(['har', 'jsonl'] as const)('%s: runs in a 64 MB heap, peak memory under 400 MB; the content is said not judged, with its size', async (format) => {
     const path = join(dir, `large.${format}`);
     await writeLarge(path, format);
     const reportDir = join(dir, `report-${format}`);
-    const result = await runCli(['validate', path, '--report-dir', reportDir], { NODE_OPTIONS: `--require ${preload}` });
+    const result = await runCli(['validate', path, '--report-dir', reportDir], { NODE_OPTIONS: `--require ${preload} --max-old-space-size=64` });
     rmSync(path);
     const maxRssMb = Number(/max-rss-kb (\d+)/.exec(result.stderr)?.[1]) / 1024;
     expect(result.code, result.stderr).toBe(0);
     expect(maxRssMb).toBeGreaterThan(0);
-    expect(maxRssMb).toBeLessThan(300);
+    expect(maxRssMb).toBeLessThan(400);
     expect(result.stdout).toMatch(/content not judged: 1 exchange\(s\), response body over the 1\.0 MB body limit: .* \(104\.9 MB\)/);
     const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8'));
     expect(report.traffic.notJudged).toEqual([{ reason: 'response body over the 1.0 MB body limit (its content)', count: 1, exchanges: [format === 'har' ? '0' : '1'] }]);

@@ -10,8 +10,8 @@ import { bearerCredential } from '../rules/token.ts';
 import { detectFormat, RecordingError, type ReadProgress } from '../recordings/read.ts';
 import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
-import { KnownSecrets, redactExchange } from '../core/redact.ts';
-import { renderSummary } from '../reports/console.ts';
+import { KnownSecrets, learnSecrets } from '../core/redact.ts';
+import { notJudgedLine, renderSummary } from '../reports/console.ts';
 import type { Report } from '../reports/model.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
@@ -157,7 +157,7 @@ export async function run(argv: string[]): Promise<number> {
       const place = placeIn(file, await detectFormat(file));
       await judgeRecording(file, { progress, maxBodyBytes, beforeJudging: (batch) => settleTokens(batch, tenant) }, (exchange, judgement) => {
         // Token requests carry the client secrets: learned from each (they are few), before any later evidence is made.
-        if (judgement?.operation?.operation === 'getToken') redactExchange(exchange, undefined, knownSecrets);
+        if (judgement?.operation?.operation === 'getToken') learnSecrets(exchange, knownSecrets);
         judgeInto(exchange, judgement!, place, builder, summary);
       });
       if (progress.truncatedTail) process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
@@ -204,10 +204,10 @@ function printSummary(summary: ValidateSummary, report: Report, verdict: string 
   const notJudged = [...summary.notJudged.values()].reduce((sum, { count }) => sum + count, 0);
   lead.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${notJudged > 0 ? `${notJudged} not judged, ` : ''}${summary.notCovered} not covered by the document`);
   for (const [reason, { count, where }] of summary.notJudged) {
-    lead.push(`not judged: ${count} exchange(s), ${reason}: ${where.join(', ')}${count > where.length ? ` and ${count - where.length} more` : ''}`);
+    lead.push(notJudgedLine('not judged', count, reason, where));
   }
   for (const [reason, { count, where }] of summary.contentNotJudged) {
-    lead.push(`content not judged: ${count} exchange(s), ${reason}: ${where.join(', ')}${count > where.length ? ` and ${count - where.length} more` : ''}`);
+    lead.push(notJudgedLine('content not judged', count, reason, where));
   }
   if (summary.credentialsNotRecorded > 0) lead.push(`credentials not recorded: ${summary.credentialsNotRecorded} exchanges not judged for authentication`);
   if (summary.signaturesUnverified > 0) {

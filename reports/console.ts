@@ -25,6 +25,14 @@ export interface SummaryOptions {
   trailer?: string[];
 }
 
+/**
+ * "not judged: 3 exchange(s), <reason>: <place>, <place> and 1 more": what was left unjudged and
+ * where; `places` names the first few of `count`.
+ */
+export function notJudgedLine(what: string, count: number, reason: string, places: readonly string[]): string {
+  return `${what}: ${count} exchange(s), ${reason}: ${places.join(', ')}${count > places.length ? ` and ${count - places.length} more` : ''}`;
+}
+
 /** The summary, one line per element. */
 export function renderSummary(report: Report, options: SummaryOptions): string[] {
   const out = [...(options.lead ?? [])];
@@ -34,7 +42,7 @@ export function renderSummary(report: Report, options: SummaryOptions): string[]
   if (security.length > 0) out.push(`SECURITY: the target carried out requests it should have refused: ${security.map((r) => `${r.id} (${r.counts.security} exchange(s))`).join(', ')}`);
   out.push(...(options.detail === 'failures' ? failureLines(report) : findingRows(report)));
   for (const { reason, count, exchanges } of options.notJudgedSaid ? [] : (report.traffic?.notJudged ?? [])) {
-    out.push(`not judged: ${count} exchange(s), ${reason}: exchange ${exchanges.join(', ')}${count > exchanges.length ? ` and ${count - exchanges.length} more` : ''}`);
+    out.push(notJudgedLine('not judged', count, reason, exchanges.map((id) => `exchange ${id}`)));
   }
   // Each skip reason once, with the requirements it kept from being examined.
   const skippedFor = new Map<string, string[]>();

@@ -362,4 +362,22 @@ describe('more edges', () => {
     expect(safe.response!.status).toBe(204);
     expect(safe.response!.body).toBeUndefined();
   });
+
+  it('Basic: a one-character user still has its password collected on its own', () => {
+    const sink = sinkOf();
+    redactHeaders({ authorization: `Basic ${Buffer.from('a:cdefghijkl').toString('base64')}` }, sink);
+    expect(sink.has('cdefghijkl')).toBe(true);
+  });
+
+  it('a parsed body: a token in a member that is not secret is masked, the member kept; other members stay as they were', () => {
+    const sink = sinkOf();
+    const out = JSON.parse(redactBody(`{"client_secret":{"v":"s3cr3t-value-123"},"note":"${TOKEN}","name":"alice"}`, sink));
+    expect(out).toEqual({ client_secret: { v: mask('s3cr3t-value-123') }, note: mask(TOKEN), name: 'alice' });
+    expect(sink.has(TOKEN)).toBe(true);
+  });
+
+  it('text that does not begin as JSON is never parsed, nor masked whole however many brackets it holds', () => {
+    const text = `note "password": [${'['.repeat(80)}`;
+    expect(redactBody(text)).toBe(text);
+  });
 });

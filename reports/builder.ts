@@ -61,7 +61,7 @@ export class ReportBuilder {
   /** One judged exchange: counted in the traffic statistics, and evidence for what it examined. */
   addExchange(exchange: Exchange, judgement: Judgement, test?: string): void {
     if (!judgement.operation) {
-      this.traffic.notCoveredExchange();
+      this.traffic.notCoveredExchange(exchange);
       return;
     }
     const operation = judgement.operation.operation;

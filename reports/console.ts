@@ -4,6 +4,7 @@
 // each driver adds only the lines about itself (what it read, ran or recorded).
 import { ATTACK_TOKEN_COMMAND, curlCommand, curlVariables, reproducible } from './curl.ts';
 import type { Report } from './model.ts';
+import { operationsCalled, statusCounts } from './operations.ts';
 
 export interface SummaryOptions {
   /** The driver's own lines, first: what it ran, read or recorded. */
@@ -40,6 +41,7 @@ export function renderSummary(report: Report, options: SummaryOptions): string[]
   out.push(`requirements: ${summary.pass} pass · ${summary.fail} fail · ${summary.warn} warn · ${summary.skip} skip`);
   const security = report.requirements.filter((r) => (r.counts.security ?? 0) > 0);
   if (security.length > 0) out.push(`SECURITY: the target carried out requests it should have refused: ${security.map((r) => `${r.id} (${r.counts.security} exchange(s))`).join(', ')}`);
+  out.push(...operationLines(report));
   out.push(...(options.detail === 'failures' ? failureLines(report) : findingRows(report)));
   for (const { reason, count, exchanges } of options.notJudgedSaid ? [] : (report.traffic?.notJudged ?? [])) {
     out.push(notJudgedLine('not judged', count, reason, exchanges.map((id) => `exchange ${id}`)));
@@ -54,6 +56,20 @@ export function renderSummary(report: Report, options: SummaryOptions): string[]
   out.push(options.verdict ?? `verdict: ${report.passed ? 'conforming' : 'NOT conforming'}${options.verdictNote !== undefined ? ` ${options.verdictNote}` : ''}`);
   if (options.written) out.push(`reports: ${options.written.join(', ')}`);
   out.push(...(options.trailer ?? []));
+  return out;
+}
+
+/** Operation rows on the terminal: the rest are in the reports. */
+const OPERATIONS_SHOWN = 12;
+
+/** The operations the traffic called, the document's first, then the most called. */
+function operationLines(report: Report): string[] {
+  const rows = report.traffic?.operations;
+  if (!rows) return [];
+  const width = Math.min(48, Math.max(...rows.slice(0, OPERATIONS_SHOWN).map((r) => r.name.length)));
+  const out = [`operations: ${operationsCalled(rows)}`];
+  for (const row of rows.slice(0, OPERATIONS_SHOWN)) out.push(`  ${row.name.padEnd(width)} ${String(row.exchanges).padStart(6)} exchange(s): ${statusCounts(row.byStatus)}`);
+  if (rows.length > OPERATIONS_SHOWN) out.push(`  … and ${rows.length - OPERATIONS_SHOWN} more operations in the reports`);
   return out;
 }
 

@@ -39,7 +39,7 @@ function attackToken(exchange: ExchangeEvidence): string | undefined {
   const flags: string[] = [attack];
   // The suite adds the operation's own scope (suites/api.ts), and confuses the JWKS's first key.
   const operation = exchange.operation ?? matchOperation(exchange.request.method, exchange.request.url)?.operation;
-  if (attack === 'tampered-scope' && operation !== undefined && operation !== 'getToken') flags.push('--scope', REQUIRED_SCOPES[operation].scope);
+  if (attack === 'tampered-scope' && operation !== undefined && operation !== 'getToken' && operation !== 'otherOperation') flags.push('--scope', REQUIRED_SCOPES[operation].scope);
   if (attack === 'key-confusion') flags.push('--jwks', '"$JWKS"');
   return `$(${ATTACK_TOKEN_COMMAND} ${flags.join(' ')})`;
 }

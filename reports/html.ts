@@ -6,8 +6,8 @@
 // from real traffic.
 import { curlCommand, curlVariableMeanings, curlVariables, reproducible } from './curl.ts';
 import { CONTENT_SECURITY_POLICY, SCRIPT, STYLE } from './html-assets.ts';
-import type { Evidence, ExchangeEvidence, Report, RequirementResult, Status, Summary, TestResult } from './model.ts';
-import { exchangesByStatus, OPERATIONS } from './operations.ts';
+import type { Evidence, ExchangeEvidence, OperationTraffic, Report, RequirementResult, Status, Summary, TestResult } from './model.ts';
+import { exchangesByStatus, OPERATIONS, operationsCalled } from './operations.ts';
 import { renderRateLimitChart } from './rate-limit-chart.ts';
 import { STATUS_ORDER } from './status.ts';
 import { escapeXml as esc } from './xml.ts';
@@ -182,6 +182,19 @@ function sourcesSection(report: Report): string {
   return `<details class="fold"><summary>Sources (${report.sources.length})</summary><div class="panel"><table><thead><tr><th>Name</th><th>Kind</th><th>Target</th><th>Started</th><th>Finished</th><th>Read from</th></tr></thead><tbody>${rows.join('')}</tbody></table></div></details>`;
 }
 
+/** Every operation the traffic called, with its exchanges by status and the requirements judged on it. */
+function operationsCalledSection(rows: readonly OperationTraffic[]): string {
+  const body = rows.map(
+    (row) =>
+      `<tr><td><span class="code">${esc(row.name)}</span>${row.operation === 'otherOperation' ? '' : ' <span class="muted">(the document\'s)</span>'}</td><td class="num">${row.exchanges}</td><td>${Object.entries(row.byStatus)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([status, n]) => `<span class="code">${esc(status)} × ${n}</span>`)
+        .join(' ')}</td><td class="muted">${row.requirements.map(esc).join(', ') || 'none'}</td></tr>`,
+  );
+  return `<h2>Operations called <span class="route">${esc(operationsCalled(rows))}</span></h2>
+<div class="panel"><table class="operations-called"><thead><tr><th>Operation</th><th class="num">Exchanges</th><th>By status code</th><th>Requirements judged</th></tr></thead><tbody>${body.join('')}</tbody></table></div>`;
+}
+
 export function renderHtml(report: Report): string {
   const { summary } = report;
   const verdict = report.passed ? 'Conforming' : 'Not conforming';
@@ -194,7 +207,7 @@ export function renderHtml(report: Report): string {
   const cards = STATUS_ORDER.map((s) => `<button type="button" class="card ${s}" data-status="${s}" title="Show only ${s}"><div class="n">${summary[s]}</div><div class="label">${STATUS_LABEL[s]}</div></button>`).join('');
   const facts: string[] = [`${report.requirements.length} requirements`];
   if (report.tests.length > 0) facts.push(`${report.tests.length} suite tests`);
-  if (report.traffic) facts.push(`${report.traffic.exchanges} exchanges (${report.traffic.notCovered} to paths the document does not cover)`);
+  if (report.traffic) facts.push(`${report.traffic.exchanges} exchanges (${report.traffic.notCovered} outside the API base path)`);
   for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) facts.push(`not judged: ${count} × ${reason} (exchanges ${exchanges.join(', ')}${count > exchanges.length ? ', …' : ''})`);
   if (report.clientFindings.length > 0) facts.push(`${report.clientFindings.reduce((n, f) => n + f.count, 0)} client findings`);
   const chart = report.traffic ? renderRateLimitChart(report.traffic.rateLimitSeries) : '';
@@ -219,6 +232,7 @@ export function renderHtml(report: Report): string {
 <p class="facts">${facts.map(esc).join(' · ')}. A failed <b>must</b> fails the run; a <b>should</b> is inferred and only warns${report.failOn === 'should' ? ' (here it fails too: fail-on should)' : ''}.</p>
 <h2>Operations</h2>
 ${operationsTable(report)}
+${report.traffic?.operations ? operationsCalledSection(report.traffic.operations) : ''}
 ${chart ? `<h2>Rate limits <span class="route">X-RateLimit-* headers over time</span></h2>\n<div class="panel">${chart}</div>` : ''}
 ${filters(report)}
 <p class="empty panel" id="filter-empty" hidden>No requirement matches these filters.</p>

@@ -3,8 +3,8 @@
 // evidence behind it; skipped requirements and client findings folded away at the end.
 // Text from traffic is escaped, so a hostile string cannot restructure the page.
 import { curlCommand, curlVariableMeanings, curlVariables, reproducible } from './curl.ts';
-import type { Evidence, Report, RequirementResult, TestResult } from './model.ts';
-import { exchangesByStatus, OPERATIONS } from './operations.ts';
+import type { Evidence, OperationTraffic, Report, RequirementResult, TestResult } from './model.ts';
+import { exchangesByStatus, OPERATIONS, operationsCalled, statusCounts } from './operations.ts';
 import { byStatus } from './status.ts';
 
 const ICON = { fail: '❌', warn: '⚠️', pass: '✅', skip: '⏭️' } as const;
@@ -99,6 +99,18 @@ function operationsTable(report: Report): string[] {
   return out;
 }
 
+/** Operation rows listed in report.md: a pull-request comment stays short; report.html lists them all. */
+const OPERATIONS_CALLED_LISTED = 25;
+
+function operationsCalledTable(rows: readonly OperationTraffic[]): string[] {
+  const out = [`${operationsCalled(rows)}.`, '', '| operation | exchanges | by status | requirements judged |', '|---|---:|---|---:|'];
+  for (const row of rows.slice(0, OPERATIONS_CALLED_LISTED)) {
+    out.push(`| ${code(row.name, 120)} | ${row.exchanges} | ${inline(statusCounts(row.byStatus), 200)} | ${row.requirements.length} |`);
+  }
+  if (rows.length > OPERATIONS_CALLED_LISTED) out.push('', `… and ${rows.length - OPERATIONS_CALLED_LISTED} more operations in report.html and report.json.`);
+  return out;
+}
+
 function testsSummary(tests: TestResult[]): string {
   const count = (status: string) => tests.filter((t) => t.status === status).length;
   return `Suite tests: ${tests.length} (${count('pass')} passed, ${count('fail')} failed, ${count('warn')} warned, ${count('skip')} skipped).`;
@@ -130,9 +142,10 @@ export function renderMarkdown(report: Report): string {
     out.push('');
   }
   if (report.tests.length > 0) out.push(testsSummary(report.tests), '');
-  if (report.traffic) out.push(`Traffic: ${report.traffic.exchanges} exchanges, ${report.traffic.notCovered} not covered by the document.`, '');
+  if (report.traffic) out.push(`Traffic: ${report.traffic.exchanges} exchanges, ${report.traffic.notCovered} outside the API base path.`, '');
   for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) out.push(`Not judged: ${count} × ${inline(reason, 120)} (exchanges ${exchanges.map((id) => inline(id, 20)).join(', ')}${count > exchanges.length ? ', …' : ''}).`, '');
   if (report.operations.length > 0) out.push('### Per operation', '', ...operationsTable(report), '');
+  if (report.traffic?.operations) out.push('### Operations called', '', ...operationsCalledTable(report.traffic.operations), '');
 
   const problems = report.requirements.filter((r) => r.status === 'fail' || r.status === 'warn').sort(byStatus);
   if (problems.length > 0) {

@@ -6,9 +6,9 @@ import { assembleReport } from './assemble.ts';
 import { ClientFindingTally } from './client-findings.ts';
 import { EVIDENCE_PER_REQUIREMENT, PASSING_EVIDENCE_PER_REQUIREMENT } from './evidence-limits.ts';
 import type { FailOn } from './fail-on.ts';
-import type { Evidence, Report, RequirementResult, Source, TrafficStats } from './model.ts';
+import type { Evidence, OperationTraffic, Report, RequirementResult, Source, TrafficStats } from './model.ts';
 import { RATE_LIMIT_POINTS } from './rate-limit-series.ts';
-import { NOT_JUDGED_NAMED } from './traffic.ts';
+import { NOT_JUDGED_NAMED, OPERATIONS_LISTED, OPERATIONS_OVERFLOW, operationOrder } from './traffic.ts';
 import { requirementResult } from './requirement-result.ts';
 import { byStatus, worstStatus } from './status.ts';
 
@@ -150,6 +150,8 @@ function mergeTraffic(all: TrafficStats[]): TrafficStats | undefined {
     byOperation,
     rateLimitSeries: stride > 1 ? series.filter((_, i) => i % stride === 0) : series,
   };
+  const operations = mergeOperations(all);
+  if (operations) merged.operations = operations;
   const notJudged = new Map<string, NonNullable<TrafficStats['notJudged']>[number]>();
   for (const tally of all.flatMap((t) => t.notJudged ?? [])) {
     const into = notJudged.get(tally.reason);
@@ -165,3 +167,20 @@ function mergeTraffic(all: TrafficStats[]): TrafficStats | undefined {
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 const unique = <T,>(values: T[]) => [...new Set(values)];
+
+/** The operations tables summed per operation name, in the builder's order and within its bound. */
+function mergeOperations(all: TrafficStats[]): OperationTraffic[] | undefined {
+  const byName = new Map<string, OperationTraffic>();
+  for (const row of all.flatMap((t) => t.operations ?? [])) {
+    const name = byName.has(row.name) || byName.size < OPERATIONS_LISTED ? row.name : OPERATIONS_OVERFLOW;
+    const into = byName.get(name);
+    if (!into) {
+      byName.set(name, { ...structuredClone(row), name });
+      continue;
+    }
+    into.exchanges += row.exchanges;
+    for (const [status, count] of Object.entries(row.byStatus)) into.byStatus[status] = (into.byStatus[status] ?? 0) + count;
+    into.requirements = [...new Set([...into.requirements, ...row.requirements])].sort();
+  }
+  return byName.size === 0 ? undefined : [...byName.values()].sort(operationOrder);
+}

@@ -143,12 +143,29 @@ export interface NotJudgedTally {
   exchanges: string[];
 }
 
+/** One operation the traffic called: the document's, or another of the interface by its templated path. */
+export interface OperationTraffic {
+  /** "GET /users/{id}", "DELETE /token-exchange-profiles/{id}" (see rules/operations.ts templatePath). */
+  name: string;
+  operation: OperationId;
+  exchanges: number;
+  /** status code (or "error") -> count */
+  byStatus: Record<string, number>;
+  /** The requirements judged on its exchanges (examined, or found broken), sorted. */
+  requirements: string[];
+}
+
 export interface TrafficStats {
   exchanges: number;
-  /** Exchanges to paths the document does not cover: counted, never judged. */
+  /** Exchanges to paths outside the API base path (/api/v2): counted, never judged. */
   notCovered: number;
-  /** operation -> status code (or "error") -> count */
+  /** operation id -> status code (or "error") -> count */
   byOperation: Record<string, Record<string, number>>;
+  /**
+   * Every operation called, the most called first (the document's three first of all), at most
+   * OPERATIONS_LISTED; the exchanges of any further one are counted under OPERATIONS_OVERFLOW.
+   */
+  operations?: OperationTraffic[];
   /** Exchanges on covered paths not judged in whole or in part, grouped by why (absent: none). */
   notJudged?: NotJudgedTally[];
   /** The X-RateLimit-* headers over time, per client (token azp/sub), for charts. */

@@ -1,6 +1,6 @@
 // The document's operations as the reports show them, and the requirements grouped per operation.
 import type { OperationId } from '../rules/types.ts';
-import type { OperationResult, RequirementResult, TrafficStats } from './model.ts';
+import type { OperationResult, OperationTraffic, RequirementResult, TrafficStats } from './model.ts';
 import { summarize, worstStatus } from './status.ts';
 
 export const OPERATIONS: ReadonlyArray<{ id: OperationId; title: string; route: string }> = [
@@ -8,6 +8,7 @@ export const OPERATIONS: ReadonlyArray<{ id: OperationId; title: string; route: 
   { id: 'updateSession', title: 'Update a session', route: 'PATCH /api/v2/sessions/{id}' },
   { id: 'getResourceServer', title: 'Get a resource server', route: 'GET /api/v2/resource-servers/{id}' },
   { id: 'getToken', title: 'Get an access token', route: 'POST {auth_url}/oauth/token' },
+  { id: 'otherOperation', title: 'Other operations of the interface', route: 'any other METHOD /api/v2/…' },
 ];
 
 /**
@@ -33,4 +34,18 @@ export function exchangesByStatus(traffic: TrafficStats, operation: string): Arr
     for (const [status, n] of Object.entries(statuses)) counts[status] = (counts[status] ?? 0) + n;
   }
   return Object.entries(counts).sort(([a], [b]) => a.localeCompare(b));
+}
+
+/** "200 × 3, 401 × 1": an operation's exchanges by status, lowest status first. */
+export function statusCounts(byStatus: OperationTraffic['byStatus']): string {
+  return Object.entries(byStatus)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([status, n]) => `${status} × ${n}`)
+    .join(', ');
+}
+
+/** "3 of the document's operations, 4 others": how many operations the traffic called. */
+export function operationsCalled(rows: readonly OperationTraffic[]): string {
+  const others = rows.filter((r) => r.operation === 'otherOperation').length;
+  return `${rows.length - others} of the document's operations, ${others} other${others === 1 ? '' : 's'}`;
 }

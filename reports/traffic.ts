@@ -1,14 +1,38 @@
-// The traffic a report counts: every exchange, those to paths the document does not cover
-// (counted, never judged), the status codes each operation answered, and the rate-limit series.
+// The traffic a report counts: every exchange, those to paths outside the API (counted, never
+// judged), each operation called with its status codes and the requirements judged on it, and the
+// rate-limit series.
 import type { RateLimitObservation } from '../rules/rate-limit-tracker.ts';
 import type { Exchange } from '../rules/types.ts';
-import type { NotJudgedTally, TrafficStats } from './model.ts';
+import type { NotJudgedTally, OperationTraffic, TrafficStats } from './model.ts';
 import type { Judgement } from '../rules/index.ts';
 import { describeBytes } from '../core/body-limit.ts';
 
+import { RateLimitSeries } from './rate-limit-series.ts';
+
 /** Exchanges named per reason an exchange was not judged: enough to find them, few enough to read. */
 export const NOT_JUDGED_NAMED = 5;
-import { RateLimitSeries } from './rate-limit-series.ts';
+
+/**
+ * Operations the table lists: a tenant's interface has a few hundred. Paths whose identifiers do
+ * not look like identifiers (templatePath) could make more; their exchanges are counted in one row.
+ */
+export const OPERATIONS_LISTED = 1000;
+export const OPERATIONS_OVERFLOW = '(operations beyond the first 1000)';
+
+/** Why an exchange outside the API was not judged. */
+export const OUTSIDE_API = 'outside the API base path /api/v2 (not an operation of the interface)';
+
+/** The requirements judged on one exchange: those examined, and those found broken. */
+function judgedRequirements(judgement: Judgement): string[] {
+  if (judgement.findings.length === 0) return judgement.examined;
+  return [...new Set([...judgement.examined, ...judgement.findings.map((f) => f.requirement)])];
+}
+
+/** Document's operations first, then the most called, then by name. */
+export function operationOrder(a: OperationTraffic, b: OperationTraffic): number {
+  const documented = (o: OperationTraffic) => (o.operation === 'otherOperation' ? 1 : 0);
+  return documented(a) - documented(b) || b.exchanges - a.exchanges || a.name.localeCompare(b.name);
+}
 
 export class TrafficTally {
   private exchanges = 0;
@@ -16,10 +40,12 @@ export class TrafficTally {
   private readonly byOperation: TrafficStats['byOperation'] = {};
   private readonly rateLimits = new RateLimitSeries();
   private readonly notJudged = new Map<string, NotJudgedTally>();
+  private readonly operations = new Map<string, { row: OperationTraffic; requirements: Set<string> }>();
 
-  notCoveredExchange(): void {
+  notCoveredExchange(exchange: Exchange): void {
     this.exchanges++;
     this.notCovered++;
+    this.notJudgedExchange(OUTSIDE_API, exchange.id ?? '(no id)');
   }
 
   coveredExchange(exchange: Exchange, operation: string, judgement: Judgement, rateLimit: RateLimitObservation | null | undefined): void {
@@ -29,7 +55,18 @@ export class TrafficTally {
     const byStatus = (this.byOperation[operation] ??= {});
     const status = exchange.response ? String(exchange.response.status) : 'error';
     byStatus[status] = (byStatus[status] ?? 0) + 1;
+    this.operationExchange(judgement, status);
     this.rateLimits.record(exchange, rateLimit);
+  }
+
+  private operationExchange(judgement: Judgement, status: string): void {
+    const { name: called, operation } = judgement.operation!;
+    const name = this.operations.has(called) || this.operations.size < OPERATIONS_LISTED ? called : OPERATIONS_OVERFLOW;
+    let entry = this.operations.get(name);
+    if (!entry) this.operations.set(name, (entry = { row: { name, operation, exchanges: 0, byStatus: {}, requirements: [] }, requirements: new Set() }));
+    entry.row.exchanges++;
+    entry.row.byStatus[status] = (entry.row.byStatus[status] ?? 0) + 1;
+    for (const id of judgedRequirements(judgement)) entry.requirements.add(id);
   }
 
   private notJudgedExchange(reason: string, id: string): void {
@@ -43,6 +80,7 @@ export class TrafficTally {
   stats(): TrafficStats | undefined {
     if (this.exchanges === 0) return undefined;
     const stats: TrafficStats = { exchanges: this.exchanges, notCovered: this.notCovered, byOperation: this.byOperation, rateLimitSeries: this.rateLimits.points };
+    if (this.operations.size > 0) stats.operations = [...this.operations.values()].map(({ row, requirements }) => ({ ...row, requirements: [...requirements].sort() })).sort(operationOrder);
     if (this.notJudged.size > 0) stats.notJudged = [...this.notJudged.values()];
     return structuredClone(stats);
   }

@@ -3,11 +3,14 @@
 /** Header names are lower-case; repeated headers are joined with ", ". */
 export type Headers = Record<string, string>;
 
+/** The three operations the document details. */
+export type DocumentOperationId = 'deleteTokenExchangeProfile' | 'updateSession' | 'getResourceServer';
+
 export type OperationId =
-  | 'deleteTokenExchangeProfile'
-  | 'updateSession'
-  | 'getResourceServer'
-  | 'getToken';
+  | DocumentOperationId
+  | 'getToken'
+  /** Any other operation under the API base path: judged by the rules that hold for every operation. */
+  | 'otherOperation';
 
 /** What is known of a body larger than the body limit (core/body-limit.ts). */
 export interface OverLimit {
@@ -143,7 +146,12 @@ export interface Finding {
 /** An exchange placed on the document: which operation, with which path parameter. */
 export interface MatchedOperation {
   operation: OperationId;
-  /** The path parameter `id`, URL-decoded once (what a server sees); undefined for getToken. */
+  /**
+   * The operation as the report names it: its method and templated path after the API base path
+   * ("GET /users/{id}", "DELETE /token-exchange-profiles/{id}"), "POST /oauth/token" for the token endpoint.
+   */
+  name: string;
+  /** The path parameter `id`, URL-decoded once (what a server sees); undefined for getToken and otherOperation. */
   id?: string;
   /** The raw (still encoded) path segment. */
   rawId?: string;

@@ -86,7 +86,7 @@ describe('report.json', () => {
   it('groups requirements per operation, with "all" for those of every operation', () => {
     const report = sampleReport();
     const groups = new Map(report.operations.map((g) => [g.operation, g]));
-    expect([...groups.keys()]).toEqual(['all', 'deleteTokenExchangeProfile', 'updateSession', 'getResourceServer', 'getToken']);
+    expect([...groups.keys()]).toEqual(['all', 'deleteTokenExchangeProfile', 'updateSession', 'getResourceServer', 'getToken', 'otherOperation']);
     expect(groups.get('all')!.requirements).toContain('RL-429-HEADERS');
     expect(groups.get('getResourceServer')!.requirements).toContain('RS-SIGNING-ALG');
     expect(groups.get('getResourceServer')!.requirements).not.toContain('RL-429-HEADERS');

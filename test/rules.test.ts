@@ -74,15 +74,24 @@ describe('conforming exchanges', () => {
     );
   });
 
-  it('paths the document does not cover are not judged', () => {
-    for (const [method, path] of [
-      ['GET', '/api/v2/users/u1'],
-      ['GET', '/api/v2/sessions/sess_1'],
-      ['PATCH', '/api/v2/users/sessions/sess_1'],
-      ['DELETE', '/api/v2/resource-servers/rs_1'],
+  it('other paths under the API base path are other operations, named by their templated path; paths outside it are not matched', () => {
+    for (const [method, path, name] of [
+      ['GET', '/api/v2/users/u1', 'GET /users/{id}'],
+      ['GET', '/api/v2/sessions/sess_1', 'GET /sessions/{id}'],
+      ['PATCH', '/api/v2/users/sessions/sess_1', 'PATCH /users/sessions/{id}'],
+      ['DELETE', '/api/v2/resource-servers/rs_1', 'DELETE /resource-servers/{id}'],
     ] as const) {
-      const judgement = judgeExchange(buildExchange({ method, url: `https://t.example.com${path}`, status: 500 }));
-      expect(judgement.operation, `${method} ${path}`).toBeUndefined();
+      const judgement = judgeExchange(buildExchange({ method, url: `https://t.example.com${path}`, status: 200 }));
+      expect(judgement.operation, `${method} ${path}`).toMatchObject({ operation: 'otherOperation', name, prefix: '/api/v2' });
+      // Carried out without a credential: the rules of every operation hold here too.
+      expect(judgement.findings.map((f) => [f.requirement, f.security !== undefined])).toEqual([
+        ['AUTH-BEARER-HEADER', false],
+        ['AUTH-CREDENTIAL-REQUIRED-OTHER', true],
+      ]);
+    }
+    for (const path of ['/api/v2', '/api/v2/', '/userinfo', '/.well-known/jwks.json', '/authorize?client_id=x']) {
+      const judgement = judgeExchange(buildExchange({ method: 'GET', url: `https://t.example.com${path}`, status: 500 }));
+      expect(judgement.operation, path).toBeUndefined();
       expect(judgement.findings).toEqual([]);
     }
   });

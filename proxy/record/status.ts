@@ -62,7 +62,7 @@ export function statusLine(c: StatusCounts): string {
   const operations = Object.entries(c.byOperation)
     .map(([name, count]) => `${name} ${count}`)
     .join(', ');
-  const extras = [c.notCovered > 0 ? `${c.notCovered} not covered` : '', c.failed > 0 ? `${c.failed} without response` : '', c.refused > 0 ? `${c.refused} refused` : '']
+  const extras = [c.notCovered > 0 ? `${c.notCovered} outside the API` : '', c.failed > 0 ? `${c.failed} without response` : '', c.refused > 0 ? `${c.refused} refused` : '']
     .filter((s) => s !== '')
     .join(', ');
   return (

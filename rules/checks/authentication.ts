@@ -1,5 +1,5 @@
 // Bearer-JWT authentication: what the caller sends, and how the implementation answers.
-import { credentialStateOf, defineCheck, finding, isSuccess, securityFinding, show, type CheckInput, type CheckResult } from './check.ts';
+import { credentialStateOf, defineCheck, EVERY_OPERATION, finding, isSuccess, securityFinding, show, type CheckInput, type CheckResult } from './check.ts';
 import { describeCredential, INVALID_CREDENTIAL_STATES, type CredentialState } from '../credential.ts';
 
 /** A foreign recorder that dropped or masked the credential: nothing about authentication can be judged. */
@@ -128,12 +128,12 @@ export function tokenRequestNamesAudience(input: CheckInput): CheckResult {
 }
 
 export const authenticationChecks = [
-  defineCheck(requestCarriesBearerToken, ['AUTH-BEARER-HEADER']),
-  defineCheck(bearerTokenIsJwt, ['AUTH-TOKEN-IS-JWT']),
-  defineCheck(missingOrForgedCredentialNotCarriedOut, ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-CREDENTIAL-REQUIRED-OTHER']),
-  defineCheck(expiredOrMisdirectedTokenNotCarriedOut, ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-TOKEN-VALIDITY-OTHER']),
-  defineCheck(missingTokenRefused, ['AUTH-MISSING-TOKEN-401', 'AUTH-MISSING-TOKEN-401-OTHER']),
-  defineCheck(invalidSignatureRefused, ['AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER']),
+  defineCheck(requestCarriesBearerToken, ['AUTH-BEARER-HEADER'], EVERY_OPERATION),
+  defineCheck(bearerTokenIsJwt, ['AUTH-TOKEN-IS-JWT'], EVERY_OPERATION),
+  defineCheck(missingOrForgedCredentialNotCarriedOut, ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-CREDENTIAL-REQUIRED-OTHER'], EVERY_OPERATION),
+  defineCheck(expiredOrMisdirectedTokenNotCarriedOut, ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-TOKEN-VALIDITY-OTHER'], EVERY_OPERATION),
+  defineCheck(missingTokenRefused, ['AUTH-MISSING-TOKEN-401', 'AUTH-MISSING-TOKEN-401-OTHER'], EVERY_OPERATION),
+  defineCheck(invalidSignatureRefused, ['AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER'], EVERY_OPERATION),
   defineCheck(nonGlobalClientRefused, ['AUTH-NON-GLOBAL-401'], ['deleteTokenExchangeProfile']),
   defineCheck(tokenRequestNamesAudience, ['AUTH-TOKEN-AUDIENCE'], ['getToken']),
 ];

@@ -2,7 +2,7 @@
 import { credentialState, type CredentialState } from '../credential.ts';
 import { requirement } from '../requirements.ts';
 import { observationOf, type RateLimitObservation, type RateLimitTracker } from '../rate-limit-tracker.ts';
-import type { Exchange, Finding, MatchedOperation, OperationId, Subject } from '../types.ts';
+import type { DocumentOperationId, Exchange, Finding, MatchedOperation, OperationId, Subject } from '../types.ts';
 
 /** A JSON body parsed once per exchange: `ok` false when the text is not JSON. */
 export type ParsedBody = { ok: true; value: unknown } | { ok: false; error: string };
@@ -46,7 +46,15 @@ export interface Check {
 
 export type CheckResult = Finding[] | undefined;
 
-export const API_OPERATIONS: OperationId[] = ['deleteTokenExchangeProfile', 'updateSession', 'getResourceServer'];
+export const API_OPERATIONS: DocumentOperationId[] = ['deleteTokenExchangeProfile', 'updateSession', 'getResourceServer'];
+
+/** The document's three operations and every other operation of the interface: where the general rules hold. */
+export const EVERY_OPERATION: OperationId[] = [...API_OPERATIONS, 'otherOperation'];
+
+/** The operation's id when it is one of the document's three, else undefined. */
+export function documentOperation({ operation }: MatchedOperation): DocumentOperationId | undefined {
+  return operation === 'getToken' || operation === 'otherOperation' ? undefined : operation;
+}
 
 /** A check returned a finding about a requirement it does not declare: a defect of the check. */
 export class UndeclaredRequirement extends Error {

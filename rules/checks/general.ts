@@ -1,7 +1,7 @@
-// Checks that hold for every operation: JSON bodies, status codes, error bodies.
+// Checks that hold for every operation (JSON bodies, no 5xx, error bodies), and the status codes of the document's three.
 import { schemaValidator } from '../schemas.ts';
-import { defineCheck, finding, show, type CheckInput } from './check.ts';
-import type { Finding, OperationId } from '../types.ts';
+import { defineCheck, documentOperation, EVERY_OPERATION, finding, show, type CheckInput } from './check.ts';
+import type { DocumentOperationId, Finding } from '../types.ts';
 import type { CheckResult } from './check.ts';
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -23,7 +23,7 @@ export function responseBodyIsJson({ exchange, responseJson }: CheckInput): Chec
 }
 
 /** The status codes the document lists (delete) or the real service is known to use. */
-export const DOCUMENTED_STATUSES: Record<Exclude<OperationId, 'getToken'>, number[]> = {
+export const DOCUMENTED_STATUSES: Record<DocumentOperationId, number[]> = {
   deleteTokenExchangeProfile: [204, 401, 403, 429],
   updateSession: [200, 400, 401, 403, 404, 429],
   getResourceServer: [200, 400, 401, 403, 404, 429],
@@ -31,10 +31,11 @@ export const DOCUMENTED_STATUSES: Record<Exclude<OperationId, 'getToken'>, numbe
 
 export function statusCodeIsDocumented({ exchange, operation }: CheckInput): CheckResult {
   const status = exchange.response?.status;
-  if (status === undefined || status >= 500 || operation.operation === 'getToken') return undefined;
-  const documented = DOCUMENTED_STATUSES[operation.operation];
+  const id = documentOperation(operation);
+  if (status === undefined || status >= 500 || id === undefined) return undefined;
+  const documented = DOCUMENTED_STATUSES[id];
   if (documented.includes(status)) return [];
-  return [finding('GEN-STATUS-DOCUMENTED', 'implementation', `one of ${documented.join(', ')} for ${operation.operation}`, String(status))];
+  return [finding('GEN-STATUS-DOCUMENTED', 'implementation', `one of ${documented.join(', ')} for ${id}`, String(status))];
 }
 
 export function noServerError({ exchange }: CheckInput): CheckResult {
@@ -52,8 +53,8 @@ export function errorBodyIsObject({ exchange, responseJson }: CheckInput): Check
 }
 
 export const generalChecks = [
-  defineCheck(responseBodyIsJson, ['GEN-JSON-RESPONSE']),
+  defineCheck(responseBodyIsJson, ['GEN-JSON-RESPONSE'], EVERY_OPERATION),
   defineCheck(statusCodeIsDocumented, ['GEN-STATUS-DOCUMENTED']),
-  defineCheck(noServerError, ['GEN-NO-SERVER-ERROR']),
-  defineCheck(errorBodyIsObject, ['GEN-ERROR-BODY']),
+  defineCheck(noServerError, ['GEN-NO-SERVER-ERROR'], EVERY_OPERATION),
+  defineCheck(errorBodyIsObject, ['GEN-ERROR-BODY'], EVERY_OPERATION),
 ];

@@ -1,6 +1,6 @@
 // 429 and the X-RateLimit-* headers.
 import { nonNegativeInteger, rateLimitClient, rateLimitHeaders, timingOf } from '../rate-limit-tracker.ts';
-import { defineCheck, finding, rateLimitObservationOf, show, type CheckInput, type CheckResult } from './check.ts';
+import { defineCheck, EVERY_OPERATION, finding, rateLimitObservationOf, show, type CheckInput, type CheckResult } from './check.ts';
 import type { Finding } from '../types.ts';
 
 const HEADER_NAMES = { limit: 'X-RateLimit-Limit', remaining: 'X-RateLimit-Remaining', reset: 'X-RateLimit-Reset' } as const;
@@ -111,8 +111,8 @@ export function throttledRequestAnswered429(input: CheckInput): CheckResult {
 }
 
 export const rateLimitChecks = [
-  defineCheck(rateLimitHeadersOn429, ['RL-429-HEADERS']),
-  defineCheck(rateLimitHeadersWellFormed, ['RL-HEADER-VALUES']),
-  defineCheck(rateLimitSequenceIsConsistent, ['RL-SEQUENCE']),
-  defineCheck(throttledRequestAnswered429, ['RL-THROTTLED-429']),
+  defineCheck(rateLimitHeadersOn429, ['RL-429-HEADERS'], EVERY_OPERATION),
+  defineCheck(rateLimitHeadersWellFormed, ['RL-HEADER-VALUES'], EVERY_OPERATION),
+  defineCheck(rateLimitSequenceIsConsistent, ['RL-SEQUENCE'], EVERY_OPERATION),
+  defineCheck(throttledRequestAnswered429, ['RL-THROTTLED-429'], EVERY_OPERATION),
 ];

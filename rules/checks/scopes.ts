@@ -2,11 +2,11 @@
 import { isCatalogScope } from '../scopes.ts';
 import { perFrozenObject } from '../../core/memo.ts';
 import { scopesOf } from '../token.ts';
-import { defineCheck, finding, isSuccess, securityFinding, show, type CheckInput, type CheckResult } from './check.ts';
-import type { Finding, OperationId } from '../types.ts';
+import { defineCheck, documentOperation, EVERY_OPERATION, finding, isSuccess, securityFinding, show, type CheckInput, type CheckResult } from './check.ts';
+import type { DocumentOperationId, Finding } from '../types.ts';
 
 /** Scope each operation needs, and the requirement that says so (must: stated; should: inferred). */
-export const REQUIRED_SCOPES: Record<Exclude<OperationId, 'getToken'>, { scope: string; requirement: string }> = {
+export const REQUIRED_SCOPES: Record<DocumentOperationId, { scope: string; requirement: string }> = {
   deleteTokenExchangeProfile: { scope: 'delete:token_exchange_profiles', requirement: 'SCOPE-DELETE-REQUIRED' },
   updateSession: { scope: 'update:sessions', requirement: 'SCOPE-UPDATE-SESSION' },
   getResourceServer: { scope: 'read:resource_servers', requirement: 'SCOPE-READ-RESOURCE-SERVER' },
@@ -52,8 +52,9 @@ export function requiredScopeEnforced({ exchange, operation }: CheckInput): Chec
   const status = exchange.response?.status;
   const claims = exchange.token.claims;
   // Only a token lacking the scope tests the rule; a throttled request says nothing about it.
-  if (status === undefined || status === 429 || !claims || operation.operation === 'getToken') return undefined;
-  const { scope, requirement } = REQUIRED_SCOPES[operation.operation];
+  const id = documentOperation(operation);
+  if (status === undefined || status === 429 || !claims || id === undefined) return undefined;
+  const { scope, requirement } = REQUIRED_SCOPES[id];
   const granted = scopesOf(claims) ?? [];
   if (granted.includes(scope)) return undefined;
   if (!isSuccess(status)) return [];
@@ -77,7 +78,7 @@ export function insufficientScopeNamesExpectedScope({ exchange }: CheckInput): C
 }
 
 export const scopeChecks = [
-  defineCheck(tokenScopesAreWellFormed, ['SCOPE-FORMAT', 'SCOPE-IN-CATALOG']),
+  defineCheck(tokenScopesAreWellFormed, ['SCOPE-FORMAT', 'SCOPE-IN-CATALOG'], EVERY_OPERATION),
   defineCheck(requiredScopeEnforced, ['SCOPE-DELETE-REQUIRED', 'SCOPE-UPDATE-SESSION', 'SCOPE-READ-RESOURCE-SERVER']),
   defineCheck(insufficientScopeNamesExpectedScope, ['SCOPE-DELETE-403'], ['deleteTokenExchangeProfile']),
 ];

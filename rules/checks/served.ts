@@ -4,10 +4,10 @@
 // a request without a token gets 401, and a fixture the tenant holds is found; when every
 // request is answered "no such route" whatever the id and the credential, nothing there serves
 // the operation.
-import type { Exchange, OperationId } from '../types.ts';
+import type { DocumentOperationId, Exchange } from '../types.ts';
 import { finding, show, type CheckResult } from './check.ts';
 
-export type ApiOperationId = Exclude<OperationId, 'getToken'>;
+export type ApiOperationId = DocumentOperationId;
 
 /** Each operation's method and path, relative to {base_url}, in the document's words. */
 export const OPERATION_ROUTES: Record<ApiOperationId, string> = {

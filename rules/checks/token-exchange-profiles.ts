@@ -1,5 +1,5 @@
 // Delete a token exchange profile: "204; the profile is deleted; no body."
-import { defineCheck, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
+import { defineCheck, documentOperation, finding, isSuccess, show, type CheckInput, type CheckResult } from './check.ts';
 import { describeBytes } from '../../core/body-limit.ts';
 
 export function noContentHasNoBody({ exchange }: CheckInput): CheckResult {
@@ -23,8 +23,9 @@ const SUCCESS = {
 
 export function successStatusIsDocumented({ exchange, operation }: CheckInput): CheckResult {
   const status = exchange.response?.status;
-  if (status === undefined || !isSuccess(status) || operation.operation === 'getToken') return undefined;
-  const expected = SUCCESS[operation.operation];
+  const id = documentOperation(operation);
+  if (status === undefined || !isSuccess(status) || id === undefined) return undefined;
+  const expected = SUCCESS[id];
   if (status === expected.status) return [];
   return [finding(expected.requirement, 'implementation', `${expected.status} on success`, String(status))];
 }

@@ -13,6 +13,7 @@ import { ReportBuilder } from '../reports/builder.ts';
 import { KnownSecrets, learnSecrets } from '../core/redact.ts';
 import { notJudgedLine, renderSummary } from '../reports/console.ts';
 import type { Report } from '../reports/model.ts';
+import { RESPONSE_HEADERS_NOT_KEPT } from '../reports/traffic.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
@@ -73,6 +74,8 @@ export interface ValidateSummary {
   notJudged: Map<string, { count: number; where: string[] }>;
   /** Judged exchanges with a body over the body limit, whose content was not judged: by reason, as above. */
   contentNotJudged: Map<string, { count: number; where: string[] }>;
+  /** Judged exchanges whose response headers the recording did not keep, so those requirements were not judged. */
+  headersNotJudged: Map<string, { count: number; where: string[] }>;
 }
 
 function countPlace(places: Map<string, { count: number; where: string[] }>, reason: string, where: string): void {
@@ -112,6 +115,7 @@ function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string 
     return;
   }
   summary.judged++;
+  if (judgement.responseHeadersNotKept) countPlace(summary.headersNotJudged, RESPONSE_HEADERS_NOT_KEPT, place(exchange.id));
   for (const over of judgement.bodiesOverLimit ?? []) {
     countPlace(summary.contentNotJudged, `${over.body} body over the ${describeBytes(over.limit)} body limit`, `${place(exchange.id)} (${describeBytes(over.bytes)})`);
   }
@@ -148,7 +152,7 @@ export async function run(argv: string[]): Promise<number> {
   // A secret seen in a token request is masked wherever it turns up later in the recordings' evidence.
   const knownSecrets = new KnownSecrets();
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, knownSecrets });
-  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map() };
+  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), headersNotJudged: new Map() };
   const unreadable: string[] = [];
   for (const file of args.positionals) {
     const progress: ReadProgress = { truncatedTail: false };
@@ -206,6 +210,7 @@ function printSummary(summary: ValidateSummary, report: Report, verdict: string 
   for (const [reason, { count, where }] of summary.notJudged) {
     lead.push(notJudgedLine('not judged', count, reason, where));
   }
+  for (const [reason, { count, where }] of summary.headersNotJudged) lead.push(notJudgedLine('not judged', count, reason, where));
   for (const [reason, { count, where }] of summary.contentNotJudged) {
     lead.push(notJudgedLine('content not judged', count, reason, where));
   }

@@ -7,6 +7,7 @@ import type { Exchange } from '../rules/types.ts';
 import type { ReadProgress } from './jsonl-journal.ts';
 import type { ReadOptions } from './read-options.ts';
 import { readRecordingBatches } from './read.ts';
+import { KeptHeadersGate } from './kept-headers.ts';
 
 export interface JudgeRecordingOptions extends ReadOptions {
   /** Told when a journal's last line was cut short and skipped. */
@@ -19,13 +20,16 @@ export interface JudgeRecordingOptions extends ReadOptions {
 
 /**
  * Judges every exchange of the recording at `path` and hands it to `judged`, in order (with no
- * judgement when the engine failed on it and `onJudgeError` took the failure); returns how many.
+ * judgement when the engine failed on it and `onJudgeError` took the failure) but for those held
+ * until the recording shows whether it kept response headers (recordings/kept-headers.ts);
+ * returns how many.
  * Throws RecordingError when the recording cannot be read (see recordings/read.ts).
  */
 export async function judgeRecording(path: string, options: JudgeRecordingOptions, judged: (exchange: Exchange, judgement: Judgement | undefined) => void): Promise<number> {
   const { progress, beforeJudging, onJudgeError, ...readOptions } = options;
   // Rate-limit sequences are the recording's own: a pause lies between one recording and the next.
   const tracker = new RateLimitTracker();
+  const gate = new KeptHeadersGate(judged);
   let count = 0;
   for await (const batch of readRecordingBatches(path, progress, readOptions)) {
     await beforeJudging?.(batch);
@@ -37,9 +41,10 @@ export async function judgeRecording(path: string, options: JudgeRecordingOption
         if (!onJudgeError) throw error;
         onJudgeError(exchange, error);
       }
-      judged(exchange, judgement);
+      gate.pass(exchange, judgement);
       count++;
     }
   }
+  gate.end();
   return count;
 }

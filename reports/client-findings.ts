@@ -6,14 +6,26 @@ import type { Report } from './model.ts';
 
 type ClientFinding = Report['clientFindings'][number];
 
-const kindOf = (f: Pick<Finding, 'requirement' | 'check'>) => `${f.requirement} ${f.check}`;
+/** Distinct findings kept per requirement and check; further ones are counted with the first. */
+export const KINDS_PER_RULE = 20;
 
+type Kind = Pick<Finding, 'requirement' | 'check' | 'received'>;
+const ruleOf = (f: Kind) => `${f.requirement} ${f.check}`;
+const kindOf = (f: Kind) => `${ruleOf(f)} ${f.received}`;
+
+/**
+ * Client findings, one per distinct thing the client did wrong (a scope outside the catalog is
+ * named once, however many exchanges carried it): counted per requirement, check and what was
+ * received, at most KINDS_PER_RULE per requirement and check.
+ */
 export class ClientFindingTally {
   private readonly byKind = new Map<string, ClientFinding>();
+  private readonly firstOfRule = new Map<string, ClientFinding>();
+  private readonly kindsOfRule = new Map<string, number>();
 
   /** Adds `count` to the finding's kind; false when the kind is new (then `start` it). */
-  counted(f: Pick<Finding, 'requirement' | 'check'>, count: number): boolean {
-    const existing = this.byKind.get(kindOf(f));
+  counted(f: Kind, count: number): boolean {
+    const existing = this.byKind.get(kindOf(f)) ?? ((this.kindsOfRule.get(ruleOf(f)) ?? 0) >= KINDS_PER_RULE ? this.firstOfRule.get(ruleOf(f)) : undefined);
     if (!existing) return false;
     existing.count += count;
     return true;
@@ -21,6 +33,9 @@ export class ClientFindingTally {
 
   start(first: ClientFinding): void {
     this.byKind.set(kindOf(first), first);
+    const rule = ruleOf(first);
+    this.kindsOfRule.set(rule, (this.kindsOfRule.get(rule) ?? 0) + 1);
+    if (!this.firstOfRule.has(rule)) this.firstOfRule.set(rule, first);
   }
 
   list(): ClientFinding[] {

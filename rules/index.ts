@@ -38,7 +38,18 @@ export interface Judgement {
    * what they hold is not judged; the status, headers and credential still are.
    */
   bodiesOverLimit?: BodyOverLimit[];
+  /**
+   * Set by a recording's reader: the recording did not keep this response's headers (it kept no
+   * header but Content-Type anywhere), so the requirements about them were not judged.
+   */
+  responseHeadersNotKept?: true;
 }
+
+/**
+ * Requirements about headers of the response that a recorder may drop: judged on a recording
+ * only where it shows it kept response headers (recordings/kept-headers.ts).
+ */
+export const RESPONSE_HEADER_REQUIREMENTS: ReadonlySet<string> = new Set(['RL-429-HEADERS']);
 
 export interface BodyOverLimit extends OverLimit {
   body: 'request' | 'response';

@@ -225,19 +225,21 @@ describe('authentication checks: complete findings', () => {
 });
 
 describe('scope checks: complete findings', () => {
-  it('tokenScopesAreWellFormed: the malformed and the unknown scopes, five of each at most', () => {
+  it('tokenScopesAreWellFormed: one finding per malformed or unknown scope, ten of each at most', () => {
     expectFindings(deleteExchange({ requestHeaders: bearer('delete:token_exchange_profiles DeleteEverything read:starships openid') }), [
       f('tokenScopesAreWellFormed', 'SCOPE-FORMAT', 'must', 'client', 'scopes of the form <action>:<resource>', '"DeleteEverything"'),
       f('tokenScopesAreWellFormed', 'SCOPE-IN-CATALOG', 'should', 'client', "scopes from the document's scope catalog", '"read:starships"'),
     ]);
-    const many = ['A', 'B', 'C', 'D', 'E', 'F'].join(' ');
-    expectFindings(deleteExchange({ requestHeaders: bearer(`delete:token_exchange_profiles ${many}`) }), [
-      f('tokenScopesAreWellFormed', 'SCOPE-FORMAT', 'must', 'client', 'scopes of the form <action>:<resource>', '"A", "B", "C", "D", "E"'),
-    ]);
-    const unknown = ['read:a', 'read:b', 'read:c', 'read:d', 'read:e', 'read:f'].join(' ');
-    expectFindings(deleteExchange({ requestHeaders: bearer(`delete:token_exchange_profiles ${unknown}`) }), [
-      f('tokenScopesAreWellFormed', 'SCOPE-IN-CATALOG', 'should', 'client', "scopes from the document's scope catalog", '"read:a", "read:b", "read:c", "read:d", "read:e"'),
-    ]);
+    const letters = 'ABCDEFGHIJK'.split('');
+    expectFindings(
+      deleteExchange({ requestHeaders: bearer(`delete:token_exchange_profiles ${letters.join(' ')}`) }),
+      letters.slice(0, 10).map((l) => f('tokenScopesAreWellFormed', 'SCOPE-FORMAT', 'must', 'client', 'scopes of the form <action>:<resource>', `"${l}"`)),
+    );
+    const unknown = 'abcdefghijk'.split('').map((l) => `read:${l}`);
+    expectFindings(
+      deleteExchange({ requestHeaders: bearer(`delete:token_exchange_profiles ${unknown.join(' ')}`) }),
+      unknown.slice(0, 10).map((scope) => f('tokenScopesAreWellFormed', 'SCOPE-IN-CATALOG', 'should', 'client', "scopes from the document's scope catalog", `"${scope}"`)),
+    );
     const long = `read:${'x'.repeat(60)}`;
     expectFindings(deleteExchange({ requestHeaders: bearer(`delete:token_exchange_profiles ${long}`) }), [
       f('tokenScopesAreWellFormed', 'SCOPE-IN-CATALOG', 'should', 'client', "scopes from the document's scope catalog", `${JSON.stringify(long).slice(0, 40)}…`),

@@ -34,17 +34,17 @@ const scopeForms = perFrozenObject((scopes: readonly string[]): ScopeForms => {
 
 const shortScope = (s: string): string => show(s, 40);
 
+/** Scopes named per token and requirement: a token holds a few dozen at most. */
+const SCOPES_NAMED = 10;
+
 export function tokenScopesAreWellFormed({ exchange }: CheckInput): CheckResult {
   const scopes = scopesOf(exchange.token.claims);
   if (!scopes) return undefined;
   const { malformed, unknown } = scopeForms(scopes);
+  // One finding per scope, so that a report names each scope once, whichever tokens carried it.
   const findings: Finding[] = [];
-  if (malformed.length > 0) {
-    findings.push(finding('SCOPE-FORMAT', 'client', 'scopes of the form <action>:<resource>', malformed.slice(0, 5).map(shortScope).join(', ')));
-  }
-  if (unknown.length > 0) {
-    findings.push(finding('SCOPE-IN-CATALOG', 'client', "scopes from the document's scope catalog", unknown.slice(0, 5).map(shortScope).join(', ')));
-  }
+  for (const scope of malformed.slice(0, SCOPES_NAMED)) findings.push(finding('SCOPE-FORMAT', 'client', 'scopes of the form <action>:<resource>', shortScope(scope)));
+  for (const scope of unknown.slice(0, SCOPES_NAMED)) findings.push(finding('SCOPE-IN-CATALOG', 'client', "scopes from the document's scope catalog", shortScope(scope)));
   return findings;
 }
 

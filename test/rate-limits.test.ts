@@ -29,6 +29,8 @@ interface Call {
   azp?: string;
   tokenFacts?: ExchangeParts['tokenFacts'];
   order?: ExchangeOrder;
+  /** The path after the API base path; /resource-servers/rs_1 unless said. */
+  path?: string;
 }
 
 function exchangeOf(c: Call): Exchange {
@@ -36,7 +38,7 @@ function exchangeOf(c: Call): Exchange {
     startedAt: new Date(T0 + c.sent).toISOString(),
     durationMs: c.took,
     method: 'GET',
-    url: `${BASE}/resource-servers/rs_1`,
+    url: `${BASE}${c.path ?? '/resource-servers/rs_1'}`,
     requestHeaders: { authorization: `Bearer ${jwt(claims(undefined, c.azp ?? 'client-a'))}` },
     status: c.status,
     responseHeaders: c.remaining === undefined ? {} : rateLimitHeaders(c.remaining, 10, RESET),
@@ -51,6 +53,13 @@ function judged(requirement: string, ...calls: Call[]): string[][] {
   const tracker = new RateLimitTracker();
   return calls.map((c) => judgeExchange(exchangeOf(c), tracker).findings.filter((f) => f.requirement === requirement).map((f) => `${f.requirement} ${f.received}`));
 }
+
+describe('one window for all operations of a client', () => {
+  it('the sequence and the throttling rule see the operations the document does not detail too', () => {
+    expect(judged('RL-SEQUENCE', { sent: 0, took: 1, status: 200, remaining: 5, path: '/users/auth0%7C1' }, { sent: 10, took: 1, status: 200, remaining: 8, path: '/clients' })).toEqual([[], ['RL-SEQUENCE 8']]);
+    expect(judged('RL-THROTTLED-429', { sent: 0, took: 1, status: 200, remaining: 0, path: '/logs' }, { sent: 10, took: 1, status: 403, remaining: 0, path: '/users/auth0%7C1' })).toEqual([[], ['RL-THROTTLED-429 403']]);
+  });
+});
 
 describe('RL-THROTTLED-429: over the limit only when sent after a Remaining 0 had arrived', () => {
   it('a burst: siblings sent in the same millisecond are concurrent, whichever answer is handled first', () => {

@@ -60,7 +60,7 @@ export class StatusAddon implements Addon {
 /** One line on what the proxy has seen: exchanges, findings, operations. */
 export function statusLine(c: StatusCounts): string {
   const operations = Object.entries(c.byOperation)
-    .map(([name, count]) => `${name} ${count}`)
+    .map(([name, count]) => `${name === 'otherOperation' ? 'other operations' : name} ${count}`)
     .join(', ');
   const extras = [c.notCovered > 0 ? `${c.notCovered} outside the API` : '', c.failed > 0 ? `${c.failed} without response` : '', c.refused > 0 ? `${c.refused} refused` : '']
     .filter((s) => s !== '')

@@ -60,6 +60,8 @@ function users31(): Record<string, unknown> {
         Problem: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
       },
       responses: { Problem: { description: 'a problem', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } } },
+      // Examples are data, even when they look like schemas: the same $id twice must not confuse ajv.
+      examples: { Stored: { value: { $id: 'https://schemas.example.com/user' } }, Copy: { value: { $id: 'https://schemas.example.com/user' } } },
       requestBodies: {
         UserUpdate: {
           content: { 'application/json': { schema: { type: 'object', additionalProperties: false, properties: { email: { type: 'string' }, nickname: { type: 'string' } } } } },
@@ -81,6 +83,7 @@ function orders30(): Record<string, unknown> {
           operationId: 'getOrder',
           responses: {
             '200': { $ref: '#/components/responses/Order' },
+            '404': { $ref: 'errors.yaml#/components/responses/NotFound' },
             default: { description: 'error', content: { 'application/json': { schema: { type: 'object', required: ['error'], properties: { error: { type: 'string' } } } } } },
           },
         },
@@ -208,6 +211,8 @@ describe('OpenAPI 3.1: status and bodies against the declared responses', () => 
     expect(getUser.responseBodyProblems(200, 'application/json; charset=utf-8', { id: 'u_1', email: 42 })).toEqual(['/email must be string']);
     expect(getUser.responseBodyProblems(200, 'application/json', { id: 'u_1' })).toEqual(["/ must have required property 'email'"]);
     expect(getUser.responseBodyProblems(200, 'application/json', { id: 'u_1', email: 'not an address' })).toEqual(['/email must match format "email"']);
+    // Any JSON media type the description does not name is judged by its application/json schema.
+    expect(getUser.responseBodyProblems(200, 'application/vnd.example.v2+json', { id: 'u_1', email: 42 })).toEqual(['/email must be string']);
   });
 
   it('a range response ($ref to components/responses) judges a +json media type; at most five problems are listed', () => {
@@ -242,6 +247,12 @@ describe('OpenAPI 3.1: status and bodies against the declared responses', () => 
     expect(patchUser.requestBodyProblems('application/json', { nickname: 'ada' })).toEqual([]);
     expect(patchUser.requestBodyProblems('application/json', { nickname: 'ada', role: 'admin' })).toEqual(['/ must NOT have additional properties (role)']);
     expect(getUser.requestBodyProblems('application/json', { anything: true })).toBeUndefined();
+  });
+
+  it('the rest of the description is not read as schemas: examples shaped like schemas change nothing', () => {
+    const fresh = OpenApiDescription.from(users31(), 'users.yaml');
+    expect(operation(fresh, 'GET', '/api/v1/users/u_1').responseBodyProblems(200, 'application/json', { id: 7, email: 'ada@example.com' })).toEqual(['/id must be string']);
+    expect(fresh.problems()).toEqual([]);
   });
 
   it('a recursive schema judges every level', () => {
@@ -307,9 +318,15 @@ describe('OpenAPI 3.0: its dialect of JSON Schema', () => {
     );
   });
 
-  it('an external $ref is not judged and is noted', () => {
+  it('an external $ref, to a schema or to a whole response, is not judged and is noted once', () => {
     expect(operation(description, 'GET', '/shop/external').responseBodyProblems(200, 'application/json', { x: 1 })).toBeUndefined();
-    expect(description.problems()).toContain('getExternal response 200 application/json: not judged ($ref common.yaml#/components/schemas/Thing is outside the description (not fetched))');
+    expect(getOrder.statusDeclared(404)).toBe(true);
+    expect(getOrder.responseBodyProblems(404, 'application/json', { x: 1 })).toBeUndefined();
+    expect(getOrder.responseBodyProblems(404, 'application/json', { x: 2 })).toBeUndefined();
+    expect(description.problems()).toEqual([
+      'getExternal response 200 application/json: not judged ($ref common.yaml#/components/schemas/Thing is outside the description (not fetched))',
+      'getOrder response 404: not judged ($ref errors.yaml#/components/responses/NotFound is outside the description (not fetched))',
+    ]);
   });
 });
 

@@ -4,13 +4,13 @@
 import { isRecord } from './pointer.ts';
 
 /** Keywords whose value is data, copied as they are: a key named `$ref` inside an example is no reference. */
-const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples']);
+const DATA_KEYWORDS: ReadonlySet<string> = new Set(['enum', 'const', 'default', 'examples']);
 
 /** Keywords whose value maps names to schemas: the names are not keywords. */
-const SCHEMA_MAPS = new Set(['properties', 'patternProperties', 'definitions', 'dependencies']);
+const SCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', 'patternProperties', 'definitions', 'dependencies']);
 
 /** OpenAPI's own annotations, which say nothing about validity (`nullable` is rewritten into `type`). */
-const OPENAPI_ANNOTATIONS = new Set(['nullable', 'example', 'discriminator', 'xml', 'externalDocs', 'deprecated']);
+const OPENAPI_ANNOTATIONS: ReadonlySet<string> = new Set(['nullable', 'example', 'discriminator', 'xml', 'externalDocs', 'deprecated']);
 
 /** Keywords a `nullable` schema may combine with `type`: then null is let through before them all. */
 const COMBINERS = ['allOf', 'anyOf', 'oneOf', 'not'];

@@ -54,7 +54,7 @@ function users31(): Record<string, unknown> {
         User: {
           type: 'object',
           required: ['id', 'email'],
-          properties: { id: { type: 'string' }, email: { type: 'string', format: 'email' }, nickname: { type: ['string', 'null'] } },
+          properties: { id: { type: 'string', format: 'user-id' }, email: { type: 'string', format: 'email' }, nickname: { type: ['string', 'null'] } },
         },
         Node: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } },
         Problem: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
@@ -108,12 +108,13 @@ function orders30(): Record<string, unknown> {
       schemas: {
         Order: {
           type: 'object',
-          required: ['id', 'quantity', 'note', 'customer'],
+          required: ['id', 'quantity', 'note', 'customer', 'pin'],
           example: { id: 'o1', quantity: 2, note: null, customer: null },
           xml: { name: 'order' },
           externalDocs: { url: 'https://example.com/orders' },
           properties: {
-            id: { type: 'string', readOnly: true },
+            id: { $ref: '#/components/schemas/OrderId' },
+            pin: { type: 'string', writeOnly: true },
             quantity: { type: 'integer', minimum: 0, exclusiveMinimum: true, maximum: 100, exclusiveMaximum: false },
             note: { type: 'string', nullable: true },
             status: { type: 'string', enum: ['open', 'closed'], nullable: true },
@@ -121,6 +122,7 @@ function orders30(): Record<string, unknown> {
             discount: { type: 'number' },
           },
         },
+        OrderId: { type: 'string', readOnly: true },
         Customer: { type: 'object', required: ['name'], properties: { name: { type: 'string' } }, discriminator: { propertyName: 'kind' } },
         Category: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, parent: { $ref: '#/components/schemas/Category', nullable: true } } },
       },
@@ -206,7 +208,7 @@ describe('OpenAPI 3.1: status and bodies against the declared responses', () => 
     expect(operation(description, 'GET', '/api/v1/files/a.json').statusDeclared(200)).toBeUndefined();
   });
 
-  it('a response body conforming to its schema ($ref to components) has no problems; a violating one names each place', () => {
+  it('a response body conforming to its schema ($ref to components, a format ajv does not know) has no problems; a violating one names each place', () => {
     expect(getUser.responseBodyProblems(200, 'application/json', { id: 'u_1', email: 'ada@example.com', nickname: null })).toEqual([]);
     expect(getUser.responseBodyProblems(200, 'application/json; charset=utf-8', { id: 'u_1', email: 42 })).toEqual(['/email must be string']);
     expect(getUser.responseBodyProblems(200, 'application/json', { id: 'u_1' })).toEqual(["/ must have required property 'email'"]);
@@ -306,8 +308,16 @@ describe('OpenAPI 3.0: its dialect of JSON Schema', () => {
   });
 
   it('a request body conforms or not', () => {
-    expect(putOrder.requestBodyProblems('application/json', order)).toEqual([]);
-    expect(putOrder.requestBodyProblems('application/json', { ...order, quantity: 1.5 })).toEqual(['/quantity must be integer']);
+    expect(putOrder.requestBodyProblems('application/json', { ...order, pin: '1234' })).toEqual([]);
+    expect(putOrder.requestBodyProblems('application/json', { ...order, pin: '1234', quantity: 1.5 })).toEqual(['/quantity must be integer']);
+  });
+
+  it('a required readOnly property is required in responses only, a required writeOnly one in requests only', () => {
+    const { id: _id, ...withoutId } = order;
+    expect(getOrder.responseBodyProblems(200, 'application/json', withoutId)).toEqual(["/ must have required property 'id'"]);
+    expect(putOrder.requestBodyProblems('application/json', { ...withoutId, pin: '1234' })).toEqual([]);
+    expect(putOrder.requestBodyProblems('application/json', order)).toEqual(["/ must have required property 'pin'"]);
+    expect(getOrder.responseBodyProblems(200, 'application/json', order)).toEqual([]);
   });
 
   it('a recursive schema, nullable beside its $ref', () => {

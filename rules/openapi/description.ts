@@ -6,6 +6,7 @@ import type { ValidateFunction } from 'ajv';
 import { UsageError } from '../../core/errors.ts';
 import { PathMatcher, type RouteInput } from './path-matcher.ts';
 import { type Location, isRecord, pointerText, resolveObject } from './pointer.ts';
+import type { Direction } from './schema-3-0.ts';
 import { type SchemaCompiler, problemsOf, schemaCompiler } from './validators.ts';
 
 /** A description that cannot be used, in one line naming it and the cause. Exit code 2, like any bad input. */
@@ -79,7 +80,7 @@ export class OpenApiDescription {
 class DescriptionSchemas {
   private readonly notes: string[] = [];
   private compiler: SchemaCompiler | undefined;
-  /** Compiled schemas by pointer: only those some exchange needed. */
+  /** Compiled schemas by direction and pointer: only those some exchange needed. */
   private readonly compiled = new Map<string, Compiled>();
 
   constructor(
@@ -91,19 +92,19 @@ class DescriptionSchemas {
     return [...this.notes];
   }
 
-  /** The schema at a location, compiled on first use; a failure is noted once and never thrown. */
-  validatorAt(location: Location, what: string): ValidateFunction | undefined {
-    const pointer = pointerText(location);
-    let compiled = this.compiled.get(pointer);
+  /** The schema at a location, for bodies travelling one way, compiled on first use; a failure is noted once and never thrown. */
+  validatorAt(location: Location, direction: Direction, what: string): ValidateFunction | undefined {
+    const key = `${direction} ${pointerText(location)}`;
+    let compiled = this.compiled.get(key);
     if (compiled === undefined) {
       try {
         this.compiler ??= schemaCompiler(this.document, this.version);
-        compiled = { validate: this.compiler.compile(location) };
+        compiled = { validate: this.compiler.compile(location, direction) };
       } catch (error) {
         compiled = { notJudged: firstLine(error) };
         this.note(`${what}: not judged (${compiled.notJudged})`);
       }
-      this.compiled.set(pointer, compiled);
+      this.compiled.set(key, compiled);
     }
     return 'validate' in compiled ? compiled.validate : undefined;
   }
@@ -176,14 +177,14 @@ class DescribedOperation implements OpenApiOperation {
     if (key === undefined) return undefined;
     const what = `${this.name} response ${key}`;
     const response = this.schemas.resolve(responses[key], [...this.location, 'responses', key], what);
-    return response && this.bodyProblems(response, contentType, body, what);
+    return response && this.bodyProblems(response, 'response', contentType, body, what);
   }
 
   requestBodyProblems(contentType: string | undefined, body: unknown): string[] | undefined {
     if (body === undefined || this.operation.requestBody === undefined) return undefined;
     const what = `${this.name} request body`;
     const requestBody = this.schemas.resolve(this.operation.requestBody, [...this.location, 'requestBody'], what);
-    return requestBody && this.bodyProblems(requestBody, contentType, body, what);
+    return requestBody && this.bodyProblems(requestBody, 'request', contentType, body, what);
   }
 
   /** Only the declared responses, not the extensions ("x-…") beside them. */
@@ -193,14 +194,14 @@ class DescribedOperation implements OpenApiOperation {
     return Object.fromEntries(Object.entries(responses).filter(([key]) => /^([1-5](\d\d|XX)|default)$/i.test(key)));
   }
 
-  private bodyProblems(holder: { value: Record<string, unknown>; location: Location }, contentType: string | undefined, body: unknown, what: string): string[] | undefined {
+  private bodyProblems(holder: { value: Record<string, unknown>; location: Location }, direction: Direction, contentType: string | undefined, body: unknown, what: string): string[] | undefined {
     const content = holder.value.content;
     if (!isRecord(content)) return undefined;
     const mediaKey = mediaTypeKey(Object.keys(content), contentType);
     if (mediaKey === undefined) return undefined;
     const media = content[mediaKey];
     if (!isRecord(media) || media.schema === undefined) return undefined;
-    const validate = this.schemas.validatorAt([...holder.location, 'content', mediaKey, 'schema'], `${what} ${mediaKey}`);
+    const validate = this.schemas.validatorAt([...holder.location, 'content', mediaKey, 'schema'], direction, `${what} ${mediaKey}`);
     if (!validate) return undefined;
     try {
       return validate(body) ? [] : problemsOf(validate.errors);

@@ -3,8 +3,8 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import * as addFormatsModule from 'ajv-formats';
-import { draft07Of } from './schema-3-0.ts';
-import { type Location, fragmentOf, isRecord, localRefTarget, pointerText, valueAt } from './pointer.ts';
+import { type Direction, draft07Of } from './schema-3-0.ts';
+import { type Location, fragmentOf, isRecord, localRefTarget, pointerText, resolveObject, valueAt } from './pointer.ts';
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
 const addFormats = addFormatsModule.default as unknown as typeof addFormatsModule.default.default;
@@ -24,9 +24,9 @@ const AJV_OPTIONS: Options = { strict: false, allErrors: true, logger: false, va
 /** The made-up base URI under which a description's schemas are registered with ajv. */
 const BASE_URI = 'https://openapi.invalid/';
 
-/** Compiles the schema found at a location of the description; throws what ajv or the description lacks. */
+/** Compiles the schema found at a location of the description, for bodies travelling one way; throws what ajv or the description lacks. */
 export interface SchemaCompiler {
-  compile(location: Location): ValidateFunction;
+  compile(location: Location, direction: Direction): ValidateFunction;
 }
 
 export function schemaCompiler(document: Record<string, unknown>, version: '3.0' | '3.1'): SchemaCompiler {
@@ -52,6 +52,7 @@ class Dialect31Compiler implements SchemaCompiler {
     this.ajv.addSchema(unlisted, this.documentUri);
   }
 
+  /** JSON Schema 2020-12 says the same of a body either way: `readOnly` and `writeOnly` are annotations. */
   compile(location: Location): ValidateFunction {
     return this.ajv.compile({ $ref: this.documentUri + fragmentOf(location) });
   }
@@ -64,26 +65,26 @@ class Dialect31Compiler implements SchemaCompiler {
  */
 class Dialect30Compiler implements SchemaCompiler {
   private readonly ajv = new Ajv(AJV_OPTIONS);
-  /** The id each rewritten location was registered under, by its pointer. */
+  /** The id each rewritten location was registered under, by direction and pointer ("request /components/…"). */
   private readonly registered = new Map<string, string>();
 
   constructor(private readonly document: Record<string, unknown>) {
     addFormats(this.ajv);
   }
 
-  compile(location: Location): ValidateFunction {
-    const id = this.register(location);
+  compile(location: Location, direction: Direction): ValidateFunction {
+    const id = this.register(location, direction);
     const validate = this.ajv.getSchema(id);
     if (!validate) throw new Error(`nothing compiled at ${pointerText(location)}`);
     return validate;
   }
 
   /** Registers the schema at `root` and every schema it reaches, all or none; returns root's id. */
-  private register(root: Location): string {
+  private register(root: Location, direction: Direction): string {
     const added = new Map<string, string>();
     const waiting: Location[] = [];
     const idOf = (location: Location): string => {
-      const pointer = pointerText(location);
+      const pointer = `${direction} ${pointerText(location)}`;
       let id = this.registered.get(pointer) ?? added.get(pointer);
       if (id === undefined) {
         id = `${BASE_URI}schema/${this.registered.size + added.size}`;
@@ -92,17 +93,24 @@ class Dialect30Compiler implements SchemaCompiler {
       }
       return id;
     };
-    const refTo = (ref: string): string => {
-      const target = localRefTarget(ref);
-      if (target === undefined) throw new Error(`$ref ${ref} is outside the description (not fetched)`);
-      return idOf(target);
+    const context = {
+      direction,
+      refTo: (ref: string): string => {
+        const target = localRefTarget(ref);
+        if (target === undefined) throw new Error(`$ref ${ref} is outside the description (not fetched)`);
+        return idOf(target);
+      },
+      resolve: (schema: unknown): unknown => {
+        const resolved = resolveObject(this.document, schema, []);
+        return 'value' in resolved ? resolved.value : undefined;
+      },
     };
     const rootId = idOf(root);
     const schemas: Array<{ id: string; schema: unknown }> = [];
     for (let location = waiting.pop(); location !== undefined; location = waiting.pop()) {
       const schema = valueAt(this.document, location);
       if (!isRecord(schema) && typeof schema !== 'boolean') throw new Error(`no schema at ${pointerText(location)}`);
-      schemas.push({ id: idOf(location), schema: draft07Of(schema, refTo) });
+      schemas.push({ id: idOf(location), schema: draft07Of(schema, context) });
     }
     for (const { id, schema } of schemas) this.ajv.addSchema(schema as Record<string, unknown>, id);
     for (const [pointer, id] of added) this.registered.set(pointer, id);

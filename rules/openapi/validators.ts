@@ -46,9 +46,10 @@ class Dialect31Compiler implements SchemaCompiler {
     addFormats(this.ajv);
     // ajv walks every key of a schema it is given, to collect `$id`s and `$anchor`s: a walk of the whole
     // description (hundreds of ms for a large one, and examples holding such keys would confuse it). It
-    // is given a view that lists no keys; its JSON-pointer lookups still read through to the description.
-    // `$anchor`s and embedded `$id`s are therefore not found: such a `$ref` fails to compile, not judged.
-    const unlisted = new Proxy(document, { ownKeys: () => [], getOwnPropertyDescriptor: () => undefined });
+    // is given a view that has no keys of its own; its JSON-pointer lookups still read through to the
+    // description. `$anchor`s and embedded `$id`s are therefore not found: such a `$ref` fails to compile,
+    // and what it describes is not judged.
+    const unlisted = new Proxy({}, { get: (_view, key) => Reflect.get(document, key) });
     this.ajv.addSchema(unlisted, this.documentUri);
   }
 

@@ -2,7 +2,7 @@
 // every credential kind, secret members, tokens, PEM blocks), what is left exactly as it was,
 // and which secret values are collected to be searched for elsewhere.
 import { describe, expect, it } from 'vitest';
-import { KnownSecrets, keptClaims, mask, redactBody, redactExchange, redactHeaders, redactUrl, REDACTED, scrubSecrets, tokenFacts, type SecretSink } from '../core/redact.ts';
+import { KnownSecrets, keptClaims, learnSecrets, mask, redactBody, redactExchange, redactHeaders, redactUrl, REDACTED, scrubSecrets, tokenFacts, type SecretSink } from '../core/redact.ts';
 import { buildExchange } from '../rules/exchange.ts';
 import { claims, jwt } from '../fixtures/exchanges.ts';
 
@@ -379,5 +379,17 @@ describe('more edges', () => {
   it('text that does not begin as JSON is never parsed, nor masked whole however many brackets it holds', () => {
     const text = `note "password": [${'['.repeat(80)}`;
     expect(redactBody(text)).toBe(text);
+  });
+
+  it('a header whose name says credential, without a sink: masked, nothing collected, nothing fails', () => {
+    expect(redactHeaders({ 'x-auth-token': 'value-0123456789' })).toEqual({ 'x-auth-token': REDACTED });
+  });
+
+  it('learnSecrets: a token request teaches the client secret, and leaves the exchange as it was', () => {
+    const known = new KnownSecrets();
+    const request = buildExchange({ method: 'POST', url: 'https://t.example.com/oauth/token', requestHeaders: { 'content-type': 'application/x-www-form-urlencoded' }, requestBody: 'grant_type=client_credentials&client_id=c1&client_secret=s3cr3t-value-123', status: 200 });
+    learnSecrets(request, known);
+    expect(known.list()).toEqual(['s3cr3t-value-123']);
+    expect(request.request.body!.text).toContain('s3cr3t-value-123');
   });
 });

@@ -13,6 +13,7 @@ import type { TlsSource } from '../proxy/tls/tls.ts';
 import { noJwksLine } from '../keys/tenant-keys.ts';
 import { issuerLine, learnTenant, tenantTokensData } from '../keys/tenant.ts';
 import { bytesFlag, parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
+import { openApiLine, openApiOption } from './openapi-option.ts';
 import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 import { checkExistingRecording, type RecordingMode } from './existing-recording.ts';
@@ -33,7 +34,7 @@ export const help = `Usage: tmi-conform proxy --target URL [--listen HOST:PORT] 
                          [--upstream-timeout SECONDS] [--status-interval SECONDS]
                          [--tls [--tls-dir DIR | --tls-cert FILE --tls-key FILE]]
                          [--non-global-client CLIENT_ID]... [--jwks URL|FILE] [--append | --overwrite]
-                         [-- CMD [ARGS...]]
+                         [--openapi FILE] [-- CMD [ARGS...]]
 
 A reverse proxy in front of URL (the tenant, or any implementation of the interface) that
 judges every exchange with the same rules as "tmi-conform run" and records it. Clients talk to
@@ -97,6 +98,9 @@ Options:
   --upstream-timeout SECS   the target has this long to answer, and between two chunks (default ${DEFAULT_UPSTREAM_TIMEOUT_MS / 1000});
                             then the client gets 504
   --status-interval SECS    how often the status line is printed (default ${DEFAULT_STATUS_INTERVAL_MS / 1000}; 0 = never)
+  --openapi FILE            an OpenAPI 3.0 or 3.1 description (YAML or JSON) of the operations the document
+                            does not detail: their status codes and bodies are checked against it (OAS-*,
+                            warnings); one that cannot be read is a usage error (exit 2)
   --non-global-client ID    a client (token azp) that is not global, so that "a non-global client
                             cannot delete" is judged (no token claim says it); repeatable
   --jwks URL|FILE           the tenant's public keys (JWKS), read once at start (a URL is fetched again, at most
@@ -136,6 +140,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     'upstream-timeout': { value: true },
     'status-interval': { value: true },
     'non-global-client': { value: true, repeat: true },
+    openapi: { value: true },
     tls: { value: false },
     'tls-dir': { value: true },
     'tls-cert': { value: true },
@@ -180,6 +185,9 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     }
   }
   await checkExistingRecording(journalPath, harPath, recordingMode);
+  // Read here to refuse a description that cannot be used before anything starts; the recorder thread reads it again.
+  const openapiPath = stringFlag(args, 'openapi');
+  const openapi = await openApiOption(openapiPath);
   const jwksFlag = stringFlag(args, 'jwks');
   const issuerFlag = stringFlag(args, 'issuer');
   // What the tenant says of its tokens (keys/tenant.ts), asked at the target's origin.
@@ -203,7 +211,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   };
   let proxy: RunningProxy;
   try {
-    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), log });
+    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), ...(openapiPath !== undefined ? { openapiPath } : {}), log });
   } catch (error) {
     dispose();
     if (error instanceof ProxyStartError) throw new UsageError(`proxy: ${error.message}`);
@@ -212,6 +220,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   out(`listening on ${proxy.origin}\n`);
   if ('problem' in keys) log(noJwksLine(keys));
   if (tenant.issuer) log(issuerLine(tenant));
+  if (openapi) log(openApiLine(openapi));
   log(`forwarding to ${target.origin}${target.basePath}; journal ${journalPath}${recordingMode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; reports in ${reportDir}`);
 
   let nextSignal = signals.next();

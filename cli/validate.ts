@@ -17,16 +17,21 @@ import { RESPONSE_HEADERS_NOT_KEPT } from '../reports/traffic.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
+import { openApiLine, openApiOption, openApiProblemLines } from './openapi-option.ts';
 import { DEFAULT_MAX_BODY_BYTES, describeBytes } from '../core/body-limit.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
 import { MAX_JSON_DEPTH } from '../core/json-depth.ts';
 
 export const help = `Usage: tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE] [--issuer ISSUER] [--max-body-bytes N]
+                            [--openapi FILE]
 
 Judges recorded traffic offline: HAR 1.2 files (browser DevTools, mitmproxy, other proxies,
 converted cassettes) and the proxy's JSONL journal (one HAR entry per line). Files are read
-as streams, so their size does not matter. Exchanges to paths the document does not cover
-are counted, never judged.
+as streams, so their size does not matter. Every exchange under the API base path is judged:
+the document's three operations by all of its rules, any other operation (named by its templated
+path, "GET /users/{id}") by the rules the document states for every operation; with --openapi,
+also against the user's OpenAPI description. Exchanges outside the API base path are counted,
+never judged.
 
 Credentials: the proxy's journal and HAR keep whether each request had an Authorization header,
 its shape and the token's non-secret claims (the token itself never), and whether its signature
@@ -55,6 +60,9 @@ Options:
   --issuer ISSUER    the issuer the tenant's tokens carry: a token naming another is judged as from another
                      issuer (without it the issuer is not judged)
   --max-body-bytes N the body limit: bytes of each body judged (default ${DEFAULT_MAX_BODY_BYTES}, as the proxy's)
+  --openapi FILE     an OpenAPI 3.0 or 3.1 description (YAML or JSON) of the operations the document does
+                     not detail: their status codes and bodies are checked against it (OAS-*, warnings);
+                     one that cannot be read is a usage error
 
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable input or usage error.`;
 
@@ -74,6 +82,8 @@ export interface ValidateSummary {
   notJudged: Map<string, { count: number; where: string[] }>;
   /** Judged exchanges with a body over the body limit, whose content was not judged: by reason, as above. */
   contentNotJudged: Map<string, { count: number; where: string[] }>;
+  /** What of the --openapi description could not be used, one line each. */
+  openapiNotes: string[];
   /** Judged exchanges whose response headers the recording did not keep, so those requirements were not judged. */
   headersNotJudged: Map<string, { count: number; where: string[] }>;
 }
@@ -128,7 +138,7 @@ function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string 
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true } });
+  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true } });
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
@@ -151,15 +161,18 @@ export async function run(argv: string[]): Promise<number> {
 
   // A secret seen in a token request is masked wherever it turns up later in the recordings' evidence.
   const knownSecrets = new KnownSecrets();
-  const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, knownSecrets });
-  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), headersNotJudged: new Map() };
+  const openapiPath = stringFlag(args, 'openapi');
+  const openapi = await openApiOption(openapiPath);
+  if (openapi) process.stdout.write(`${openApiLine(openapi)}\n`);
+  const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, knownSecrets, openapi: openapi !== undefined });
+  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), headersNotJudged: new Map(), openapiNotes: [] };
   const unreadable: string[] = [];
   for (const file of args.positionals) {
     const progress: ReadProgress = { truncatedTail: false };
     summary.files++;
     try {
       const place = placeIn(file, await detectFormat(file));
-      await judgeRecording(file, { progress, maxBodyBytes, beforeJudging: (batch) => settleTokens(batch, tenant) }, (exchange, judgement) => {
+      await judgeRecording(file, { progress, maxBodyBytes, ...(openapi ? { openapi } : {}), beforeJudging: (batch) => settleTokens(batch, tenant) }, (exchange, judgement) => {
         // Token requests carry the client secrets: learned from each (they are few), before any later evidence is made.
         if (judgement?.operation?.operation === 'getToken') learnSecrets(exchange, knownSecrets);
         judgeInto(exchange, judgement!, place, builder, summary);
@@ -175,6 +188,7 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
 
+  summary.openapiNotes = openApiProblemLines(openapi);
   if (unreadable.length > 0) {
     // Input that could not be read is no verdict, and no report replaces the last one.
     if (summary.exchanges > 0) printSummary(summary, builder.build({ failOn }), `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`);
@@ -211,6 +225,7 @@ function printSummary(summary: ValidateSummary, report: Report, verdict: string 
     lead.push(notJudgedLine('not judged', count, reason, where));
   }
   for (const [reason, { count, where }] of summary.headersNotJudged) lead.push(notJudgedLine('not judged', count, reason, where));
+  lead.push(...summary.openapiNotes);
   for (const [reason, { count, where }] of summary.contentNotJudged) {
     lead.push(notJudgedLine('content not judged', count, reason, where));
   }

@@ -47,6 +47,8 @@ export interface ProxySessionOptions {
   nonGlobalClients?: string[];
   /** What the caller learned of the tenant's tokens at start (keys/tenant.ts): every token is settled against it. */
   tenant?: TenantTokensData;
+  /** The user's OpenAPI description (--openapi): the recorder thread reads it and judges the other operations against it. */
+  openapiPath?: string;
   /** Status lines and warnings (the CLI writes them to stderr). */
   log?: (line: string) => void;
 }
@@ -158,6 +160,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
         nonGlobalClients: options.nonGlobalClients ?? [],
         maxBodyBytes,
         ...(options.tenant ? { tenant: options.tenant } : {}),
+        ...(options.openapiPath !== undefined ? { openapiPath: options.openapiPath } : {}),
       },
       log,
     );

@@ -4,6 +4,7 @@
 // the proxy's replay of a resumed journal both judge recordings through here.
 import { judgeExchange, RateLimitTracker, type Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
+import type { OpenApiDescription } from '../rules/openapi/description.ts';
 import type { ReadProgress } from './jsonl-journal.ts';
 import type { ReadOptions } from './read-options.ts';
 import { readRecordingBatches } from './read.ts';
@@ -14,6 +15,8 @@ export interface JudgeRecordingOptions extends ReadOptions {
   progress?: ReadProgress;
   /** Called with each batch before it is judged: settle tokens, mark clients. */
   beforeJudging?: (batch: readonly Exchange[]) => void | Promise<void>;
+  /** The user's OpenAPI description of the operations the document does not detail (--openapi). */
+  openapi?: OpenApiDescription;
   /** An exchange the engine failed on: without this, the failure ends the reading. */
   onJudgeError?: (exchange: Exchange, error: unknown) => void;
 }
@@ -26,7 +29,7 @@ export interface JudgeRecordingOptions extends ReadOptions {
  * Throws RecordingError when the recording cannot be read (see recordings/read.ts).
  */
 export async function judgeRecording(path: string, options: JudgeRecordingOptions, judged: (exchange: Exchange, judgement: Judgement | undefined) => void): Promise<number> {
-  const { progress, beforeJudging, onJudgeError, ...readOptions } = options;
+  const { progress, beforeJudging, onJudgeError, openapi, ...readOptions } = options;
   // Rate-limit sequences are the recording's own: a pause lies between one recording and the next.
   const tracker = new RateLimitTracker();
   const gate = new KeptHeadersGate(judged);
@@ -36,7 +39,7 @@ export async function judgeRecording(path: string, options: JudgeRecordingOption
     for (const exchange of batch) {
       let judgement: Judgement | undefined;
       try {
-        judgement = judgeExchange(exchange, tracker);
+        judgement = judgeExchange(exchange, tracker, openapi);
       } catch (error) {
         if (!onJudgeError) throw error;
         onJudgeError(exchange, error);

@@ -10,6 +10,7 @@
 // client-findings.ts, test-result.ts; kept-exchange.ts makes an exchange's evidence only when
 // something keeps it, so most passing exchanges are only counted.
 import type { Judgement } from '../rules/index.ts';
+import { OPENAPI_REQUIREMENTS } from '../rules/checks/openapi.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 import { observationOf } from '../rules/rate-limit-tracker.ts';
 import type { Exchange, Finding, Level } from '../rules/types.ts';
@@ -40,6 +41,8 @@ export interface BuilderOptions {
    * validate reads recordings made by anyone, so its builder does it.
    */
   knownSecrets?: KnownSecrets;
+  /** A user's OpenAPI description judges the other operations (--openapi): its requirements are reported. */
+  openapi?: boolean;
 }
 
 export class ReportBuilder {
@@ -55,7 +58,10 @@ export class ReportBuilder {
     this.source = { name: options.source, kind: options.kind, startedAt: this.startedAt };
     if (options.target !== undefined) this.source.target = redactTarget(options.target);
     if (options.seed !== undefined) this.source.seed = options.seed;
-    for (const requirement of loadRequirements()) this.byId.set(requirement.id, new RequirementTally(requirement, options.source));
+    for (const requirement of loadRequirements()) {
+      if (options.openapi !== true && OPENAPI_REQUIREMENTS.has(requirement.id)) continue;
+      this.byId.set(requirement.id, new RequirementTally(requirement, options.source));
+    }
   }
 
   /** One judged exchange: counted in the traffic statistics, and evidence for what it examined. */

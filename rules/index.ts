@@ -10,6 +10,7 @@ import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } f
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH, valueNestsDeeperThan } from '../core/json-depth.ts';
 import { perFrozenObject, perKey } from '../core/memo.ts';
 import type { OverLimit } from './types.ts';
+import type { OpenApiDescription, OpenApiOperation } from './openapi/description.ts';
 
 export { matchOperation } from './operations.ts';
 export { RateLimitTracker } from './rate-limit-tracker.ts';
@@ -110,9 +111,28 @@ const planFor = perKey(Number.POSITIVE_INFINITY, (operation: OperationId): Plann
   return plan;
 });
 
-export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): Judgement {
+/**
+ * The operation an exchange calls; an other operation that the user's OpenAPI description
+ * (--openapi) describes is named by it: "GET /users/{id} (get_user)".
+ */
+function operationOf(exchange: Exchange, openapi: OpenApiDescription | undefined): { operation: MatchedOperation; described?: OpenApiOperation } | undefined {
   const operation = matchOperation(exchange.request.method, exchange.request.url);
-  if (!operation) return { findings: [], examined: [] };
+  if (!operation) return undefined;
+  if (operation.operation !== 'otherOperation' || !openapi) return { operation };
+  const described = openapi.match(exchange.request.method, exchange.request.url);
+  if (!described) return { operation };
+  const name = `${described.method} ${described.pathTemplate}${described.operationId !== undefined ? ` (${described.operationId})` : ''}`;
+  return { operation: { ...operation, name }, described };
+}
+
+/**
+ * The findings of one exchange. `tracker`: the earlier exchanges of the run or recording (rate
+ * limits); `openapi`: the user's description of the operations the document does not detail.
+ */
+export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, openapi?: OpenApiDescription): Judgement {
+  const matched = operationOf(exchange, openapi);
+  if (!matched) return { findings: [], examined: [] };
+  const { operation, described } = matched;
   // Checks quote and validate bodies recursively: a body nested thousands deep would exhaust the stack.
   const notJudged = unjudgeable(exchange);
   if (notJudged !== undefined) return { operation, findings: [], examined: [], notJudged };
@@ -126,6 +146,7 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker): J
     tracker,
     rateLimitObservation: undefined,
     credential: undefined,
+    openapi: described,
   };
 
   const findings: Finding[] = [];

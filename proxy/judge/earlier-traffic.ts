@@ -4,6 +4,7 @@
 import { judgeRecording } from '../../recordings/judge-recording.ts';
 import type { Judgement } from '../../rules/index.ts';
 import type { Exchange } from '../../rules/types.ts';
+import type { OpenApiDescription } from '../../rules/openapi/description.ts';
 import { markNonGlobalClient } from './judge.ts';
 
 /**
@@ -16,11 +17,13 @@ export async function judgeEarlierTraffic(
   nonGlobalClients: ReadonlySet<string>,
   add: (exchange: Exchange, judgement: Judgement | undefined) => void,
   warn: (message: string) => void,
+  openapi?: OpenApiDescription,
 ): Promise<number> {
   let failed = 0;
   return judgeRecording(
     path,
     {
+      ...(openapi ? { openapi } : {}),
       beforeJudging: (batch) => {
         for (const exchange of batch) markNonGlobalClient(exchange, nonGlobalClients);
       },

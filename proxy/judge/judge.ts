@@ -6,6 +6,7 @@ import type { ExchangeParts } from '../../rules/exchange.ts';
 import type { Exchange } from '../../rules/types.ts';
 import type { Addon, Flow } from '../flow.ts';
 import type { TenantTokens } from '../../keys/tenant.ts';
+import type { OpenApiDescription } from '../../rules/openapi/description.ts';
 import { bearerCredential } from '../../rules/token.ts';
 
 export class JudgeAddon implements Addon {
@@ -22,12 +23,14 @@ export class JudgeAddon implements Addon {
    * `origin`: the target's, which recorded URLs start with. `nonGlobalClients`: client ids
    * the operator declared not global (no token claim says it), so the rule that such a
    * client may not delete can be judged. `tenant`: what is known of the tenant's tokens (keys/tenant.ts);
-   * each batch's tokens are verified (prepareTokens) before it is judged.
+   * each batch's tokens are verified (prepareTokens) before it is judged. `openapi`: the user's
+   * description of the operations the document does not detail (--openapi).
    */
   constructor(
     private readonly origin: string,
     private readonly nonGlobalClients: ReadonlySet<string> = new Set(),
     private readonly tenant?: TenantTokens,
+    private readonly openapi?: OpenApiDescription,
   ) {}
 
   done(flow: Flow): void {
@@ -36,7 +39,7 @@ export class JudgeAddon implements Addon {
     markNonGlobalClient(exchange, this.nonGlobalClients);
     this.tenant?.settle(exchange.token, credentialOf(flow));
     flow.exchange = exchange;
-    flow.judgement = judgeExchange(exchange, this.tracker);
+    flow.judgement = judgeExchange(exchange, this.tracker, this.openapi);
   }
 }
 

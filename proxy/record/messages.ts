@@ -23,6 +23,8 @@ export interface RecorderSettings {
   maxBodyBytes: number;
   /** What was learned of the tenant's tokens at start (issuer, keys); undefined: nothing, neither is judged. */
   tenant?: TenantTokensData;
+  /** The user's OpenAPI description of the operations the document does not detail (--openapi), read by the recorder thread. */
+  openapiPath?: string;
 }
 
 export interface RecorderSummary {

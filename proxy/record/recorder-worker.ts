@@ -12,6 +12,8 @@ import { JudgeAddon, prepareTokens } from '../judge/judge.ts';
 import { Pipeline } from './pipeline.ts';
 import { RecordAddon } from './record.ts';
 import { TenantTokens } from '../../keys/tenant.ts';
+import type { OpenApiDescription } from '../../rules/openapi/description.ts';
+import { loadOpenApiFile } from '../../rules/openapi/load.ts';
 import { ReportAddon } from './report.ts';
 import { StatusAddon } from './status.ts';
 import { flowsFromBatch } from './flow-batch.ts';
@@ -25,7 +27,19 @@ const settings = workerData as RecorderSettings;
 const post = (message: FromRecorder) => port.postMessage(message);
 const warn = (message: string) => post({ type: 'warn', message });
 
-const journal = openJournal();
+const openapi = await loadOpenApi();
+const journal = openapi === null ? undefined : openJournal();
+
+/** The user's description (--openapi), read again here: the forwarding thread checked it at start. Null: it failed. */
+async function loadOpenApi(): Promise<OpenApiDescription | undefined | null> {
+  if (settings.openapiPath === undefined) return undefined;
+  try {
+    return await loadOpenApiFile(settings.openapiPath);
+  } catch (error) {
+    post({ type: 'failed', message: (error as Error).message });
+    return null;
+  }
+}
 
 function openJournal(): Journal | undefined {
   try {
@@ -39,9 +53,9 @@ function openJournal(): Journal | undefined {
 if (journal) {
   const open = journal;
   const status = new StatusAddon();
-  const report = new ReportAddon(settings.reportTarget);
+  const report = new ReportAddon(settings.reportTarget, openapi !== undefined);
   const tenant = TenantTokens.fromData(settings.tenant);
-  const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant), new RecordAddon(), open, report, status], warn);
+  const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, openapi ?? undefined), new RecordAddon(), open, report, status], warn);
 
   // Progress goes back after every batch: the forwarding thread sends the next one then.
   // The counts go along now and then; a timer sends the latest once traffic pauses.
@@ -73,7 +87,7 @@ if (journal) {
       status.earlier(exchange, judgement);
       earlier++;
     };
-    earlierDone = judgeEarlierTraffic(open.path, nonGlobal, add, warn).then(
+    earlierDone = judgeEarlierTraffic(open.path, nonGlobal, add, warn, openapi ?? undefined).then(
       () => {
         judgingEarlier = false;
       },

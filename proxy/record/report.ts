@@ -7,8 +7,9 @@ export class ReportAddon implements Addon {
   readonly name = 'report';
   readonly builder: ReportBuilder;
 
-  constructor(target: string) {
-    this.builder = new ReportBuilder({ kind: 'proxy', source: 'proxy', target });
+  /** `openapi`: the user's OpenAPI description judges the other operations, so its requirements are reported. */
+  constructor(target: string, openapi = false) {
+    this.builder = new ReportBuilder({ kind: 'proxy', source: 'proxy', target, openapi });
   }
 
   done(flow: Flow): void {

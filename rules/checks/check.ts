@@ -2,6 +2,7 @@
 import { credentialState, type CredentialState } from '../credential.ts';
 import { requirement } from '../requirements.ts';
 import { observationOf, type RateLimitObservation, type RateLimitTracker } from '../rate-limit-tracker.ts';
+import type { OpenApiOperation } from '../openapi/description.ts';
 import type { DocumentOperationId, Exchange, Finding, MatchedOperation, OperationId, Subject } from '../types.ts';
 
 /** A JSON body parsed once per exchange: `ok` false when the text is not JSON. */
@@ -20,6 +21,8 @@ export interface CheckInput {
   rateLimitObservation?: RateLimitObservation | null;
   /** The request's credential state, worked out once per exchange (see credentialStateOf). */
   credential?: CredentialState;
+  /** The operation of the user's OpenAPI description (--openapi) an other operation's exchange matched. */
+  openapi?: OpenApiOperation;
 }
 
 /** The exchange's credential state, classified once and shared by the authentication checks. */

@@ -3,6 +3,7 @@
 import { authenticationChecks } from './authentication.ts';
 import type { Check } from './check.ts';
 import { generalChecks } from './general.ts';
+import { openApiChecks } from './openapi.ts';
 import { rateLimitChecks } from './rate-limits.ts';
 import { resourceServerChecks } from './resource-servers.ts';
 import { schemaChecks } from './schema.ts';
@@ -21,6 +22,7 @@ export const CHECKS: Check[] = [
   ...sessionChecks,
   ...resourceServerChecks,
   ...rateLimitChecks,
+  ...openApiChecks,
 ];
 
 /** Checks over several exchanges of one operation, run by the preflight of `tmi-conform run`. */

@@ -1,0 +1,203 @@
+// --openapi FILE: the operations the document does not detail are checked against the user's
+// description: the status declared, the response body, the request body (a client finding),
+// each a warning named OAS-*, the operation named by the description. The document's own
+// operations keep the document's rules. Through the engine, validate and the proxy.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, claims, getExchange, jwt, resourceServer, STARTED_AT } from '../fixtures/exchanges.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
+import type { Report } from '../reports/model.ts';
+import { buildExchange, type ExchangeParts } from '../rules/exchange.ts';
+import { judgeExchange } from '../rules/index.ts';
+import type { OpenApiDescription } from '../rules/openapi/description.ts';
+import { loadOpenApiFile } from '../rules/openapi/load.ts';
+import { startTestProxy } from './helpers/proxy.ts';
+import { tokenFor } from './helpers/reference.ts';
+
+const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'tmi-openapi-checks-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const DESCRIPTION = `openapi: 3.1.0
+info: { title: tenant, version: '2' }
+servers:
+  - url: https://tenant.example.com/api/v2
+paths:
+  /users/{id}:
+    get:
+      operationId: get_user
+      responses:
+        '200':
+          description: the user
+          content:
+            application/json:
+              schema: { $ref: '#/components/schemas/User' }
+        '404': { description: no such user }
+  /users:
+    post:
+      operationId: post_users
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [email]
+              properties: { email: { type: string } }
+      responses:
+        '201':
+          description: created
+          content:
+            application/json:
+              schema: { $ref: '#/components/schemas/User' }
+  /resource-servers/{id}:
+    get:
+      responses:
+        '200':
+          description: contradicts the document on purpose
+          content:
+            application/json:
+              schema: { type: object, required: [not_in_the_document] }
+components:
+  schemas:
+    User:
+      type: object
+      required: [user_id]
+      properties: { user_id: { type: string } }
+`;
+const descriptionPath = join(dir, 'tenant.yaml');
+writeFileSync(descriptionPath, DESCRIPTION);
+
+const auth = { authorization: `Bearer ${jwt(claims())}`, 'content-type': 'application/json' };
+const call = (overrides: Partial<ExchangeParts>) =>
+  buildExchange({ startedAt: STARTED_AT, method: 'GET', url: `${BASE}/users/auth0%7C1`, requestHeaders: auth, status: 200, responseHeaders: { 'content-type': 'application/json' }, responseBody: '{"user_id":"auth0|1"}', ...overrides });
+
+let openapi: OpenApiDescription;
+beforeAll(async () => {
+  openapi = await loadOpenApiFile(descriptionPath);
+});
+
+/** requirement: received, of the OAS findings of one exchange. */
+const oas = (parts: Partial<ExchangeParts>) =>
+  judgeExchange(call(parts), undefined, openapi)
+    .findings.filter((f) => f.requirement.startsWith('OAS-'))
+    .map((f) => `${f.requirement} ${f.subject} ${f.level}: ${f.received}`);
+
+describe('the OAS checks, through the engine', () => {
+  it('name the operation as the description does', () => {
+    expect(judgeExchange(call({}), undefined, openapi).operation).toMatchObject({ operation: 'otherOperation', name: 'GET /users/{id} (get_user)' });
+    expect(judgeExchange(call({}), undefined).operation!.name).toBe('GET /users/{id}');
+  });
+
+  it('status: declared passes, undeclared warns', () => {
+    expect(oas({ status: 404, responseBody: '{"message":"no"}' })).toEqual([]);
+    expect(oas({ status: 418, responseBody: '{"message":"teapot"}' })).toEqual(['OAS-STATUS-DECLARED implementation should: 418']);
+  });
+
+  it('response body: matching passes, not matching warns with the instance path', () => {
+    expect(oas({})).toEqual([]);
+    expect(oas({ responseBody: '{"user_id":5}' })).toEqual(['OAS-RESPONSE-SCHEMA implementation should: "/user_id must be string"']);
+  });
+
+  it('request body: matching passes, not matching is a client finding', () => {
+    const post = { method: 'POST', url: `${BASE}/users`, status: 201 };
+    expect(oas({ ...post, requestBody: '{"email":"a@example.com"}' })).toEqual([]);
+    expect(oas({ ...post, requestBody: '{"name":"x"}' })).toEqual(["OAS-REQUEST-SCHEMA client should: \"/ must have required property 'email'\""]);
+  });
+
+  it("the document's operations keep the document's rules: the description is not applied to them", () => {
+    const judgement = judgeExchange(getExchange(resourceServer()), undefined, openapi);
+    expect(judgement.operation!.operation).toBe('getResourceServer');
+    expect(judgement.findings).toEqual([]);
+  });
+});
+
+function harOf(name: string, exchanges: ReturnType<typeof call>[]): string {
+  const headers = (h: Record<string, string>) => Object.entries(h).map(([n, value]) => ({ name: n, value }));
+  const entries = exchanges.map((e) => ({
+    startedDateTime: e.startedAt,
+    time: 1,
+    request: { method: e.request.method, url: e.request.url, httpVersion: 'HTTP/1.1', headers: headers(e.request.headers), ...(e.request.body ? { postData: { mimeType: 'application/json', text: e.request.body.text } } : {}) },
+    response: { status: e.response!.status, httpVersion: 'HTTP/1.1', headers: headers({ ...e.response!.headers, date: 'Fri, 15 Jan 2027 08:00:00 GMT' }), content: { size: 0, mimeType: 'application/json', text: e.response!.body?.text ?? '' } },
+  }));
+  const path = join(dir, `${name}.har`);
+  writeFileSync(path, JSON.stringify({ log: { version: '1.2', creator: { name: 'x', version: '1' }, entries } }));
+  return path;
+}
+
+function validate(...args: string[]) {
+  const result = spawnSync(process.execPath, [BIN, 'validate', ...args], { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('validate --openapi', () => {
+  const har = harOf('users', [call({}), call({ responseBody: '{"user_id":5}' }), call({ status: 418, responseBody: '{}' })]);
+
+  it('judges the other operations against it: warnings, so exit 0; the report names the operation and holds the OAS requirements', () => {
+    const reportDir = join(dir, 'with');
+    const { code, stdout, stderr } = validate(har, '--openapi', descriptionPath, '--report-dir', reportDir);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toContain(`openapi: ${descriptionPath} (OpenAPI 3.1, 3 operations)`);
+    expect(stdout).toContain('GET /users/{id} (get_user)');
+    const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
+    const byId = new Map(report.requirements.map((r) => [r.id, r]));
+    expect(byId.get('OAS-RESPONSE-SCHEMA')).toMatchObject({ status: 'warn', counts: { findings: 1 } });
+    expect(byId.get('OAS-STATUS-DECLARED')).toMatchObject({ status: 'warn', counts: { findings: 1 } });
+    expect(byId.get('OAS-REQUEST-SCHEMA')!.status).toBe('skip');
+    expect(report.traffic!.operations!.map((o) => o.name)).toEqual(['GET /users/{id} (get_user)']);
+  });
+
+  it('without it, the reports hold no OAS requirement', () => {
+    const reportDir = join(dir, 'without');
+    expect(validate(har, '--report-dir', reportDir).code).toBe(0);
+    const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
+    expect(report.requirements.some((r) => r.id.startsWith('OAS-'))).toBe(false);
+  });
+
+  it('a description that cannot be used: exit 2, one line naming the file and why, no report', () => {
+    const broken = join(dir, 'broken.json');
+    writeFileSync(broken, '{"swagger":"2.0","paths":{}}');
+    const missing = validate(har, '--openapi', join(dir, 'nope.yaml'), '--report-dir', join(dir, 'bad'));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim().split('\n')).toEqual([expect.stringContaining('nope.yaml: cannot be read (ENOENT)')]);
+    const swagger = validate(har, '--openapi', broken, '--report-dir', join(dir, 'bad'));
+    expect(swagger.code).toBe(2);
+    expect(swagger.stderr.trim().split('\n')).toHaveLength(1);
+    expect(swagger.stderr).toContain('broken.json');
+  });
+});
+
+describe('proxy --openapi', () => {
+  let ref: RunningReference;
+  beforeAll(async () => {
+    ref = await startReference({ rateLimit: false });
+  });
+  afterAll(async () => {
+    await ref?.close();
+  });
+
+  it('judges the other operations live against the description', async () => {
+    // The reference serves no /users: its 404 is declared; a 405-like status on POST is not.
+    const description = DESCRIPTION.replace('https://tenant.example.com/api/v2', '/api/v2').replace("'404': { description: no such user }", "'401': { description: no }");
+    const path = join(dir, 'live.yaml');
+    writeFileSync(path, description);
+    const under = await startTestProxy(ref.origin, { openapiPath: path });
+    try {
+      const token = await tokenFor(ref, 'full');
+      const answer = await fetch(`${under.proxy.url}/api/v2/users/auth0%7C1`, { headers: { authorization: `Bearer ${token}` } });
+      await answer.arrayBuffer();
+      await under.proxy.stop();
+      const report = JSON.parse(readFileSync(join(under.reportDir, 'report.json'), 'utf8')) as Report;
+      const status = report.requirements.find((r) => r.id === 'OAS-STATUS-DECLARED')!;
+      expect(status.status).toBe('warn');
+      expect(status.evidence[0]!.message).toContain(`received ${answer.status}`);
+      expect(report.traffic!.operations!.map((o) => o.name)).toContain('GET /users/{id} (get_user)');
+    } finally {
+      await under.dispose();
+    }
+  });
+});

@@ -22,6 +22,9 @@ export const OPERATIONS_OVERFLOW = '(operations beyond the first 1000)';
 /** Why a requirement about response headers was not judged on an exchange of a recording. */
 export const RESPONSE_HEADERS_NOT_KEPT = 'its response headers (RL-429-HEADERS): the recording kept no response header but Content-Type';
 
+/** Why an OPTIONS request was not judged. */
+export const PREFLIGHT = 'an OPTIONS request (a CORS preflight): not a call of an operation';
+
 /** Why an exchange outside the API was not judged. */
 export const OUTSIDE_API = 'outside the API base path /api/v2 (not an operation of the interface)';
 
@@ -48,7 +51,7 @@ export class TrafficTally {
   notCoveredExchange(exchange: Exchange): void {
     this.exchanges++;
     this.notCovered++;
-    this.notJudgedExchange(OUTSIDE_API, exchange.id ?? '(no id)');
+    this.notJudgedExchange(exchange.request.method.toUpperCase() === 'OPTIONS' ? PREFLIGHT : OUTSIDE_API, exchange.id ?? '(no id)');
   }
 
   coveredExchange(exchange: Exchange, operation: string, judgement: Judgement, rateLimit: RateLimitObservation | null | undefined): void {

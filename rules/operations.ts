@@ -85,8 +85,8 @@ export function parseQuery(search: string): Record<string, string> {
 
 /**
  * The operation an exchange calls: one of the document's (with its id), or any other under the
- * API base path (named by its templated path). Undefined: the path is outside the API, or the
- * base path itself.
+ * API base path (named by its templated path). Undefined: the path is outside the API or the
+ * base path itself, or the request is an OPTIONS (a CORS preflight).
  */
 export function matchOperation(method: string, url: string): MatchedOperation | undefined {
   const upper = method.toUpperCase();
@@ -102,6 +102,8 @@ export function matchOperation(method: string, url: string): MatchedOperation | 
     }
     return matched;
   }
+  // A CORS preflight asks what the operation allows, without a credential by design: not a call of the operation.
+  if (upper === 'OPTIONS') return undefined;
   const other = UNDER_API_BASE.exec(path);
   if (!other) return undefined;
   return { operation: 'otherOperation', name: `${upper} ${templatePath(other[2]!)}`, query: parseQuery(search), prefix: other[1]! };

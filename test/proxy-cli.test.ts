@@ -85,17 +85,21 @@ describe('tmi-conform proxy: a session', () => {
       const response = await fetch(`${origin}/api/v2/resource-servers/${id}`, { headers: { authorization: `Bearer ${token}` } });
       expect(response.status).toBe(200);
     }
-    await child.stderrContains('3 exchanges; findings: 0 must, 0 should, 0 client; operations: getResourceServer 3');
+    // An operation the document does not detail: judged by the rules of every operation, and named.
+    const other = await fetch(`${origin}/api/v2/users/auth0%7C1`, { headers: { authorization: `Bearer ${token}` } });
+    await other.arrayBuffer();
+    await child.stderrContains('4 exchanges; findings: 0 must, 0 should, 0 client; operations: getResourceServer 3, other operations 1');
     child.kill('SIGTERM');
     const { code, stdout, stderr } = await child.exited;
     expect(code).toBe(0);
     expect(stderr).not.toMatch(/\n\s+at /);
     expect(stdout).toContain('verdict: conforming');
-    expect(readJournal(`${harPath}.jsonl`)).toHaveLength(3);
+    expect(stdout).toMatch(/operations: 1 of the document's operations, 1 other\n {2}GET \/resource-servers\/\{id\} +3 exchange\(s\): 200 × 3\n {2}GET \/users\/\{id\} +1 exchange\(s\): \d{3} × 1\n/);
+    expect(readJournal(`${harPath}.jsonl`)).toHaveLength(4);
     const har = JSON.parse(readFileSync(harPath, 'utf8')) as { log: { entries: unknown[] } };
-    expect(har.log.entries).toHaveLength(3);
+    expect(har.log.entries).toHaveLength(4);
     const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
-    expect(report).toMatchObject({ kind: 'proxy', passed: true, traffic: { exchanges: 3 } });
+    expect(report).toMatchObject({ kind: 'proxy', passed: true, traffic: { exchanges: 4 } });
   });
 
   it('waits for an exchange in flight at the first signal; a second signal cuts it short, still recorded, exit 0', async () => {

@@ -94,6 +94,12 @@ describe('conforming exchanges', () => {
       expect(judgement.operation, path).toBeUndefined();
       expect(judgement.findings).toEqual([]);
     }
+    // A CORS preflight carries no credential by design, and is answered: not a call of the operation.
+    for (const path of ['/api/v2/users/u1', '/api/v2/sessions/s1']) {
+      const judgement = judgeExchange(buildExchange({ method: 'OPTIONS', url: `https://t.example.com${path}`, status: 204 }));
+      expect(judgement.operation, path).toBeUndefined();
+      expect(judgement.findings).toEqual([]);
+    }
   });
 });
 

@@ -319,7 +319,7 @@ function summarize(summary: ProxySummary): string {
   if (summary.har) trailer.push(`har: ${summary.har.path} (${summary.har.entries} entries)`);
   if (summary.shed > 0) trailer.push(`${summary.shed} exchanges were recorded without their bodies: the recorder was behind the traffic`);
   const lines = renderSummary(summary.report, {
-    lead: [`${c.exchanges} exchanges: ${c.exchanges - c.notCovered} judged, ${c.notCovered} outside the API base path, ${c.failed} without a complete response; ${c.refused} requests refused`, ...(c.internalErrors > 0 ? [`${c.internalErrors} exchanges hit an internal error (see above)`] : [])],
+    lead: [`${c.exchanges} exchanges: ${c.exchanges - c.notCovered} judged, ${c.notCovered} not operation calls, ${c.failed} without a complete response; ${c.refused} requests refused`, ...(c.internalErrors > 0 ? [`${c.internalErrors} exchanges hit an internal error (see above)`] : [])],
     detail: 'table',
     written: summary.reportFiles,
     trailer,

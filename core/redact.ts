@@ -50,7 +50,9 @@ export function mask(value: string): string {
 
 /**
  * Other header names that say credential (X-Auth-Token, X-Access-Token, Token, Authorization2,
- * X-Forwarded-Authorization, X-Client-Secret, …): their values are masked whole.
+ * X-Forwarded-Authorization, X-Client-Secret, …): their values are masked whole. CORS headers
+ * (Access-Control-Allow-Credentials: true, Access-Control-Allow-Headers: authorization) only
+ * name them, and stay readable.
  */
 const CREDENTIAL_HEADER_NAME = /authorization|token|secret|api[-_]?key|password|passwd|credential|cookie/;
 
@@ -60,7 +62,7 @@ export function redactHeaders(headers: Headers, sink?: SecretSink): Headers {
     const value = headers[name]!;
     // Stryker disable next-line ConditionalExpression: equivalent, every SECRET_HEADERS name also matches CREDENTIAL_HEADER_NAME, read the same way without the cache.
     if (SECRET_HEADERS.has(name)) out[name] = redactSecretHeader(name, value, sink);
-    else if (CREDENTIAL_HEADER_NAME.test(name)) out[name] = redactCredentialHeader(name, value, sink);
+    else if (CREDENTIAL_HEADER_NAME.test(name) && !name.startsWith('access-control-')) out[name] = redactCredentialHeader(name, value, sink);
     // Any other header (a Referer with ?access_token=…): what looks like a token or key material.
     else out[name] = redactText(value, sink);
   }

@@ -207,7 +207,7 @@ export function renderHtml(report: Report): string {
   const cards = STATUS_ORDER.map((s) => `<button type="button" class="card ${s}" data-status="${s}" title="Show only ${s}"><div class="n">${summary[s]}</div><div class="label">${STATUS_LABEL[s]}</div></button>`).join('');
   const facts: string[] = [`${report.requirements.length} requirements`];
   if (report.tests.length > 0) facts.push(`${report.tests.length} suite tests`);
-  if (report.traffic) facts.push(`${report.traffic.exchanges} exchanges (${report.traffic.notCovered} outside the API base path)`);
+  if (report.traffic) facts.push(`${report.traffic.exchanges} exchanges (${report.traffic.notCovered} not operation calls: outside the API base path, or CORS preflights)`);
   for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) facts.push(`not judged: ${count} × ${reason} (exchanges ${exchanges.join(', ')}${count > exchanges.length ? ', …' : ''})`);
   if (report.clientFindings.length > 0) facts.push(`${report.clientFindings.reduce((n, f) => n + f.count, 0)} client findings`);
   const chart = report.traffic ? renderRateLimitChart(report.traffic.rateLimitSeries) : '';

@@ -14,7 +14,7 @@ export class KeptExchange {
   /** `known`: secrets seen in earlier exchanges of the source, masked here too (core/redact.ts KnownSecrets). */
   constructor(
     private readonly exchange: Exchange,
-    private readonly operation: string,
+    readonly operation: string,
     private readonly known?: KnownSecrets,
   ) {}
 

@@ -100,8 +100,23 @@ function mergeRequirements(inputs: Renamed[]): RequirementResult[] {
       ],
     });
     if (status === 'skip') merged.reason = skipReason(parts);
+    const byOperation = mergeByOperation(parts.map((p) => p.result));
+    if (byOperation) merged.byOperation = byOperation;
     return merged;
   });
+}
+
+/** Per-operation counts summed; none when no part had them (reports of earlier versions). */
+function mergeByOperation(results: RequirementResult[]): RequirementResult['byOperation'] {
+  const into: NonNullable<RequirementResult['byOperation']> = {};
+  for (const counts of results.map((r) => r.byOperation)) {
+    for (const [operation, { exchanges, findings }] of Object.entries(counts ?? {})) {
+      const sum = (into[operation] ??= { exchanges: 0, findings: 0 });
+      sum.exchanges += exchanges;
+      sum.findings += findings;
+    }
+  }
+  return Object.keys(into).length > 0 ? into : undefined;
 }
 
 /** Every source skipped it: say why, naming the sources when their reasons differ. */

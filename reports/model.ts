@@ -120,6 +120,11 @@ export interface RequirementResult extends RequirementFacts {
   counts: { exchanges: number; tests: number; findings: number; clientFindings: number; security?: number };
   /** A bounded sample: failures first. */
   evidence: Evidence[];
+  /**
+   * For a requirement of several operations: the exchanges that examined it per operation id, and
+   * how many of them failed it, so that each operation's table row shows its own result.
+   */
+  byOperation?: Record<string, { exchanges: number; findings: number }>;
 }
 
 /**
@@ -157,7 +162,7 @@ export interface OperationTraffic {
 
 export interface TrafficStats {
   exchanges: number;
-  /** Exchanges to paths outside the API base path (/api/v2): counted, never judged. */
+  /** Exchanges that call no operation (a path outside the API base path /api/v2, a CORS preflight): counted, never judged. */
   notCovered: number;
   /** operation id -> status code (or "error") -> count */
   byOperation: Record<string, Record<string, number>>;

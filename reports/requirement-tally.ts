@@ -22,6 +22,8 @@ export class RequirementTally {
   private readonly testNames: string[] = [];
   private readonly failures: Evidence[] = [];
   private readonly passes: Evidence[] = [];
+  /** Per operation id, for a requirement of several: exchanges that examined it, and those that failed it. */
+  private readonly byOperation = new Map<string, { exchanges: number; findings: number }>();
 
   constructor(
     readonly requirement: Requirement,
@@ -32,6 +34,7 @@ export class RequirementTally {
   /** An exchange examined it and found nothing against it: the common case, kept cheap. */
   passedExchange(kept: KeptExchange, test: string | undefined): void {
     this.exchanges++;
+    this.countOperation(kept.operation, false);
     if (this.passes.length >= PASSING_EXCHANGES_PER_REQUIREMENT) return;
     const item: Evidence = { source: this.source, kind: 'exchange', status: 'pass', exchange: kept.evidence() };
     if (test !== undefined) item.test = test;
@@ -42,6 +45,7 @@ export class RequirementTally {
   failedExchange(kept: KeptExchange, findings: Finding[], test: string | undefined): void {
     this.exchanges++;
     this.failingExchanges++;
+    this.countOperation(kept.operation, true);
     if (findings.some((f) => f.security !== undefined)) this.securityExchanges++;
     if (this.failures.length >= EVIDENCE_PER_REQUIREMENT) return;
     const item: Evidence = { source: this.source, kind: 'exchange', status: failureStatus(this.requirement.level) };
@@ -50,6 +54,14 @@ export class RequirementTally {
     item.message = item.findings.map((f) => f.message).join('\n');
     item.exchange = kept.evidence();
     this.failures.push(item);
+  }
+
+  private countOperation(operation: string, failed: boolean): void {
+    if (this.requirement.operations.length < 2 && !this.requirement.operations.includes('all')) return;
+    let counts = this.byOperation.get(operation);
+    if (!counts) this.byOperation.set(operation, (counts = { exchanges: 0, findings: 0 }));
+    counts.exchanges++;
+    if (failed) counts.findings++;
   }
 
   /** A finding against the client: counted, never evidence for or against the implementation. */
@@ -104,6 +116,7 @@ export class RequirementTally {
       evidence: [...this.failures, ...this.passes],
     });
     if (status === 'skip') result.reason = this.skipReason();
+    if (this.byOperation.size > 0) result.byOperation = Object.fromEntries(this.byOperation);
     return result;
   }
 

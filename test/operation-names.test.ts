@@ -6,6 +6,8 @@ import { matchOperation, templatePath } from '../rules/operations.ts';
 import { TrafficTally } from '../reports/traffic.ts';
 import { judgeExchange } from '../rules/index.ts';
 import { buildExchange } from '../rules/exchange.ts';
+import { ReportBuilder } from '../reports/builder.ts';
+import { errorExchange, getExchange } from '../fixtures/exchanges.ts';
 
 const REAL_LOOKING: Array<[method: string, path: string, name: string]> = [
   ['GET', '/api/v2/users/auth0|5f7c8ec7c33c6c004bbafe82', 'GET /users/{id}'],
@@ -62,5 +64,33 @@ describe('templatePath', () => {
     const rows = tally.stats()!.operations!;
     expect(rows.map((r) => [r.name, r.exchanges, r.byStatus])).toEqual([['GET /users/{id}/roles', 3000, { '200': 3000 }]]);
     expect(rows[0]!.requirements).toContain('AUTH-CREDENTIAL-REQUIRED-OTHER');
+  });
+});
+
+describe("the per-operation table", () => {
+  it("shows each operation's own result for a requirement of several: a failure on another operation is not the session update's", () => {
+    const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
+    const carriedOut = buildExchange({ id: '1', method: 'GET', url: 'https://tenant.example.com/api/v2/users/u1', status: 200, responseHeaders: { 'content-type': 'application/json' }, responseBody: '{}' });
+    const refused = errorExchange(getExchange(undefined, 'rs_1', { requestHeaders: {} }), 401, { message: 'no token' });
+    for (const exchange of [carriedOut, refused]) builder.addExchange(exchange, judgeExchange(exchange));
+    const report = builder.build({ failOn: 'must' });
+    const credential = report.requirements.find((r) => r.id === 'AUTH-CREDENTIAL-REQUIRED-OTHER')!;
+    expect(credential.status).toBe('fail');
+    expect(credential.byOperation).toEqual({ otherOperation: { exchanges: 1, findings: 1 }, getResourceServer: { exchanges: 1, findings: 0 } });
+    const group = (id: string) => report.operations.find((g) => g.operation === id)!;
+    expect(group('otherOperation').status).toBe('fail');
+    expect(group('getResourceServer').status).not.toBe('fail');
+    expect(group('updateSession').status).not.toBe('fail');
+  });
+});
+
+describe('the 401 rules on an operation the document does not detail', () => {
+  it('a 404 without a credential is not charged (the path may be no operation of this tenant); a 403 is', () => {
+    const refused = (status: number) =>
+      judgeExchange(buildExchange({ method: 'GET', url: 'https://tenant.example.com/api/v2/nothing-here/x1', status, responseHeaders: { 'content-type': 'application/json' }, responseBody: '{"message":"no"}' }))
+        .findings.filter((f) => f.subject === 'implementation')
+        .map((f) => f.requirement);
+    expect(refused(404)).toEqual([]);
+    expect(refused(403)).toEqual(['AUTH-MISSING-TOKEN-401-OTHER']);
   });
 });

@@ -47,7 +47,7 @@ describe('tmi-conform validate', () => {
     const { code, stdout, stderr } = validate(file, '--report-dir', reportDir);
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    expect(stdout).toContain('4 exchanges in 1 file(s): 3 judged, 1 outside the API base path');
+    expect(stdout).toContain('4 exchanges in 1 file(s): 3 judged, 1 not operation calls');
     expect(stdout).toContain('verdict: conforming');
     const report = readReport(reportDir);
     expect(report.passed).toBe(true);
@@ -187,7 +187,7 @@ describe('tmi-conform validate: input that cannot be read is never a verdict', (
     const { code, stdout, stderr } = validate(file, '--report-dir', reportDir);
     expect(stderr).toBe('');
     expect(code).toBe(1); // the HS512 signing_alg of line 3
-    expect(stdout).toContain('4 exchanges in 1 file(s): 3 judged, 1 not judged, 0 outside the API base path');
+    expect(stdout).toContain('4 exchanges in 1 file(s): 3 judged, 1 not judged, 0 not operation calls');
     expect(stdout).toContain(`not judged: 1 exchange(s), response body nested deeper than 64 levels: ${file} line 2`);
     expect(stdout).toMatch(/RS-SIGNING-ALG\s+must\s+implementation\s+1/);
     expect(readReport(reportDir).traffic).toMatchObject({ exchanges: 4 });

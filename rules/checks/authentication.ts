@@ -79,6 +79,8 @@ const BADLY_SIGNED: ReadonlySet<CredentialState> = new Set(['signature-invalid',
 function refusedWith401(input: CheckInput, states: ReadonlySet<CredentialState>, ids: readonly [string, string], note = ''): CheckResult {
   const status = input.exchange.response?.status;
   if (unanswered(status) || isSuccess(status!)) return undefined;
+  // A path the document does not name, answered 404: perhaps no operation of this tenant at all.
+  if (status === 404 && input.operation.operation === 'otherOperation') return undefined;
   const state = credentialStateOf(input);
   if (!states.has(state)) return undefined;
   if (status === 401) return [];

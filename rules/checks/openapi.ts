@@ -8,8 +8,9 @@ const problemsText = (problems: readonly string[]): string => show(problems.join
 
 export function statusDeclaredInOpenApi({ exchange, openapi }: CheckInput): CheckResult {
   const status = exchange.response?.status;
-  // A 5xx is GEN-NO-SERVER-ERROR's, whatever a description declares.
-  if (!openapi || status === undefined || status >= 500) return undefined;
+  // A 5xx is GEN-NO-SERVER-ERROR's, whatever a description declares; 401 (no or an invalid credential)
+  // and 429 (too many requests) the document states for every operation, declared or not.
+  if (!openapi || status === undefined || status >= 500 || status === 401 || status === 429) return undefined;
   const declared = openapi.statusDeclared(status);
   if (declared === undefined) return undefined;
   if (declared) return [];

@@ -32,9 +32,12 @@ export function groupByOperation(requirements: RequirementResult[]): OperationRe
  * update); otherwise, or when suite tests examined it too, its overall status.
  */
 function statusOn(r: RequirementResult, operation: string): Status {
-  if (operation === 'all' || r.byOperation === undefined || r.counts.tests > 0 || r.status === 'skip') return r.status;
-  const counts = r.byOperation[operation];
-  if (counts === undefined) return 'skip';
+  if (operation === 'all' || r.operations.length === 1 || r.status === 'skip') return r.status;
+  // The suites call the document's operations only: their tests say nothing of the others.
+  if (r.counts.tests > 0 && operation !== 'otherOperation') return r.status;
+  const counts = r.byOperation?.[operation];
+  // No counts at all: a report of an earlier version, whose rows showed the overall status.
+  if (counts === undefined) return r.byOperation === undefined && operation !== 'otherOperation' ? r.status : 'skip';
   return counts.findings > 0 ? r.status : 'pass';
 }
 

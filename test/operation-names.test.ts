@@ -82,6 +82,15 @@ describe("the per-operation table", () => {
     expect(group('getResourceServer').status).not.toBe('fail');
     expect(group('updateSession').status).not.toBe('fail');
   });
+
+  it('a suite test speaks for the document\'s operations, never for the others', () => {
+    const builder = new ReportBuilder({ kind: 'run', source: 'run' });
+    builder.addTest({ name: 'a forged token is refused', requirements: ['AUTH-CREDENTIAL-REQUIRED-OTHER'], status: 'fail', charged: ['AUTH-CREDENTIAL-REQUIRED-OTHER'], message: 'carried out' });
+    const report = builder.build({ failOn: 'must' });
+    const group = (id: string) => report.operations.find((g) => g.operation === id)!;
+    expect(group('getResourceServer').status).toBe('fail');
+    expect(group('otherOperation').status).toBe('skip');
+  });
 });
 
 describe('the 401 rules on an operation the document does not detail', () => {

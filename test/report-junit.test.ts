@@ -35,7 +35,8 @@ function parse(report: Report): { suites: Testsuite[]; root: Record<string, stri
   return { suites: doc.testsuites.testsuite, root: doc.testsuites };
 }
 
-const requirementCount = loadRequirements().length;
+// Without a user's OpenAPI description, its requirements (OAS-*) are not in the report.
+const requirementCount = loadRequirements().filter((r) => !r.id.startsWith('OAS-')).length;
 
 describe('junit.xml', () => {
   it('has a testsuite of requirements (one testcase each) and a testsuite of suite tests', () => {

@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
-import { renderSummary } from '../reports/console.ts';
+import { renderSummary, underGitHubActions } from '../reports/console.ts';
 import { DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/forward/target.ts';
 import type { TlsSource } from '../proxy/tls/tls.ts';
@@ -14,6 +14,7 @@ import { noJwksLine } from '../keys/tenant-keys.ts';
 import { issuerLine, learnTenant, tenantTokensData } from '../keys/tenant.ts';
 import { bytesFlag, parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
 import { openApiLine, openApiOption } from './openapi-option.ts';
+import { baselineOption } from './baseline-option.ts';
 import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 import { checkExistingRecording, type RecordingMode } from './existing-recording.ts';
@@ -34,7 +35,7 @@ export const help = `Usage: tmi-conform proxy --target URL [--listen HOST:PORT] 
                          [--upstream-timeout SECONDS] [--status-interval SECONDS]
                          [--tls [--tls-dir DIR | --tls-cert FILE --tls-key FILE]]
                          [--non-global-client CLIENT_ID]... [--jwks URL|FILE] [--append | --overwrite]
-                         [--openapi FILE] [-- CMD [ARGS...]]
+                         [--openapi FILE] [--baseline FILE] [-- CMD [ARGS...]]
 
 A reverse proxy in front of URL (the tenant, or any implementation of the interface) that
 judges every exchange with the same rules as "tmi-conform run" and records it. Clients talk to
@@ -98,6 +99,8 @@ Options:
   --upstream-timeout SECS   the target has this long to answer, and between two chunks (default ${DEFAULT_UPSTREAM_TIMEOUT_MS / 1000});
                             then the client gets 504
   --status-interval SECS    how often the status line is printed (default ${DEFAULT_STATUS_INTERVAL_MS / 1000}; 0 = never)
+  --baseline FILE           accepted failures: an earlier report.json, or a YAML list (tmi-conform report
+                            baseline); only failures it does not accept count in the verdict
   --openapi FILE            an OpenAPI 3.0 or 3.1 description (YAML or JSON) of the operations the document
                             does not detail: their status codes and bodies are checked against it (OAS-*,
                             warnings); one that cannot be read is a usage error (exit 2)
@@ -141,6 +144,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     'status-interval': { value: true },
     'non-global-client': { value: true, repeat: true },
     openapi: { value: true },
+    baseline: { value: true },
     tls: { value: false },
     'tls-dir': { value: true },
     'tls-cert': { value: true },
@@ -188,6 +192,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   // Read here to refuse a description that cannot be used before anything starts; the recorder thread reads it again.
   const openapiPath = stringFlag(args, 'openapi');
   const openapi = await openApiOption(openapiPath);
+  const baseline = await baselineOption(stringFlag(args, 'baseline'));
   const jwksFlag = stringFlag(args, 'jwks');
   const issuerFlag = stringFlag(args, 'issuer');
   // What the tenant says of its tokens (keys/tenant.ts), asked at the target's origin.
@@ -211,7 +216,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   };
   let proxy: RunningProxy;
   try {
-    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), ...(openapiPath !== undefined ? { openapiPath } : {}), log });
+    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), ...(openapiPath !== undefined ? { openapiPath } : {}), ...(baseline ? { baseline } : {}), log });
   } catch (error) {
     dispose();
     if (error instanceof ProxyStartError) throw new UsageError(`proxy: ${error.message}`);
@@ -319,6 +324,7 @@ function summarize(summary: ProxySummary): string {
   if (summary.har) trailer.push(`har: ${summary.har.path} (${summary.har.entries} entries)`);
   if (summary.shed > 0) trailer.push(`${summary.shed} exchanges were recorded without their bodies: the recorder was behind the traffic`);
   const lines = renderSummary(summary.report, {
+    workflowCommands: underGitHubActions(),
     lead: [`${c.exchanges} exchanges: ${c.exchanges - c.notCovered} judged, ${c.notCovered} not operation calls, ${c.failed} without a complete response; ${c.refused} requests refused`, ...(c.internalErrors > 0 ? [`${c.internalErrors} exchanges hit an internal error (see above)`] : [])],
     detail: 'table',
     written: summary.reportFiles,

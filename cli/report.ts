@@ -1,6 +1,9 @@
 // `tmi-conform report merge DIR... --out DIR [--fail-on must|should]`: one compliance report
 // from several runs (e.g. the suite run in CI plus a day of proxy traffic).
-import { readFile, stat } from 'node:fs/promises';
+// `tmi-conform report baseline REPORT --out FILE`: the accepted failures of a run, as a baseline
+// to edit (a reason each) and pass to --baseline.
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { baselineYaml } from '../reports/baseline.ts';
 import { join } from 'node:path';
 import type { Report } from '../reports/model.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
@@ -11,6 +14,11 @@ import { parseArgs, stringFlag } from './args.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 
 export const help = `Usage: tmi-conform report merge DIR... --out DIR [--fail-on must|should]
+       tmi-conform report baseline REPORT --out FILE.yaml
+
+report baseline writes the failed and warned requirements of REPORT (a report directory or
+report.json) as a baseline for --baseline on run, validate and proxy: one entry each, with a
+reason to edit and an until: date to set if the acceptance should end.
 
 Combines reports into one compliance report: e.g. the suite run in CI and a day of proxy
 traffic. Each DIR is a report directory (holding report.json) or a report.json file.
@@ -27,8 +35,9 @@ Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable or invalid
 
 export async function run(argv: string[]): Promise<number> {
   const [subcommand, ...rest] = argv;
-  if (subcommand === undefined) throw new UsageError('report: name a subcommand: report merge DIR... --out DIR');
-  if (subcommand !== 'merge') throw new UsageError(`report: unknown subcommand "${subcommand}" (subcommands: merge)`);
+  if (subcommand === undefined) throw new UsageError('report: name a subcommand: report merge DIR... --out DIR, report baseline REPORT --out FILE');
+  if (subcommand === 'baseline') return writeBaseline(rest);
+  if (subcommand !== 'merge') throw new UsageError(`report: unknown subcommand "${subcommand}" (subcommands: merge, baseline)`);
   const args = parseArgs('report merge', rest, { out: { value: true }, 'fail-on': { value: true } });
   if (args.positionals.length === 0) throw new UsageError('report merge: name at least one report directory or report.json');
   const out = stringFlag(args, 'out');
@@ -44,29 +53,46 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 /** The report.json at `location` (a directory or the file itself), checked against its schema. */
-async function readReport(location: string): Promise<Report> {
+async function readReport(location: string, command = 'report merge'): Promise<Report> {
   let file = location;
   try {
     if ((await stat(location)).isDirectory()) file = join(location, 'report.json');
   } catch {
-    throw new UsageError(`report merge: cannot read ${location}: no such file or directory`);
+    throw new UsageError(`${command}: cannot read ${location}: no such file or directory`);
   }
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no report.json there' : 'not readable';
-    throw new UsageError(`report merge: cannot read ${file}: ${reason}`);
+    throw new UsageError(`${command}: cannot read ${file}: ${reason}`);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`report merge: ${file} is not JSON: ${(error as Error).message}`);
+    throw new UsageError(`${command}: ${file} is not JSON: ${(error as Error).message}`);
   }
   const problem = reportSchemaError(value);
-  if (problem !== undefined) throw new UsageError(`report merge: ${file} is not a tmi-conform report: ${problem}`);
+  if (problem !== undefined) throw new UsageError(`${command}: ${file} is not a tmi-conform report: ${problem}`);
   return value as Report;
+}
+
+async function writeBaseline(argv: string[]): Promise<number> {
+  const args = parseArgs('report baseline', argv, { out: { value: true } });
+  if (args.positionals.length !== 1) throw new UsageError('report baseline: name one report directory or report.json');
+  const out = stringFlag(args, 'out');
+  if (out === undefined) throw new UsageError('report baseline: --out FILE is required (where the baseline goes)');
+  const report = await readReport(args.positionals[0]!, 'report baseline');
+  const text = baselineYaml(report);
+  try {
+    await writeFile(out, text);
+  } catch (error) {
+    throw new UsageError(`report baseline: cannot write ${out} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  const count = report.requirements.filter((r) => r.status === 'fail' || r.status === 'warn').length;
+  process.stdout.write(`baseline: ${count} requirement(s) accepted, written to ${out}; give each a reason, then pass it with --baseline ${out}\n`);
+  return EXIT_OK;
 }
 
 function printSummary(report: Report, written: string[]): void {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { stopSignal } from './signals.ts';
 import { FAULT_NAMES, isFaultName, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../reference/index.ts';
 import { ReportBuilder } from '../reports/builder.ts';
-import { renderSummary } from '../reports/console.ts';
+import { renderSummary, underGitHubActions } from '../reports/console.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import type { Report } from '../reports/model.ts';
 import { redactTarget } from '../reports/redact-text.ts';
@@ -17,6 +17,7 @@ import { countsLine } from '../suites/reporter.ts';
 import { runConformance, type ConformanceOutcome } from '../suites/conformance.ts';
 import { loadVitestNode } from '../suites/vitest-node.ts';
 import { parseArgs, stringFlag, type FlagSpec } from './args.ts';
+import { baselineOption } from './baseline-option.ts';
 import { CONFIG_KEYS } from '../suites/config-keys.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 
@@ -35,6 +36,8 @@ Selection and output:
   --requirement ID       run only the tests that cover this requirement (repeatable)
   --report-dir DIR       where report.json, junit.xml, report.md, report.html go (default reports/latest)
   --fail-on LEVEL        must (default): exit 1 on a failed "must" requirement; should: also on warnings
+  --baseline FILE        accepted failures: an earlier report.json, or a YAML list (tmi-conform report baseline);
+                         only failures it does not accept count in the verdict
 
 Embedded reference only (to see what failures look like):
   --fault NAME           switch on a deliberate non-conformity (repeatable; tmi-conform serve --list-faults)
@@ -52,6 +55,7 @@ const FLAGS: Record<string, FlagSpec> = {
   ...Object.fromEntries(CONFIG_KEYS.flatMap((key) => (key.flag ? [[key.flag.name, { value: key.kind !== 'switch' }]] : []))),
   'report-dir': { value: true },
   'fail-on': { value: true },
+  baseline: { value: true },
   requirement: { value: true, repeat: true },
   fault: { value: true, repeat: true },
   'rate-limit': { value: true },
@@ -122,6 +126,7 @@ export async function run(argv: string[]): Promise<number> {
   const unknownIds = requirements.filter((id) => !known.has(id));
   if (unknownIds.length > 0) throw new UsageError(`run: unknown requirement ${unknownIds.join(', ')} (see schemas/requirements.yaml)`);
   // A run that ends in a setup error (exit 2) writes no report: an earlier run's must not pass for this one's.
+  const baseline = await baselineOption(stringFlag(args, 'baseline'));
   await removeEarlierReports(reportDir);
 
   const raw = await configuration(args, process.env);
@@ -138,7 +143,7 @@ export async function run(argv: string[]): Promise<number> {
     print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
     const outcome = await runConformance(config, { requirements, builder, print, warn: (line) => process.stderr.write(`tmi-conform run: ${line}\n`), listenForInterrupt: stopSignal });
-    const report = builder.build({ failOn });
+    const report = builder.build({ failOn, baseline });
     const written = await writeReports(report, reportDir);
     printSummary(report, outcome.totals, outcome.waitedMs, written, Date.now() - started, print);
     if (outcome.interrupted) return 130;
@@ -164,6 +169,7 @@ function printSummary(report: Report, totals: ConformanceOutcome['totals'], wait
   for (const test of report.tests.filter((t) => t.status === 'skip' && t.charged !== undefined)) lead.push(`  ${test.message!.split('\n', 1)[0]} (test "${test.name}")`);
   const seed = report.sources[0]?.seed;
   const lines = renderSummary(report, {
+    workflowCommands: underGitHubActions(),
     lead,
     detail: 'failures',
     verdictNote: `(fail-on ${report.failOn}) in ${(ms / 1000).toFixed(1)} s${waitedMs > 0 ? `, ${(waitedMs / 1000).toFixed(1)} s waiting for rate-limit windows` : ''}`,

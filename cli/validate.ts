@@ -11,19 +11,20 @@ import { detectFormat, RecordingError, type ReadProgress } from '../recordings/r
 import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { KnownSecrets, learnSecrets } from '../core/redact.ts';
-import { notJudgedLine, renderSummary } from '../reports/console.ts';
+import { notJudgedLine, renderSummary, underGitHubActions } from '../reports/console.ts';
 import type { Report } from '../reports/model.ts';
 import { RESPONSE_HEADERS_NOT_KEPT } from '../reports/traffic.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
+import { baselineOption } from './baseline-option.ts';
 import { openApiLine, openApiOption, openApiProblemLines } from './openapi-option.ts';
 import { DEFAULT_MAX_BODY_BYTES, describeBytes } from '../core/body-limit.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
 import { MAX_JSON_DEPTH } from '../core/json-depth.ts';
 
 export const help = `Usage: tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE] [--issuer ISSUER] [--max-body-bytes N]
-                            [--openapi FILE]
+                            [--openapi FILE] [--baseline FILE]
 
 Judges recorded traffic offline: HAR 1.2 files (browser DevTools, mitmproxy, other proxies,
 converted cassettes) and the proxy's JSONL journal (one HAR entry per line). Files are read
@@ -60,6 +61,8 @@ Options:
   --issuer ISSUER    the issuer the tenant's tokens carry: a token naming another is judged as from another
                      issuer (without it the issuer is not judged)
   --max-body-bytes N the body limit: bytes of each body judged (default ${DEFAULT_MAX_BODY_BYTES}, as the proxy's)
+  --baseline FILE    accepted failures: an earlier report.json, or a YAML list (tmi-conform report baseline);
+                     only failures it does not accept count in the verdict
   --openapi FILE     an OpenAPI 3.0 or 3.1 description (YAML or JSON) of the operations the document does
                      not detail: their status codes and bodies are checked against it (OAS-*, warnings);
                      one that cannot be read is a usage error
@@ -138,7 +141,7 @@ function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string 
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true } });
+  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true }, baseline: { value: true } });
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
@@ -161,6 +164,7 @@ export async function run(argv: string[]): Promise<number> {
 
   // A secret seen in a token request is masked wherever it turns up later in the recordings' evidence.
   const knownSecrets = new KnownSecrets();
+  const baseline = await baselineOption(stringFlag(args, 'baseline'));
   const openapiPath = stringFlag(args, 'openapi');
   const openapi = await openApiOption(openapiPath);
   if (openapi) process.stdout.write(`${openApiLine(openapi)}\n`);
@@ -195,7 +199,7 @@ export async function run(argv: string[]): Promise<number> {
     for (const line of unreadable) process.stderr.write(`tmi-conform validate: cannot read ${line}\n`);
     return EXIT_USAGE;
   }
-  const report = builder.build({ failOn });
+  const report = builder.build({ failOn, baseline });
   const written = await writeReports(report, reportDir);
   printSummary(summary, report, undefined, written);
   return report.passed ? EXIT_OK : EXIT_FAILED;
@@ -239,6 +243,6 @@ function printSummary(summary: ValidateSummary, report: Report, verdict: string 
         : `${NO_JWKS_NOTE}: ${summary.signaturesUnverified} exchanges${hint}`,
     );
   }
-  const lines = renderSummary(report, { lead, detail: 'table', notJudgedSaid: true, ...(verdict !== undefined ? { verdict } : {}), ...(written ? { written } : {}) });
+  const lines = renderSummary(report, { lead, detail: 'table', notJudgedSaid: true, workflowCommands: underGitHubActions(), ...(verdict !== undefined ? { verdict } : {}), ...(written ? { written } : {}) });
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -17,6 +17,7 @@ import type { Target } from './forward/target.ts';
 import { howToTrust, listenerCertificate, TlsSetupError, type TlsSource } from './tls/tls.ts';
 import type { RecorderSummary } from './record/messages.ts';
 import type { TenantTokensData } from '../keys/tenant.ts';
+import type { Baseline } from '../reports/model.ts';
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 export const DEFAULT_STATUS_INTERVAL_MS = 5_000;
@@ -49,6 +50,8 @@ export interface ProxySessionOptions {
   tenant?: TenantTokensData;
   /** The user's OpenAPI description (--openapi): the recorder thread reads it and judges the other operations against it. */
   openapiPath?: string;
+  /** Accepted failures (--baseline): left out of the reports' verdict. */
+  baseline?: Baseline;
   /** Status lines and warnings (the CLI writes them to stderr). */
   log?: (line: string) => void;
 }
@@ -161,6 +164,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
         maxBodyBytes,
         ...(options.tenant ? { tenant: options.tenant } : {}),
         ...(options.openapiPath !== undefined ? { openapiPath: options.openapiPath } : {}),
+        ...(options.baseline ? { baseline: options.baseline } : {}),
       },
       log,
     );

@@ -10,6 +10,7 @@
 // client-findings.ts, test-result.ts; kept-exchange.ts makes an exchange's evidence only when
 // something keeps it, so most passing exchanges are only counted.
 import type { Judgement } from '../rules/index.ts';
+import { applyBaseline } from './baseline.ts';
 import { OPENAPI_REQUIREMENTS } from '../rules/checks/openapi.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 import { observationOf } from '../rules/rate-limit-tracker.ts';
@@ -20,7 +21,7 @@ import { exchangeEvidence } from './exchange-evidence.ts';
 import type { FailOn } from './fail-on.ts';
 import { KeptExchange } from './kept-exchange.ts';
 import type { KnownSecrets } from '../core/redact.ts';
-import type { Report, ReportKind, Source, Status, TestOutcome, TestResult } from './model.ts';
+import type { Baseline, Report, ReportKind, Source, Status, TestOutcome, TestResult } from './model.ts';
 import { redactTarget, redactText } from './redact-text.ts';
 import { RequirementTally } from './requirement-tally.ts';
 import { chargedBy, notExamined, notExaminedMessage, testResult } from './test-result.ts';
@@ -130,7 +131,8 @@ export class ReportBuilder {
     for (const id of requirementIds) this.byId.get(id)?.skip(reason);
   }
 
-  build({ failOn }: { failOn: FailOn }): Report {
+  /** `baseline` (--baseline): the failures it accepts are marked and left out of the verdict. */
+  build({ failOn, baseline }: { failOn: FailOn; baseline?: Baseline | undefined }): Report {
     const finishedAt = new Date().toISOString();
     const report = assembleReport(
       {
@@ -147,6 +149,6 @@ export class ReportBuilder {
     if (this.source.target !== undefined) report.target = this.source.target;
     const traffic = this.traffic.stats();
     if (traffic) report.traffic = traffic;
-    return report;
+    return baseline ? applyBaseline(report, baseline) : report;
   }
 }

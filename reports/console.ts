@@ -5,6 +5,7 @@
 import { ATTACK_TOKEN_COMMAND, curlCommand, curlVariables, reproducible } from './curl.ts';
 import type { Report } from './model.ts';
 import { operationsCalled, statusCounts } from './operations.ts';
+import { workflowCommands } from './annotations.ts';
 
 export interface SummaryOptions {
   /** The driver's own lines, first: what it ran, read or recorded. */
@@ -24,6 +25,8 @@ export interface SummaryOptions {
   written?: string[];
   /** The driver's lines after the reports line (the seed, the journal). */
   trailer?: string[];
+  /** Under GitHub Actions: the workflow commands that annotate each failure and warning (reports/annotations.ts). */
+  workflowCommands?: boolean;
 }
 
 /**
@@ -41,6 +44,7 @@ export function renderSummary(report: Report, options: SummaryOptions): string[]
   out.push(`requirements: ${summary.pass} pass · ${summary.fail} fail · ${summary.warn} warn · ${summary.skip} skip`);
   const security = report.requirements.filter((r) => (r.counts.security ?? 0) > 0);
   if (security.length > 0) out.push(`SECURITY: the target carried out requests it should have refused: ${security.map((r) => `${r.id} (${r.counts.security} exchange(s))`).join(', ')}`);
+  out.push(...baselineLines(report));
   out.push(...operationLines(report));
   out.push(...(options.detail === 'failures' ? failureLines(report) : findingRows(report)));
   for (const { reason, count, exchanges } of options.notJudgedSaid ? [] : (report.traffic?.notJudged ?? [])) {
@@ -56,6 +60,22 @@ export function renderSummary(report: Report, options: SummaryOptions): string[]
   out.push(options.verdict ?? `verdict: ${report.passed ? 'conforming' : 'NOT conforming'}${options.verdictNote !== undefined ? ` ${options.verdictNote}` : ''}`);
   if (options.written) out.push(`reports: ${options.written.join(', ')}`);
   out.push(...(options.trailer ?? []));
+  if (options.workflowCommands) out.push(...workflowCommands(report));
+  return out;
+}
+
+/** Whether this process runs as a GitHub Actions step, whose log reads workflow commands. */
+export const underGitHubActions = (env: NodeJS.ProcessEnv = process.env): boolean => env['GITHUB_ACTIONS'] === 'true';
+
+/** What --baseline did: the failures it accepted and why, the entries fixed and expired. */
+function baselineLines(report: Report): string[] {
+  const b = report.baseline;
+  if (!b) return [];
+  const until = (e: { until?: string }) => (e.until ? ` (until ${e.until})` : '');
+  const out = [`baseline ${b.source}: ${b.accepted.length} failure(s) accepted, ${b.fixed.length} fixed, ${b.expired.length} expired`];
+  for (const e of b.accepted) out.push(`  accepted: ${e.requirement}: ${e.reason}${until(e)}`);
+  for (const e of b.fixed) out.push(`  fixed: ${e.requirement} passes now: remove its entry ("${e.remove}") from ${b.source}`);
+  for (const e of b.expired) out.push(`  expired: ${e.requirement}${until(e)}: counts again`);
   return out;
 }
 
@@ -77,7 +97,7 @@ function operationLines(report: Report): string[] {
 function findingRows(report: Report): string[] {
   const rows: Array<[id: string, level: string, subject: string, count: number]> = [];
   for (const r of report.requirements) {
-    if (r.counts.findings > 0) rows.push([r.id, r.level, 'implementation', r.counts.findings]);
+    if (r.counts.findings > 0) rows.push([r.id, r.level, r.accepted ? 'accepted' : 'implementation', r.counts.findings]);
     if (r.counts.clientFindings > 0) rows.push([r.id, r.level, 'client', r.counts.clientFindings]);
   }
   for (const finding of report.clientFindings) if (!rows.some(([id, , subject]) => id === finding.requirement && subject === 'client')) rows.push([finding.requirement, finding.level, 'client', finding.count]);
@@ -92,7 +112,7 @@ function findingRows(report: Report): string[] {
 function failureLines(report: Report): string[] {
   const out: string[] = [];
   const reproduce: string[] = [];
-  for (const r of report.requirements.filter((x) => x.status === 'fail' || x.status === 'warn')) {
+  for (const r of report.requirements.filter((x) => (x.status === 'fail' || x.status === 'warn') && x.accepted === undefined)) {
     const failing = reproducible(r);
     const shown = failing ?? r.evidence.find((e) => e.status === r.status);
     // The line about this requirement (a failure may name several), else the first.

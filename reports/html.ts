@@ -70,6 +70,7 @@ function requirementRow(r: RequirementResult, target?: string): string {
   const notes: string[] = [];
   if (r.inferred) notes.push(`<p class="note"><b>Inferred:</b> ${quoteHtml(r.inferred)}</p>`);
   if (r.reason) notes.push(`<p class="note"><b>Skipped:</b> ${esc(r.reason)}</p>`);
+  if (r.accepted) notes.push(`<p class="note"><b>Accepted by the baseline:</b> ${esc(r.accepted.reason)}${r.accepted.until ? ` (until ${esc(r.accepted.until)})` : ''}</p>`);
   const evidence = against.map(evidenceItem);
   if (supporting.length > 0) {
     const label = `${supporting.length} passing example${supporting.length === 1 ? '' : 's'}`;
@@ -209,6 +210,7 @@ export function renderHtml(report: Report): string {
   if (report.tests.length > 0) facts.push(`${report.tests.length} suite tests`);
   if (report.traffic) facts.push(`${report.traffic.exchanges} exchanges (${report.traffic.notCovered} not operation calls: outside the API base path, or CORS preflights)`);
   for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) facts.push(`not judged: ${count} × ${reason} (exchanges ${exchanges.join(', ')}${count > exchanges.length ? ', …' : ''})`);
+  if (report.baseline) facts.push(`baseline ${report.baseline.source}: ${report.baseline.accepted.length} failure(s) accepted, ${report.baseline.fixed.length} fixed, ${report.baseline.expired.length} expired`);
   if (report.clientFindings.length > 0) facts.push(`${report.clientFindings.reduce((n, f) => n + f.count, 0)} client findings`);
   const chart = report.traffic ? renderRateLimitChart(report.traffic.rateLimitSeries) : '';
   return `<!doctype html>

@@ -3,7 +3,7 @@
 // evidence behind it; skipped requirements and client findings folded away at the end.
 // Text from traffic is escaped, so a hostile string cannot restructure the page.
 import { curlCommand, curlVariableMeanings, curlVariables, reproducible } from './curl.ts';
-import type { Evidence, OperationTraffic, Report, RequirementResult, TestResult } from './model.ts';
+import type { BaselineOutcome, Evidence, OperationTraffic, Report, RequirementResult, TestResult } from './model.ts';
 import { exchangesByStatus, OPERATIONS, operationsCalled, statusCounts } from './operations.ts';
 import { byStatus } from './status.ts';
 
@@ -111,6 +111,17 @@ function operationsCalledTable(rows: readonly OperationTraffic[]): string[] {
   return out;
 }
 
+/** What --baseline did, short: a pull-request comment names what was accepted and why. */
+function baselineSection(b: BaselineOutcome): string[] {
+  const until = (e: { until?: string }) => (e.until ? ` (until ${inline(e.until, 20)})` : '');
+  const out = [`### Baseline ${code(b.source, 200)}`, '', `${b.accepted.length} failure(s) accepted, ${b.fixed.length} fixed, ${b.expired.length} expired.`, ''];
+  for (const e of b.accepted) out.push(`- accepted: **${inline(e.requirement, 60)}**: ${inline(e.reason, 300)}${until(e)}`);
+  for (const e of b.fixed) out.push(`- fixed: **${inline(e.requirement, 60)}** passes now: remove ${code(e.remove, 100)}`);
+  for (const e of b.expired) out.push(`- expired: **${inline(e.requirement, 60)}**${until(e)}: counts again`);
+  out.push('');
+  return out;
+}
+
 function testsSummary(tests: TestResult[]): string {
   const count = (status: string) => tests.filter((t) => t.status === status).length;
   return `Suite tests: ${tests.length} (${count('pass')} passed, ${count('fail')} failed, ${count('warn')} warned, ${count('skip')} skipped).`;
@@ -147,7 +158,8 @@ export function renderMarkdown(report: Report): string {
   if (report.operations.length > 0) out.push('### Per operation', '', ...operationsTable(report), '');
   if (report.traffic?.operations) out.push('### Operations called', '', ...operationsCalledTable(report.traffic.operations), '');
 
-  const problems = report.requirements.filter((r) => r.status === 'fail' || r.status === 'warn').sort(byStatus);
+  if (report.baseline) out.push(...baselineSection(report.baseline));
+  const problems = report.requirements.filter((r) => (r.status === 'fail' || r.status === 'warn') && r.accepted === undefined).sort(byStatus);
   if (problems.length > 0) {
     out.push('### Requirements not met', '');
     let listed = 0;

@@ -125,6 +125,8 @@ export interface RequirementResult extends RequirementFacts {
    * how many of them failed it, so that each operation's table row shows its own result.
    */
   byOperation?: Record<string, { exchanges: number; findings: number }>;
+  /** Failed or warned, and accepted by the baseline (--baseline): not counted in the verdict. */
+  accepted?: { reason: string; until?: string };
 }
 
 /**
@@ -177,6 +179,30 @@ export interface TrafficStats {
   rateLimitSeries: Array<{ t: string; client: string; status: number; limit?: number; remaining?: number; reset?: number }>;
 }
 
+export interface BaselineEntry {
+  requirement: string;
+  reason: string;
+  /** YYYY-MM-DD: accepted until the end of that day (UTC); after it, the failure counts again. */
+  until?: string;
+}
+
+export interface Baseline {
+  /** The file it was read from, as the user named it. */
+  source: string;
+  entries: BaselineEntry[];
+}
+
+/** What a baseline did to a report: report.json's `baseline`. */
+export interface BaselineOutcome {
+  source: string;
+  /** Failures it accepted: not counted in the verdict. */
+  accepted: BaselineEntry[];
+  /** Entries whose requirement passes now: the entry can go. */
+  fixed: Array<BaselineEntry & { remove: string }>;
+  /** Entries past their `until:` date: their failures count again. */
+  expired: BaselineEntry[];
+}
+
 export interface Report {
   schemaVersion: 1;
   tool: { name: 'tmi-conform'; version: string };
@@ -193,6 +219,8 @@ export interface Report {
   requirements: RequirementResult[];
   /** The same requirements grouped per operation. */
   operations: OperationResult[];
+  /** What --baseline accepted, found fixed and found expired; absent without one. */
+  baseline?: BaselineOutcome;
   /** Every suite test that reported (empty for proxy and validate). */
   tests: TestResult[];
   /** Findings whose subject is the client: reported, never part of the verdict. */

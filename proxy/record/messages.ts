@@ -3,7 +3,7 @@
 // recorder's progress and results.
 import type { FailOn } from '../../reports/fail-on.ts';
 import type { FlowBatch } from './flow-batch.ts';
-import type { Report } from '../../reports/model.ts';
+import type { Baseline, Report } from '../../reports/model.ts';
 import type { HarWritten } from './har-writer.ts';
 import type { TenantTokensData } from '../../keys/tenant.ts';
 import type { StatusCounts } from './status.ts';
@@ -25,6 +25,8 @@ export interface RecorderSettings {
   tenant?: TenantTokensData;
   /** The user's OpenAPI description of the operations the document does not detail (--openapi), read by the recorder thread. */
   openapiPath?: string;
+  /** Accepted failures (--baseline): left out of the reports' verdict. */
+  baseline?: Baseline;
 }
 
 export interface RecorderSummary {

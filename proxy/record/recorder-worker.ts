@@ -153,7 +153,7 @@ async function stop(open: Journal, status: StatusAddon, report: ReportAddon, ear
     counts: status.counts,
     journal: { path: open.path, written: open.written, lost: open.lost, earlier },
     reportFiles: [],
-    report: report.builder.build({ failOn: settings.failOn }),
+    report: report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }),
   };
   if (settings.harPath !== undefined) {
     const written = await writeHarFromJournal(open.path, settings.harPath, `recorded by tmi-conform proxy in front of ${settings.reportTarget}`);

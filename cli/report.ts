@@ -2,7 +2,8 @@
 // from several runs (e.g. the suite run in CI plus a day of proxy traffic).
 // `tmi-conform report baseline REPORT --out FILE`: the accepted failures of a run, as a baseline
 // to edit (a reason each) and pass to --baseline.
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { bringsNewFailure, diffReports, renderDiff } from '../reports/diff.ts';
 import { baselineYaml } from '../reports/baseline.ts';
 import { join } from 'node:path';
 import type { Report } from '../reports/model.ts';
@@ -15,6 +16,13 @@ import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 
 export const help = `Usage: tmi-conform report merge DIR... --out DIR [--fail-on must|should]
        tmi-conform report baseline REPORT --out FILE.yaml
+       tmi-conform report diff BEFORE AFTER [--out DIR]
+
+report diff compares two reports (directories or report.json files): new failures (with the
+exchange behind each), fixed, still failing, new and gone warnings; requirements only one side
+knows (another kit version) are named, not counted. It prints the diff, and with --out writes
+diff.md (short enough for a pull-request comment) and diff.json. Exit 1 when a "must" fails that
+did not before.
 
 report baseline writes the failed and warned requirements of REPORT (a report directory or
 report.json) as a baseline for --baseline on run, validate and proxy: one entry each, with a
@@ -37,7 +45,8 @@ export async function run(argv: string[]): Promise<number> {
   const [subcommand, ...rest] = argv;
   if (subcommand === undefined) throw new UsageError('report: name a subcommand: report merge DIR... --out DIR, report baseline REPORT --out FILE');
   if (subcommand === 'baseline') return writeBaseline(rest);
-  if (subcommand !== 'merge') throw new UsageError(`report: unknown subcommand "${subcommand}" (subcommands: merge, baseline)`);
+  if (subcommand === 'diff') return writeDiff(rest);
+  if (subcommand !== 'merge') throw new UsageError(`report: unknown subcommand "${subcommand}" (subcommands: merge, baseline, diff)`);
   const args = parseArgs('report merge', rest, { out: { value: true }, 'fail-on': { value: true } });
   if (args.positionals.length === 0) throw new UsageError('report merge: name at least one report directory or report.json');
   const out = stringFlag(args, 'out');
@@ -93,6 +102,26 @@ async function writeBaseline(argv: string[]): Promise<number> {
   const count = report.requirements.filter((r) => r.status === 'fail' || r.status === 'warn').length;
   process.stdout.write(`baseline: ${count} requirement(s) accepted, written to ${out}; give each a reason, then pass it with --baseline ${out}\n`);
   return EXIT_OK;
+}
+
+async function writeDiff(argv: string[]): Promise<number> {
+  const args = parseArgs('report diff', argv, { out: { value: true } });
+  if (args.positionals.length !== 2) throw new UsageError('report diff: name two reports, BEFORE and AFTER (directories or report.json files)');
+  const [before, after] = await Promise.all(args.positionals.map((location) => readReport(location, 'report diff')));
+  const diff = diffReports(before!, after!);
+  process.stdout.write(`${renderDiff(diff).join('\n')}\n`);
+  const out = stringFlag(args, 'out');
+  if (out !== undefined) {
+    try {
+      await mkdir(out, { recursive: true });
+      await writeFile(join(out, 'diff.md'), `${renderDiff(diff, true).join('\n')}\n`);
+      await writeFile(join(out, 'diff.json'), `${JSON.stringify(diff, null, 2)}\n`);
+    } catch (error) {
+      throw new UsageError(`report diff: cannot write to ${out} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    process.stdout.write(`diff: ${join(out, 'diff.md')}, ${join(out, 'diff.json')}\n`);
+  }
+  return bringsNewFailure(diff) ? EXIT_FAILED : EXIT_OK;
 }
 
 function printSummary(report: Report, written: string[]): void {

@@ -1,0 +1,85 @@
+// report diff: what changed between two runs, per requirement. A regression is a requirement that
+// fails now and did not; requirements only one side knows (another kit version) are named and
+// never counted; exit 1 only for a new failed must.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { getExchange, resourceServer } from '../fixtures/exchanges.ts';
+import { ReportBuilder } from '../reports/builder.ts';
+import { bringsNewFailure, diffReports, renderDiff, type ReportDiff } from '../reports/diff.ts';
+import type { Report } from '../reports/model.ts';
+import { judgeExchange } from '../rules/index.ts';
+
+const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'tmi-report-diff-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function reportOf(body: Record<string, unknown>): Report {
+  const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
+  const exchange = getExchange(resourceServer(body));
+  builder.addExchange(exchange, judgeExchange(exchange));
+  return builder.build({ failOn: 'must' });
+}
+
+const ids = (entries: ReportDiff['newFailures']) => entries.map((e) => e.requirement);
+
+describe('diffReports', () => {
+  it('a new failure, with its message and exchange; fixed; still failing', () => {
+    const conforming = reportOf({});
+    const faulty = reportOf({ signing_alg: 'HS512' });
+    const regression = diffReports(conforming, faulty);
+    expect(ids(regression.newFailures)).toEqual(['RS-SIGNING-ALG']);
+    expect(regression.newFailures[0]).toMatchObject({ level: 'must', before: 'pass', after: 'fail', message: expect.stringContaining('received "HS512"'), exchange: 'GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 200' });
+    expect(bringsNewFailure(regression)).toBe(true);
+    expect(ids(diffReports(faulty, conforming).fixed)).toEqual(['RS-SIGNING-ALG']);
+    expect(bringsNewFailure(diffReports(faulty, conforming))).toBe(false);
+    const same = diffReports(faulty, faulty);
+    expect(ids(same.stillFailing)).toEqual(['RS-SIGNING-ALG']);
+    expect(same.newFailures).toEqual([]);
+  });
+
+  it('a requirement only one side knows is named, not counted as a regression', () => {
+    const older = reportOf({});
+    const newer = reportOf({ signing_alg: 'HS512' });
+    const trimmed = { ...older, requirements: older.requirements.filter((r) => r.id !== 'RS-SIGNING-ALG') };
+    const diff = diffReports(trimmed, newer);
+    expect(diff.added).toEqual(['RS-SIGNING-ALG']);
+    expect(diff.newFailures).toEqual([]);
+    expect(bringsNewFailure(diff)).toBe(false);
+    expect(renderDiff(diff)).toContain('  requirements new in the later report (not regressions): RS-SIGNING-ALG');
+  });
+
+  it('the Markdown of every requirement turned failing fits a pull-request comment', () => {
+    const conforming = reportOf({});
+    const everything = { ...conforming, requirements: conforming.requirements.map((r) => ({ ...r, status: 'fail' as const, evidence: [{ source: 's', kind: 'exchange' as const, status: 'fail' as const, message: `${r.id}: ${'x'.repeat(2000)}` }] })) };
+    expect(renderDiff(diffReports(conforming, everything), true).join('\n').length).toBeLessThan(65_000);
+  });
+});
+
+describe('tmi-conform report diff, of two reference runs', () => {
+  const run = (name: string, ...faults: string[]) => {
+    const reportDir = join(dir, name);
+    const result = spawnSync(process.execPath, [BIN, 'run', '--property-runs', '2', '--requirement', 'TEP-DELETE-204', '--requirement', 'RS-SIGNING-ALG', ...faults.flatMap((f) => ['--fault', f]), '--report-dir', reportDir], { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
+    expect(result.status, result.stdout + result.stderr).toBe(faults.length > 0 ? 1 : 0);
+    return reportDir;
+  };
+
+  it('lists exactly the faulty requirement as new, exits 1; the other way round it is fixed, exit 0', () => {
+    const conforming = run('conforming');
+    const faulty = run('faulty', 'delete-returns-200');
+    const out = join(dir, 'diff');
+    const diff = spawnSync(process.execPath, [BIN, 'report', 'diff', conforming, faulty, '--out', out], { encoding: 'utf8' });
+    expect(diff.status, diff.stderr).toBe(1);
+    expect(diff.stdout).toContain('tmi-conform report diff: 1 new failure(s), 0 fixed, 0 still failing');
+    const written = JSON.parse(readFileSync(join(out, 'diff.json'), 'utf8')) as ReportDiff;
+    expect(ids(written.newFailures)).toEqual(['TEP-DELETE-204']);
+    expect(written.newFailures[0]!.exchange).toMatch(/^DELETE .*\/api\/v2\/token-exchange-profiles\/.* → 200$/);
+    expect(readFileSync(join(out, 'diff.md'), 'utf8')).toContain('- **TEP-DELETE-204** (must, pass → fail)');
+    const back = spawnSync(process.execPath, [BIN, 'report', 'diff', join(faulty, 'report.json'), conforming], { encoding: 'utf8' });
+    expect(back.status).toBe(0);
+    expect(back.stdout).toContain('0 new failure(s), 1 fixed');
+  }, 120_000);
+});

@@ -4,6 +4,7 @@
 // to edit (a reason each) and pass to --baseline.
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { bringsNewFailure, diffReports, renderDiff } from '../reports/diff.ts';
+import { buildMatrix, renderMatrixConsole, renderMatrixHtml, renderMatrixMarkdown } from '../reports/matrix.ts';
 import { baselineYaml } from '../reports/baseline.ts';
 import { join } from 'node:path';
 import type { Report } from '../reports/model.ts';
@@ -17,12 +18,18 @@ import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 export const help = `Usage: tmi-conform report merge DIR... --out DIR [--fail-on must|should]
        tmi-conform report baseline REPORT --out FILE.yaml
        tmi-conform report diff BEFORE AFTER [--out DIR]
+       tmi-conform report matrix REPORT... --out DIR
 
 report diff compares two reports (directories or report.json files): new failures (with the
 exchange behind each), fixed, still failing, new and gone warnings; requirements only one side
 knows (another kit version) are named, not counted. It prints the diff, and with --out writes
 diff.md (short enough for a pull-request comment) and diff.json. Exit 1 when a "must" fails that
 did not before.
+
+report matrix renders the requirement × target table of several reports (one CI job per target):
+matrix.md (for a pull-request comment), matrix.html (each cell links to the requirement in that
+target's report.html), matrix.json, and on the console the requirements that do not pass
+everywhere. Targets are named from the reports. Exit 0: each target's own job carries its verdict.
 
 report baseline writes the failed and warned requirements of REPORT (a report directory or
 report.json) as a baseline for --baseline on run, validate and proxy: one entry each, with a
@@ -46,7 +53,8 @@ export async function run(argv: string[]): Promise<number> {
   if (subcommand === undefined) throw new UsageError('report: name a subcommand: report merge DIR... --out DIR, report baseline REPORT --out FILE');
   if (subcommand === 'baseline') return writeBaseline(rest);
   if (subcommand === 'diff') return writeDiff(rest);
-  if (subcommand !== 'merge') throw new UsageError(`report: unknown subcommand "${subcommand}" (subcommands: merge, baseline, diff)`);
+  if (subcommand === 'matrix') return writeMatrix(rest);
+  if (subcommand !== 'merge') throw new UsageError(`report: unknown subcommand "${subcommand}" (subcommands: merge, baseline, diff, matrix)`);
   const args = parseArgs('report merge', rest, { out: { value: true }, 'fail-on': { value: true } });
   if (args.positionals.length === 0) throw new UsageError('report merge: name at least one report directory or report.json');
   const out = stringFlag(args, 'out');
@@ -122,6 +130,27 @@ async function writeDiff(argv: string[]): Promise<number> {
     process.stdout.write(`diff: ${join(out, 'diff.md')}, ${join(out, 'diff.json')}\n`);
   }
   return bringsNewFailure(diff) ? EXIT_FAILED : EXIT_OK;
+}
+
+async function writeMatrix(argv: string[]): Promise<number> {
+  const args = parseArgs('report matrix', argv, { out: { value: true } });
+  if (args.positionals.length === 0) throw new UsageError('report matrix: name the reports, one per target (directories or report.json files)');
+  const out = stringFlag(args, 'out');
+  if (out === undefined) throw new UsageError('report matrix: --out DIR is required (where matrix.md, matrix.html and matrix.json go)');
+  const reports = [];
+  for (const location of args.positionals) reports.push({ report: await readReport(location, 'report matrix'), origin: location });
+  const matrix = buildMatrix(reports);
+  process.stdout.write(`${renderMatrixConsole(matrix).join('\n')}\n`);
+  try {
+    await mkdir(out, { recursive: true });
+    await writeFile(join(out, 'matrix.md'), renderMatrixMarkdown(matrix));
+    await writeFile(join(out, 'matrix.html'), renderMatrixHtml(matrix, out));
+    await writeFile(join(out, 'matrix.json'), `${JSON.stringify(matrix, null, 2)}\n`);
+  } catch (error) {
+    throw new UsageError(`report matrix: cannot write to ${out} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  process.stdout.write(`matrix: ${['matrix.md', 'matrix.html', 'matrix.json'].map((f) => join(out, f)).join(', ')}\n`);
+  return EXIT_OK;
 }
 
 function printSummary(report: Report, written: string[]): void {

@@ -1,6 +1,7 @@
 // report diff: what changed between two runs, per requirement. A regression is a requirement that
 // fails now and did not; requirements only one side knows (another kit version) are named and
-// never counted; exit 1 only for a new failed must.
+// never counted; exit 1 only for a new failed must. And report matrix: several targets' reports
+// side by side.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { getExchange, resourceServer } from '../fixtures/exchanges.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { bringsNewFailure, diffReports, renderDiff, type ReportDiff } from '../reports/diff.ts';
+import { buildMatrix, renderMatrixMarkdown, type Matrix } from '../reports/matrix.ts';
 import type { Report } from '../reports/model.ts';
 import { judgeExchange } from '../rules/index.ts';
 
@@ -59,7 +61,21 @@ describe('diffReports', () => {
   });
 });
 
-describe('tmi-conform report diff, of two reference runs', () => {
+describe('buildMatrix', () => {
+  it('every requirement × 10 targets fits a pull-request comment in Markdown; a requirement one report lacks is a dot', () => {
+    const one = reportOf({ signing_alg: 'HS512' });
+    const reports = Array.from({ length: 10 }, (_, i) => ({ report: { ...one, target: `https://tenant-${i}.example.com/api/v2` }, origin: `reports/t${i}` }));
+    reports[9]!.report = { ...reports[9]!.report, requirements: reports[9]!.report.requirements.filter((r) => r.id !== 'RS-SIGNING-ALG') };
+    const matrix = buildMatrix(reports);
+    expect(matrix.targets.map((t) => t.name)).toEqual(reports.map((r) => r.report.target));
+    expect(matrix.rows.find((r) => r.requirement === 'RS-SIGNING-ALG')!.cells.map((c) => c?.status)).toEqual([...Array(9).fill('fail'), undefined]);
+    const markdown = renderMatrixMarkdown(matrix);
+    expect(markdown.length).toBeLessThan(65_000);
+    expect(markdown).toContain('| `RS-SIGNING-ALG` must | ❌ | ❌ | ❌ | ❌ | ❌ | ❌ | ❌ | ❌ | ❌ | · |');
+  });
+});
+
+describe('tmi-conform report diff and matrix, of two reference runs', () => {
   const run = (name: string, ...faults: string[]) => {
     const reportDir = join(dir, name);
     const result = spawnSync(process.execPath, [BIN, 'run', '--property-runs', '2', '--requirement', 'TEP-DELETE-204', '--requirement', 'RS-SIGNING-ALG', ...faults.flatMap((f) => ['--fault', f]), '--report-dir', reportDir], { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
@@ -81,5 +97,18 @@ describe('tmi-conform report diff, of two reference runs', () => {
     const back = spawnSync(process.execPath, [BIN, 'report', 'diff', join(faulty, 'report.json'), conforming], { encoding: 'utf8' });
     expect(back.status).toBe(0);
     expect(back.stdout).toContain('0 new failure(s), 1 fixed');
+
+    // The same two runs as two targets of a matrix.
+    const matrixDir = join(dir, 'matrix');
+    const matrix = spawnSync(process.execPath, [BIN, 'report', 'matrix', conforming, faulty, '--out', matrixDir], { encoding: 'utf8' });
+    expect(matrix.status, matrix.stderr).toBe(0);
+    const table = JSON.parse(readFileSync(join(matrixDir, 'matrix.json'), 'utf8')) as Matrix;
+    expect(table.targets.map((t) => t.passed)).toEqual([true, false]);
+    const row = (id: string) => table.rows.find((r) => r.requirement === id)!.cells.map((c) => c?.status);
+    expect(row('TEP-DELETE-204')).toEqual(['pass', 'fail']);
+    expect(row('RS-SIGNING-ALG')).toEqual(['pass', 'pass']);
+    expect(matrix.stdout).toMatch(/TEP-DELETE-204 +pass +fail/);
+    const html = readFileSync(join(matrixDir, 'matrix.html'), 'utf8');
+    expect(html).toContain(`href="../faulty/report.html#req-TEP-DELETE-204"`);
   }, 120_000);
 });

@@ -1,0 +1,119 @@
+// Many targets, one view: the requirement × target table of several reports (one CI job per
+// implementation or tenant), each cell the requirement's status in that target's report and, in
+// HTML, a link to it there. Targets are named from the reports.
+import { relative } from 'node:path';
+import type { Report, Status } from './model.ts';
+
+export interface MatrixTarget {
+  /** Its column's name: the report's target, else its source. */
+  name: string;
+  /** The report.json it was read from, as the user named it. */
+  origin: string;
+  passed: boolean;
+  failOn: Report['failOn'];
+}
+
+export interface MatrixRow {
+  requirement: string;
+  level: 'must' | 'should';
+  title: string;
+  /** One per target, in column order; undefined: that report does not have the requirement (another kit version). */
+  cells: Array<{ status: Status; accepted?: boolean } | undefined>;
+}
+
+export interface Matrix {
+  targets: MatrixTarget[];
+  rows: MatrixRow[];
+}
+
+/** The matrix of `reports` (`origin`: where each was read from), requirements in the first report's order. */
+export function buildMatrix(reports: Array<{ report: Report; origin: string }>): Matrix {
+  const names = reports.map(({ report }) => report.target ?? report.sources.map((s) => s.name).join(', '));
+  // Two columns of one name (two runs against the same target) are told apart by where they came from.
+  const targets = reports.map(({ report, origin }, i) => ({ name: names.filter((n) => n === names[i]).length > 1 ? `${names[i]} (${origin})` : names[i]!, origin, passed: report.passed, failOn: report.failOn }));
+  const order: string[] = [];
+  const facts = new Map<string, { level: 'must' | 'should'; title: string }>();
+  for (const { report } of reports) {
+    for (const r of report.requirements) {
+      if (facts.has(r.id)) continue;
+      facts.set(r.id, { level: r.level, title: r.title });
+      order.push(r.id);
+    }
+  }
+  const byReport = reports.map(({ report }) => new Map(report.requirements.map((r) => [r.id, r])));
+  const rows = order.map((id) => ({
+    requirement: id,
+    ...facts.get(id)!,
+    cells: byReport.map((requirements) => {
+      const r = requirements.get(id);
+      return r && { status: r.status, ...(r.accepted ? { accepted: true } : {}) };
+    }),
+  }));
+  return { targets, rows };
+}
+
+const ICON: Record<Status, string> = { pass: '✅', fail: '❌', warn: '⚠️', skip: '➖' };
+const cellText = (cell: MatrixRow['cells'][number], icons: boolean): string => {
+  if (!cell) return icons ? '·' : 'absent';
+  const word = icons ? ICON[cell.status] : cell.status;
+  return cell.accepted ? `${word} (accepted)` : word;
+};
+
+/** Markdown for a pull-request comment: one row per requirement, the verdicts on top. */
+export function renderMatrixMarkdown(matrix: Matrix): string {
+  const escapeCell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  const out = [
+    '## tmi-conform: requirements × targets',
+    '',
+    ...matrix.targets.map((t, i) => `${i + 1}. ${escapeCell(t.name)}: ${t.passed ? '✅ conforming' : `❌ NOT conforming (fail-on ${t.failOn})`}`),
+    '',
+    `| requirement | ${matrix.targets.map((_, i) => `${i + 1}`).join(' | ')} |`,
+    `|---|${matrix.targets.map(() => ':---:').join('|')}|`,
+  ];
+  for (const row of matrix.rows) out.push(`| \`${row.requirement}\` ${row.level} | ${row.cells.map((c) => cellText(c, true)).join(' | ')} |`);
+  out.push('', '✅ pass · ❌ fail · ⚠️ warn · ➖ not examined · · not in that report (another kit version)');
+  return `${out.join('\n')}\n`;
+}
+
+/** The console's table: the verdict of each target, then the requirements whose status is not the same pass everywhere. */
+export function renderMatrixConsole(matrix: Matrix): string[] {
+  const out = matrix.targets.map((t, i) => `target ${i + 1}: ${t.name}: ${t.passed ? 'conforming' : 'NOT conforming'}`);
+  const width = Math.max(...matrix.rows.map((r) => r.requirement.length));
+  const differing = matrix.rows.filter((r) => !r.cells.every((c) => c?.status === 'pass'));
+  out.push(`${''.padEnd(width)}  ${matrix.targets.map((_, i) => String(i + 1).padEnd(8)).join(' ')}`);
+  for (const row of differing) out.push(`${row.requirement.padEnd(width)}  ${row.cells.map((c) => cellText(c, false).padEnd(8)).join(' ')}`);
+  out.push(`${matrix.rows.length - differing.length} requirement(s) pass for every target`);
+  return out;
+}
+
+/** The HTML page: each cell links to the requirement in that target's report.html. */
+export function renderMatrixHtml(matrix: Matrix, outDir: string): string {
+  const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  const reportHtml = (origin: string) => relative(outDir, origin.endsWith('report.json') ? origin.replace(/report\.json$/, 'report.html') : `${origin}/report.html`);
+  const head = matrix.targets.map((t) => `<th><a href="${esc(reportHtml(t.origin))}">${esc(t.name)}</a><div class="${t.passed ? 'pass' : 'fail'}">${t.passed ? 'conforming' : 'NOT conforming'}</div></th>`).join('');
+  const rows = matrix.rows
+    .map((row) => {
+      const cells = row.cells.map((c, i) => (c ? `<td class="${c.status}"><a href="${esc(reportHtml(matrix.targets[i]!.origin))}#req-${esc(row.requirement)}">${esc(cellText(c, false))}</a></td>` : '<td class="absent">·</td>')).join('');
+      return `<tr><th scope="row"><code>${esc(row.requirement)}</code> <span class="muted">${row.level}</span><div class="muted">${esc(row.title)}</div></th>${cells}</tr>`;
+    })
+    .join('\n');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<title>tmi-conform: requirements × targets</title>
+<style>body{font:14px system-ui,sans-serif;margin:24px;color:#1f2328}table{border-collapse:collapse}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}td{text-align:center}.pass{background:#dafbe1}.fail{background:#ffebe9}.warn{background:#fff8c5}.skip,.absent{background:#f6f8fa}.muted{color:#59636e;font-weight:normal}a{color:inherit}</style>
+</head>
+<body>
+<h1>tmi-conform: requirements × targets</h1>
+<table>
+<thead><tr><th>Requirement</th>${head}</tr></thead>
+<tbody>
+${rows}
+</tbody>
+</table>
+</body>
+</html>
+`;
+}

@@ -92,11 +92,15 @@ describe('tmi-conform report diff and matrix, of two reference runs', () => {
     expect(diff.stdout).toContain('tmi-conform report diff: 1 new failure(s), 0 fixed, 0 still failing');
     const written = JSON.parse(readFileSync(join(out, 'diff.json'), 'utf8')) as ReportDiff;
     expect(ids(written.newFailures)).toEqual(['TEP-DELETE-204']);
+    expect(ids(written.newWarnings)).toEqual(['GEN-STATUS-DOCUMENTED']);
     expect(written.newFailures[0]!.exchange).toMatch(/^DELETE .*\/api\/v2\/token-exchange-profiles\/.* → 200$/);
     expect(readFileSync(join(out, 'diff.md'), 'utf8')).toContain('- **TEP-DELETE-204** (must, pass → fail)');
     const back = spawnSync(process.execPath, [BIN, 'report', 'diff', join(faulty, 'report.json'), conforming], { encoding: 'utf8' });
     expect(back.status).toBe(0);
-    expect(back.stdout).toContain('0 new failure(s), 1 fixed');
+    // The fault's 200 also broke the inferred status rule (a warning): both are fixed.
+    expect(back.stdout).toContain('0 new failure(s), 2 fixed');
+    expect(back.stdout).toContain('  TEP-DELETE-204 (must, fail → pass)');
+    expect(back.stdout).toContain('  GEN-STATUS-DOCUMENTED (should, warn → pass)');
 
     // The same two runs as two targets of a matrix.
     const matrixDir = join(dir, 'matrix');

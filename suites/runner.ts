@@ -1,5 +1,7 @@
 // Runs the suite files with vitest's programmatic API: one worker, files in a fixed order
 // (rate limits last: the probe spends a quota), the configuration handed over in memory.
+// vitest's `test` key of the inline configuration below is declared by vitest/config.
+/// <reference types="vitest/config" />
 import { join } from 'node:path';
 import type { TestSpecification } from 'vitest/node';
 import type { TenantTokensData } from '../keys/tenant.ts';

@@ -22,8 +22,9 @@ const LAYERS: Array<[layer: string, uses: string[]]> = [
   ['reference', ['rules/types.ts', 'core', 'rules']],
   ['fixtures', ['rules/types.ts', 'core', 'rules']],
   ['cli', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference']],
-  ['bench', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference', 'fixtures', 'cli']],
-  ['test', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference', 'fixtures', 'cli']],
+  ['api', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference']],
+  ['bench', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference', 'fixtures', 'cli', 'api']],
+  ['test', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference', 'fixtures', 'cli', 'api']],
   ['bin', ['cli']],
 ];
 const USES = new Map(LAYERS);
@@ -62,7 +63,8 @@ const IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
 function sourceFiles(dir: string): string[] {
   const files: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'node_modules' || entry.name.startsWith('.') || entry.name === 'out') continue;
+    // dist/: the type declarations npm pack generates (git-ignored), not modules of the kit.
+    if (entry.name === 'node_modules' || entry.name.startsWith('.') || entry.name === 'out' || entry.name === 'dist') continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) files.push(...sourceFiles(path));
     else if (/\.(ts|mts|mjs)$/.test(entry.name) || (dir === join(packageRoot, 'bin') && entry.name.endsWith('.js'))) files.push(path);

@@ -1,0 +1,129 @@
+// The library API: what the commands do, from code, each returning the one report model.
+//   import { runSuites, judgeRecording, startProxy, loadReport } from 'tmi-conform';
+// The commands are built on the same functions; nothing here prints unless asked to.
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type FaultName, type RateLimitOptions, startReference } from '../reference/index.ts';
+import { ReportBuilder } from '../reports/builder.ts';
+import type { FailOn } from '../reports/fail-on.ts';
+import type { Baseline, Report } from '../reports/model.ts';
+import { reportSchemaError } from '../reports/schema.ts';
+import { judgeRecording as judgeEachExchange } from '../recordings/judge-recording.ts';
+import { loadOpenApiFile } from '../rules/openapi/load.ts';
+import { mergeConfig, resolveConfig, type RawConfig } from '../suites/config.ts';
+import { runConformance } from '../suites/conformance.ts';
+import { startProxy as startProxySession, type RunningProxy } from '../proxy/session.ts';
+import { parseTarget } from '../proxy/forward/target.ts';
+import { KnownSecrets, learnSecrets } from '../core/redact.ts';
+
+export type { Baseline, FailOn, FaultName, RawConfig, Report, RunningProxy };
+export { loadBaseline } from '../reports/baseline.ts';
+export { writeReports } from '../reports/write.ts';
+
+export interface RunSuitesOptions {
+  /**
+   * The implementation under test, with the keys of the config file (`base_url`, `credentials`,
+   * `fixtures`, …; see schemas/conformance.schema.json). Without `base_url`: the embedded
+   * reference implementation, started on a free loopback port and stopped at the end.
+   */
+  config?: RawConfig;
+  /** Deliberate non-conformities of the embedded reference (`tmi-conform serve --list-faults`). */
+  faults?: FaultName[];
+  /** The embedded reference's rate limit; false: none. */
+  rateLimit?: RateLimitOptions | false;
+  /** Only the tests that cover these requirements (default: all). */
+  requirements?: string[];
+  failOn?: FailOn;
+  baseline?: Baseline;
+  /** Progress lines (default: none). */
+  print?: (line: string) => void;
+}
+
+/** Runs the conformance suites and returns the report (`report.passed` is the verdict). */
+export async function runSuites(options: RunSuitesOptions = {}): Promise<Report> {
+  const raw = options.config ?? {};
+  const embedded = raw.base_url === undefined;
+  const reference = embedded ? await startReference({ faults: options.faults ?? [], ...(options.rateLimit !== undefined ? { rateLimit: options.rateLimit } : {}) }) : undefined;
+  const print = options.print ?? (() => {});
+  // vitest sets the process's exit code when a suite fails: the verdict is the caller's to act on.
+  const exitCode = process.exitCode;
+  try {
+    const config = reference ? resolveConfig(mergeConfig(reference.config(), raw)) : resolveConfig(raw);
+    const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
+    // No interrupt to listen for: the caller owns the process and its signals.
+    const listenForInterrupt = () => ({ promise: new Promise<never>(() => {}), dispose: () => {} });
+    await runConformance(config, { requirements: options.requirements ?? [], builder, print, warn: print, listenForInterrupt });
+    return builder.build({ failOn: options.failOn ?? 'must', baseline: options.baseline });
+  } finally {
+    process.exitCode = exitCode;
+    await reference?.close();
+  }
+}
+
+export interface JudgeRecordingOptions {
+  failOn?: FailOn;
+  baseline?: Baseline;
+  /** An OpenAPI 3.0/3.1 description of the operations the document does not detail. */
+  openapi?: string;
+  /** Bytes of each body judged (default 1 MiB). */
+  maxBodyBytes?: number;
+}
+
+/** Judges recordings (HAR 1.2 files, the proxy's JSONL journals) as one, as `tmi-conform validate` does, and returns the report. */
+export async function judgeRecording(paths: string | string[], options: JudgeRecordingOptions = {}): Promise<Report> {
+  const openapi = options.openapi === undefined ? undefined : await loadOpenApiFile(options.openapi);
+  const files = Array.isArray(paths) ? paths : [paths];
+  const knownSecrets = new KnownSecrets();
+  const builder = new ReportBuilder({ kind: 'validate', source: `validate:${files.join(',')}`, knownSecrets, openapi: openapi !== undefined });
+  for (const file of files) {
+    await judgeEachExchange(file, { ...(openapi ? { openapi } : {}), ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) }, (exchange, judgement) => {
+      if (!judgement) return;
+      if (judgement.operation?.operation === 'getToken') learnSecrets(exchange, knownSecrets);
+      builder.addExchange(exchange, judgement);
+    });
+  }
+  return builder.build({ failOn: options.failOn ?? 'must', baseline: options.baseline });
+}
+
+export interface StartProxyOptions {
+  /** The tenant or implementation to forward to: https://tenant.example.com. */
+  target: string;
+  /** Default 127.0.0.1 and a free port (see `url` of the result). */
+  host?: string;
+  port?: number;
+  /** The JSONL journal, appended to as exchanges finish. */
+  journalPath: string;
+  /** A HAR file written at stop. */
+  harPath?: string;
+  /** Where report.json, junit.xml, report.md and report.html are written at stop. */
+  reportDir: string;
+  failOn?: FailOn;
+  baseline?: Baseline;
+  openapi?: string;
+}
+
+/** Starts the recording proxy; `stop()` writes the HAR and the reports and returns their summary (its `report`). */
+export async function startProxy(options: StartProxyOptions): Promise<RunningProxy> {
+  if (options.openapi !== undefined) await loadOpenApiFile(options.openapi); // a bad description is refused before anything starts
+  return startProxySession({
+    target: parseTarget(options.target),
+    host: options.host ?? '127.0.0.1',
+    port: options.port ?? 0,
+    journalPath: options.journalPath,
+    ...(options.harPath !== undefined ? { harPath: options.harPath } : {}),
+    reportDir: options.reportDir,
+    failOn: options.failOn ?? 'must',
+    statusIntervalMs: 0,
+    ...(options.baseline ? { baseline: options.baseline } : {}),
+    ...(options.openapi !== undefined ? { openapiPath: options.openapi } : {}),
+  });
+}
+
+/** Reads a report.json (or the one in a report directory), checked against its schema. */
+export async function loadReport(location: string): Promise<Report> {
+  const file = (await stat(location)).isDirectory() ? join(location, 'report.json') : location;
+  const value: unknown = JSON.parse(await readFile(file, 'utf8'));
+  const problem = reportSchemaError(value);
+  if (problem !== undefined) throw new Error(`${file} is not a tmi-conform report: ${problem}`);
+  return value as Report;
+}

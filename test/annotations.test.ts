@@ -9,44 +9,37 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ANNOTATIONS_PER_LEVEL, workflowCommands } from '../reports/annotations.ts';
 import { applyBaseline } from '../reports/baseline.ts';
-import type { Report, RequirementResult } from '../reports/model.ts';
-import { ReportBuilder } from '../reports/builder.ts';
+import type { RequirementResult } from '../reports/model.ts';
 import { getExchange, resourceServer } from '../fixtures/exchanges.ts';
-import { judgeExchange } from '../rules/index.ts';
+import { reportOfRead } from './helpers/reports.ts';
 import { harEntry } from '../recordings/write.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-annotations-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function report(): Report {
-  const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
-  const exchange = getExchange(resourceServer({ signing_alg: 'HS512' }));
-  builder.addExchange(exchange, judgeExchange(exchange));
-  return builder.build({ failOn: 'must' });
-}
 
 describe('workflowCommands', () => {
   it('one ::error per failed requirement, titled with its id and title, with what the first evidence said and its exchange', () => {
-    const alg = workflowCommands(report()).find((c) => c.startsWith('::error title=RS-SIGNING-ALG '))!;
+    const alg = workflowCommands(reportOfRead({ signing_alg: 'HS512' })).find((c) => c.startsWith('::error title=RS-SIGNING-ALG '))!;
     expect(alg).toContain('::must: expected signing_alg to be one of');
     expect(alg).toContain('received "HS512" (GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 200)');
-    for (const c of workflowCommands(report())) expect(c).toMatch(/^::(error|warning|notice) title=[^:\n]+::[^\n]+$/);
+    for (const c of workflowCommands(reportOfRead({ signing_alg: 'HS512' }))) expect(c).toMatch(/^::(error|warning|notice) title=[^:\n]+::[^\n]+$/);
   });
 
   it('escapes what the runner reads: %, CR and LF in the message; also : and , in the title', () => {
-    const base = report();
+    const base = reportOfRead({ signing_alg: 'HS512' });
     const odd: RequirementResult = { ...base.requirements[0]!, id: 'X-1', title: 'a: b, c', status: 'fail', evidence: [{ source: 's', kind: 'exchange', status: 'fail', message: 'X-1: 100% wrong\r\nnext' }] };
     expect(workflowCommands({ ...base, requirements: [odd] })).toEqual(['::error title=X-1 a%3A b%2C c::must: 100%25 wrong%0D; 0 finding(s), see the report'.replace('; 0', `; ${odd.counts.findings}`)]);
   });
 
   it('a failure the baseline accepts is not annotated', () => {
-    const accepted = applyBaseline(report(), { source: 'b.yaml', entries: [{ requirement: 'RS-SIGNING-ALG', reason: 'known' }] });
+    const accepted = applyBaseline(reportOfRead({ signing_alg: 'HS512' }), { source: 'b.yaml', entries: [{ requirement: 'RS-SIGNING-ALG', reason: 'known' }] });
     expect(workflowCommands(accepted).some((c) => c.includes('RS-SIGNING-ALG'))).toBe(false);
   });
 
   it(`at most ${ANNOTATIONS_PER_LEVEL} per level, then a notice with how many more`, () => {
-    const base = report();
+    const base = reportOfRead({ signing_alg: 'HS512' });
     const failing = (i: number): RequirementResult => ({ ...base.requirements[0]!, id: `X-${i}`, status: 'fail', evidence: [] });
     const many = { ...base, requirements: Array.from({ length: ANNOTATIONS_PER_LEVEL + 3 }, (_, i) => failing(i)) };
     const commands = workflowCommands(many);

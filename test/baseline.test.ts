@@ -13,9 +13,9 @@ import { ReportBuilder } from '../reports/builder.ts';
 import { renderSummary } from '../reports/console.ts';
 import { renderJunit } from '../reports/junit.ts';
 import { renderMarkdown } from '../reports/markdown.ts';
-import type { Report } from '../reports/model.ts';
 import { reportSchemaError } from '../reports/schema.ts';
-import { getExchange, resourceServer } from '../fixtures/exchanges.ts';
+import { getExchange } from '../fixtures/exchanges.ts';
+import { reportOfRead } from './helpers/reports.ts';
 import { judgeExchange } from '../rules/index.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
@@ -28,13 +28,6 @@ const file = (name: string, text: string): string => {
   return path;
 };
 
-/** A validate report in which RS-SIGNING-ALG fails (HS512) and the rest of a read passes. */
-function failingReport(): Report {
-  const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
-  const exchange = getExchange(resourceServer({ signing_alg: 'HS512' }));
-  builder.addExchange(exchange, judgeExchange(exchange));
-  return builder.build({ failOn: 'must' });
-}
 
 describe('loadBaseline', () => {
   it('reads a YAML list: requirement, reason, an optional until date', async () => {
@@ -49,7 +42,7 @@ describe('loadBaseline', () => {
   });
 
   it('reads an earlier report.json: what failed or warned in it', async () => {
-    const path = file('report.json', JSON.stringify(failingReport()));
+    const path = file('report.json', JSON.stringify(reportOfRead({ signing_alg: 'HS512' })));
     const { entries } = await loadBaseline(path);
     expect(entries.map((e) => e.requirement)).toEqual(['RS-SIGNING-ALG']);
     expect(entries[0]!.reason).toMatch(/^failed in the baseline report of \d{4}-/);
@@ -77,7 +70,7 @@ describe('applyBaseline', () => {
   const accept = (until?: string) => ({ source: 'b.yaml', entries: [{ requirement: 'RS-SIGNING-ALG', reason: 'HS512 until the vendor moves', ...(until ? { until } : {}) }] });
 
   it('accepts the failure: marked with its reason, left out of the verdict, the report still valid', () => {
-    const report = applyBaseline(failingReport(), accept('2027-01-15'), now);
+    const report = applyBaseline(reportOfRead({ signing_alg: 'HS512' }), accept('2027-01-15'), now);
     expect(report.passed).toBe(true);
     const alg = report.requirements.find((r) => r.id === 'RS-SIGNING-ALG')!;
     expect(alg.status).toBe('fail');
@@ -87,7 +80,7 @@ describe('applyBaseline', () => {
   });
 
   it('past its until date, the failure counts again', () => {
-    const report = applyBaseline(failingReport(), accept('2027-01-14'), now);
+    const report = applyBaseline(reportOfRead({ signing_alg: 'HS512' }), accept('2027-01-14'), now);
     expect(report.passed).toBe(false);
     expect(report.baseline!.expired.map((e) => e.requirement)).toEqual(['RS-SIGNING-ALG']);
     expect(report.requirements.find((r) => r.id === 'RS-SIGNING-ALG')!.accepted).toBeUndefined();
@@ -103,12 +96,12 @@ describe('applyBaseline', () => {
 
   it('a reason holding a secret is masked, as everything else in a report', () => {
     const token = `eyJhbGciOiJIUzI1NiJ9.${Buffer.from('{"sub":"x"}').toString('base64url')}.c2lnbmF0dXJl`;
-    const report = applyBaseline(failingReport(), { source: 'b.yaml', entries: [{ requirement: 'RS-SIGNING-ALG', reason: `seen with ${token}` }] }, now);
+    const report = applyBaseline(reportOfRead({ signing_alg: 'HS512' }), { source: 'b.yaml', entries: [{ requirement: 'RS-SIGNING-ALG', reason: `seen with ${token}` }] }, now);
     expect(JSON.stringify(report)).not.toContain(token);
   });
 
   it('every format says what was accepted and why; JUnit skips it, so its failure count agrees with the exit code', () => {
-    const report = applyBaseline(failingReport(), accept(), now);
+    const report = applyBaseline(reportOfRead({ signing_alg: 'HS512' }), accept(), now);
     expect(renderSummary(report, { detail: 'failures' })).toEqual(expect.arrayContaining(['baseline b.yaml: 1 failure(s) accepted, 0 fixed, 0 expired', '  accepted: RS-SIGNING-ALG: HS512 until the vendor moves']));
     expect(renderSummary(report, { detail: 'failures' }).some((line) => line.includes('FAIL RS-SIGNING-ALG'))).toBe(false);
     expect(renderMarkdown(report)).toContain('- accepted: **RS-SIGNING-ALG**: HS512 until the vendor moves');
@@ -118,7 +111,7 @@ describe('applyBaseline', () => {
   });
 
   it('report baseline writes a file that --baseline reads back', async () => {
-    const path = file('written.yaml', baselineYaml(failingReport()));
+    const path = file('written.yaml', baselineYaml(reportOfRead({ signing_alg: 'HS512' })));
     expect((await loadBaseline(path)).entries).toEqual([{ requirement: 'RS-SIGNING-ALG', reason: expect.stringMatching(/^fails since \d{4}-\d{2}-\d{2}: /) }]);
   });
 });

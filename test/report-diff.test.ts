@@ -8,30 +8,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { getExchange, resourceServer } from '../fixtures/exchanges.ts';
-import { ReportBuilder } from '../reports/builder.ts';
+import { reportOfRead } from './helpers/reports.ts';
 import { bringsNewFailure, diffReports, renderDiff, type ReportDiff } from '../reports/diff.ts';
 import { buildMatrix, renderMatrixMarkdown, type Matrix } from '../reports/matrix.ts';
-import type { Report } from '../reports/model.ts';
-import { judgeExchange } from '../rules/index.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-report-diff-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function reportOf(body: Record<string, unknown>): Report {
-  const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
-  const exchange = getExchange(resourceServer(body));
-  builder.addExchange(exchange, judgeExchange(exchange));
-  return builder.build({ failOn: 'must' });
-}
 
 const ids = (entries: ReportDiff['newFailures']) => entries.map((e) => e.requirement);
 
 describe('diffReports', () => {
   it('a new failure, with its message and exchange; fixed; still failing', () => {
-    const conforming = reportOf({});
-    const faulty = reportOf({ signing_alg: 'HS512' });
+    const conforming = reportOfRead({});
+    const faulty = reportOfRead({ signing_alg: 'HS512' });
     const regression = diffReports(conforming, faulty);
     expect(ids(regression.newFailures)).toEqual(['RS-SIGNING-ALG']);
     expect(regression.newFailures[0]).toMatchObject({ level: 'must', before: 'pass', after: 'fail', message: expect.stringContaining('received "HS512"'), exchange: 'GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 200' });
@@ -44,8 +35,8 @@ describe('diffReports', () => {
   });
 
   it('a requirement only one side knows is named, not counted as a regression', () => {
-    const older = reportOf({});
-    const newer = reportOf({ signing_alg: 'HS512' });
+    const older = reportOfRead({});
+    const newer = reportOfRead({ signing_alg: 'HS512' });
     const trimmed = { ...older, requirements: older.requirements.filter((r) => r.id !== 'RS-SIGNING-ALG') };
     const diff = diffReports(trimmed, newer);
     expect(diff.added).toEqual(['RS-SIGNING-ALG']);
@@ -55,7 +46,7 @@ describe('diffReports', () => {
   });
 
   it('the Markdown of every requirement turned failing fits a pull-request comment', () => {
-    const conforming = reportOf({});
+    const conforming = reportOfRead({});
     const everything = { ...conforming, requirements: conforming.requirements.map((r) => ({ ...r, status: 'fail' as const, evidence: [{ source: 's', kind: 'exchange' as const, status: 'fail' as const, message: `${r.id}: ${'x'.repeat(2000)}` }] })) };
     expect(renderDiff(diffReports(conforming, everything), true).join('\n').length).toBeLessThan(65_000);
   });
@@ -63,7 +54,7 @@ describe('diffReports', () => {
 
 describe('buildMatrix', () => {
   it('every requirement × 10 targets fits a pull-request comment in Markdown; a requirement one report lacks is a dot', () => {
-    const one = reportOf({ signing_alg: 'HS512' });
+    const one = reportOfRead({ signing_alg: 'HS512' });
     const reports = Array.from({ length: 10 }, (_, i) => ({ report: { ...one, target: `https://tenant-${i}.example.com/api/v2` }, origin: `reports/t${i}` }));
     reports[9]!.report = { ...reports[9]!.report, requirements: reports[9]!.report.requirements.filter((r) => r.id !== 'RS-SIGNING-ALG') };
     const matrix = buildMatrix(reports);

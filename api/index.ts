@@ -1,6 +1,7 @@
 // The library API: what the commands do, from code, each returning the one report model.
 //   import { runSuites, judgeRecording, startProxy, loadReport } from 'tmi-conform';
-// The commands are built on the same functions; nothing here prints unless asked to.
+// Each calls what its command calls (runConformance, judgeRecording, the proxy session, the
+// report schema); nothing here prints unless asked to.
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type FaultName, type RateLimitOptions, startReference } from '../reference/index.ts';

@@ -2,20 +2,17 @@
 //   import { runSuites, judgeRecording, startProxy, loadReport } from 'tmi-conform';
 // Each calls what its command calls (runConformance, judgeRecording, the proxy session, the
 // report schema); nothing here prints unless asked to.
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { type FaultName, type RateLimitOptions, startReference } from '../reference/index.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import type { FailOn } from '../reports/fail-on.ts';
 import type { Baseline, Report } from '../reports/model.ts';
-import { reportSchemaError } from '../reports/schema.ts';
+import { readReport } from '../reports/read.ts';
 import { judgeRecording as judgeEachExchange } from '../recordings/judge-recording.ts';
 import { loadOpenApiFile } from '../rules/openapi/load.ts';
-import { mergeConfig, resolveConfig, type RawConfig } from '../suites/config.ts';
+import { embeddedReferenceConfig, refuseTargetKeysWithoutBaseUrl, resolveConfig, type RawConfig } from '../suites/config.ts';
 import { runConformance } from '../suites/conformance.ts';
 import { startProxy as startProxySession, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget } from '../proxy/forward/target.ts';
-import { KnownSecrets, learnSecrets } from '../core/redact.ts';
 
 export type { Baseline, FailOn, FaultName, RawConfig, Report, RunningProxy };
 export { loadBaseline } from '../reports/baseline.ts';
@@ -43,13 +40,14 @@ export interface RunSuitesOptions {
 /** Runs the conformance suites and returns the report (`report.passed` is the verdict). */
 export async function runSuites(options: RunSuitesOptions = {}): Promise<Report> {
   const raw = options.config ?? {};
+  refuseTargetKeysWithoutBaseUrl(raw, 'runSuites');
   const embedded = raw.base_url === undefined;
   const reference = embedded ? await startReference({ faults: options.faults ?? [], ...(options.rateLimit !== undefined ? { rateLimit: options.rateLimit } : {}) }) : undefined;
   const print = options.print ?? (() => {});
   // vitest sets the process's exit code when a suite fails: the verdict is the caller's to act on.
   const exitCode = process.exitCode;
   try {
-    const config = reference ? resolveConfig(mergeConfig(reference.config(), raw)) : resolveConfig(raw);
+    const config = reference ? embeddedReferenceConfig(reference.config(), raw) : resolveConfig(raw);
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
     // No interrupt to listen for: the caller owns the process and its signals.
     const listenForInterrupt = () => ({ promise: new Promise<never>(() => {}), dispose: () => {} });
@@ -74,12 +72,10 @@ export interface JudgeRecordingOptions {
 export async function judgeRecording(paths: string | string[], options: JudgeRecordingOptions = {}): Promise<Report> {
   const openapi = options.openapi === undefined ? undefined : await loadOpenApiFile(options.openapi);
   const files = Array.isArray(paths) ? paths : [paths];
-  const knownSecrets = new KnownSecrets();
-  const builder = new ReportBuilder({ kind: 'validate', source: `validate:${files.join(',')}`, knownSecrets, openapi: openapi !== undefined });
+  const builder = new ReportBuilder({ kind: 'validate', source: `validate:${files.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
   for (const file of files) {
     await judgeEachExchange(file, { ...(openapi ? { openapi } : {}), ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) }, (exchange, judgement) => {
       if (!judgement) return;
-      if (judgement.operation?.operation === 'getToken') learnSecrets(exchange, knownSecrets);
       builder.addExchange(exchange, judgement);
     });
   }
@@ -120,11 +116,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   });
 }
 
-/** Reads a report.json (or the one in a report directory), checked against its schema. */
-export async function loadReport(location: string): Promise<Report> {
-  const file = (await stat(location)).isDirectory() ? join(location, 'report.json') : location;
-  const value: unknown = JSON.parse(await readFile(file, 'utf8'));
-  const problem = reportSchemaError(value);
-  if (problem !== undefined) throw new Error(`${file} is not a tmi-conform report: ${problem}`);
-  return value as Report;
+/** Reads a report.json (or the one in a report directory), checked against its schema; a UsageError (one line) when it cannot be. */
+export function loadReport(location: string): Promise<Report> {
+  return readReport(location, 'loadReport');
 }

@@ -2,7 +2,7 @@
 // from several runs (e.g. the suite run in CI plus a day of proxy traffic).
 // `tmi-conform report baseline REPORT --out FILE`: the accepted failures of a run, as a baseline
 // to edit (a reason each) and pass to --baseline.
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { bringsNewFailure, diffReports, renderDiff } from '../reports/diff.ts';
 import { buildMatrix, renderMatrixConsole, renderMatrixHtml, renderMatrixMarkdown } from '../reports/matrix.ts';
 import { baselineYaml } from '../reports/baseline.ts';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Report } from '../reports/model.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { mergeReports, type MergeInput } from '../reports/merge.ts';
-import { reportSchemaError } from '../reports/schema.ts';
+import { readReport } from '../reports/read.ts';
 import { writeReports } from '../reports/write.ts';
 import { parseArgs, stringFlag } from './args.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
@@ -62,37 +62,11 @@ export async function run(argv: string[]): Promise<number> {
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
 
   const inputs: MergeInput[] = [];
-  for (const location of args.positionals) inputs.push({ report: await readReport(location), origin: location });
+  for (const location of args.positionals) inputs.push({ report: await readReport(location, 'report merge'), origin: location });
   const report = mergeReports(inputs, { failOn });
   const written = await writeReports(report, out);
   printSummary(report, written);
   return report.passed ? EXIT_OK : EXIT_FAILED;
-}
-
-/** The report.json at `location` (a directory or the file itself), checked against its schema. */
-async function readReport(location: string, command = 'report merge'): Promise<Report> {
-  let file = location;
-  try {
-    if ((await stat(location)).isDirectory()) file = join(location, 'report.json');
-  } catch {
-    throw new UsageError(`${command}: cannot read ${location}: no such file or directory`);
-  }
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no report.json there' : 'not readable';
-    throw new UsageError(`${command}: cannot read ${file}: ${reason}`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${command}: ${file} is not JSON: ${(error as Error).message}`);
-  }
-  const problem = reportSchemaError(value);
-  if (problem !== undefined) throw new UsageError(`${command}: ${file} is not a tmi-conform report: ${problem}`);
-  return value as Report;
 }
 
 async function writeBaseline(argv: string[]): Promise<number> {

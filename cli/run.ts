@@ -3,7 +3,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stopSignal } from './signals.ts';
-import { FAULT_NAMES, isFaultName, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../reference/index.ts';
+import { FAULT_NAMES, isFaultName, parseRateLimit, startReference, type StartReferenceOptions } from '../reference/index.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { renderSummary, underGitHubActions } from '../reports/console.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
@@ -12,7 +12,7 @@ import { redactTarget } from '../reports/redact-text.ts';
 import { summarize } from '../reports/status.ts';
 import { checkReportDir, REPORT_FILES, writeReports } from '../reports/write.ts';
 import { loadRequirements } from '../rules/requirements.ts';
-import { configFromEnv, configFromFlags, mergeConfig, readConfigFile, resolveConfig, type RawConfig, type SuiteConfig } from '../suites/config.ts';
+import { configFromEnv, configFromFlags, embeddedReferenceConfig, mergeConfig, readConfigFile, refuseTargetKeysWithoutBaseUrl, resolveConfig, type RawConfig } from '../suites/config.ts';
 import { countsLine } from '../suites/reporter.ts';
 import { runConformance, type ConformanceOutcome } from '../suites/conformance.ts';
 import { loadVitestNode } from '../suites/vitest-node.ts';
@@ -108,12 +108,6 @@ function referenceOptions(args: ReturnType<typeof parseArgs>): StartReferenceOpt
   return options;
 }
 
-/** The embedded reference's configuration, with what the user set about the run itself. */
-function embeddedConfig(reference: RunningReference, raw: RawConfig): SuiteConfig {
-  const { base_url: _b, auth_url: _a, token_url: _t, audience: _u, credentials: _c, fixtures: _f, ...runOptions } = raw;
-  return resolveConfig(mergeConfig(reference.config(), runOptions));
-}
-
 export async function run(argv: string[]): Promise<number> {
   const started = Date.now();
   const args = parseArgs('run', argv, FLAGS);
@@ -131,14 +125,14 @@ export async function run(argv: string[]): Promise<number> {
 
   const raw = await configuration(args, process.env);
   const embedded = raw.base_url === undefined;
-  if (embedded && (raw.credentials || raw.fixtures)) throw new UsageError('run: credentials or fixtures are configured but no base_url: say which implementation they are for');
+  refuseTargetKeysWithoutBaseUrl(raw, 'run');
   if (!embedded && (args.flags['fault'] !== undefined || args.flags['rate-limit'] !== undefined)) throw new UsageError('run: --fault and --rate-limit apply to the embedded reference only (no --base-url)');
   void loadVitestNode();
   const reference = embedded ? await startReference(referenceOptions(args)) : undefined;
   const print = (line: string) => process.stdout.write(`${line}\n`);
 
   try {
-    const config = reference ? embeddedConfig(reference, raw) : resolveConfig(raw);
+    const config = reference ? embeddedReferenceConfig(reference.config(), raw) : resolveConfig(raw);
     print(`tmi-conform run → ${redactTarget(config.baseUrl)}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
     print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });

@@ -10,7 +10,6 @@ import { bearerCredential } from '../rules/token.ts';
 import { detectFormat, RecordingError, type ReadProgress } from '../recordings/read.ts';
 import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
-import { KnownSecrets, learnSecrets } from '../core/redact.ts';
 import { notJudgedLine, renderSummary, underGitHubActions } from '../reports/console.ts';
 import type { Report } from '../reports/model.ts';
 import { RESPONSE_HEADERS_NOT_KEPT } from '../reports/traffic.ts';
@@ -162,13 +161,11 @@ export async function run(argv: string[]): Promise<number> {
   if (knowledge.keys && 'problem' in knowledge.keys) throw new UsageError(`validate: --jwks: ${knowledge.keys.problem}`);
   const tenant = TenantTokens.of(knowledge);
 
-  // A secret seen in a token request is masked wherever it turns up later in the recordings' evidence.
-  const knownSecrets = new KnownSecrets();
   const baseline = await baselineOption(stringFlag(args, 'baseline'));
   const openapiPath = stringFlag(args, 'openapi');
   const openapi = await openApiOption(openapiPath);
   if (openapi) process.stdout.write(`${openApiLine(openapi)}\n`);
-  const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, knownSecrets, openapi: openapi !== undefined });
+  const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
   const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), headersNotJudged: new Map(), openapiNotes: [] };
   const unreadable: string[] = [];
   for (const file of args.positionals) {
@@ -177,8 +174,6 @@ export async function run(argv: string[]): Promise<number> {
     try {
       const place = placeIn(file, await detectFormat(file));
       await judgeRecording(file, { progress, maxBodyBytes, ...(openapi ? { openapi } : {}), beforeJudging: (batch) => settleTokens(batch, tenant) }, (exchange, judgement) => {
-        // Token requests carry the client secrets: learned from each (they are few), before any later evidence is made.
-        if (judgement?.operation?.operation === 'getToken') learnSecrets(exchange, knownSecrets);
         judgeInto(exchange, judgement!, place, builder, summary);
       });
       if (progress.truncatedTail) process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);

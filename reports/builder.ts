@@ -20,7 +20,7 @@ import { ClientFindingTally } from './client-findings.ts';
 import { exchangeEvidence } from './exchange-evidence.ts';
 import type { FailOn } from './fail-on.ts';
 import { KeptExchange } from './kept-exchange.ts';
-import type { KnownSecrets } from '../core/redact.ts';
+import { KnownSecrets, learnSecrets } from '../core/redact.ts';
 import type { Baseline, Report, ReportKind, Source, Status, TestOutcome, TestResult } from './model.ts';
 import { redactTarget, redactText } from './redact-text.ts';
 import { RequirementTally } from './requirement-tally.ts';
@@ -37,11 +37,11 @@ export interface BuilderOptions {
   /** Seed of the generated inputs of a suite run. */
   seed?: number;
   /**
-   * Secrets seen in the source's earlier exchanges (a client secret in a token request), masked
-   * wherever they turn up in later evidence. The proxy masks before the builder sees anything;
-   * validate reads recordings made by anyone, so its builder does it.
+   * Learn the secrets of the source's token requests (a client secret) and mask them wherever
+   * they turn up in later evidence. The proxy masks before the builder sees anything; validate
+   * reads recordings made by anyone, so its builder does it.
    */
-  knownSecrets?: KnownSecrets;
+  maskLearnedSecrets?: boolean;
   /** A user's OpenAPI description judges the other operations (--openapi): its requirements are reported. */
   openapi?: boolean;
 }
@@ -54,9 +54,11 @@ export class ReportBuilder {
   private readonly tests: TestResult[] = [];
   private readonly traffic = new TrafficTally();
   private readonly levelOf = (id: string): Level | undefined => this.byId.get(id)?.requirement.level;
+  private readonly knownSecrets: KnownSecrets | undefined;
 
   constructor(private readonly options: BuilderOptions) {
     this.source = { name: options.source, kind: options.kind, startedAt: this.startedAt };
+    this.knownSecrets = options.maskLearnedSecrets === true ? new KnownSecrets() : undefined;
     if (options.target !== undefined) this.source.target = redactTarget(options.target);
     if (options.seed !== undefined) this.source.seed = options.seed;
     for (const requirement of loadRequirements()) {
@@ -73,7 +75,9 @@ export class ReportBuilder {
     }
     const operation = judgement.operation.operation;
     this.traffic.coveredExchange(exchange, operation, judgement, judgement.rateLimit !== undefined ? judgement.rateLimit : observationOf(exchange));
-    const kept = new KeptExchange(exchange, operation, this.options.knownSecrets);
+    // Token requests carry the client secrets: learned from each (they are few) before any later evidence is made.
+    if (operation === 'getToken' && this.knownSecrets) learnSecrets(exchange, this.knownSecrets);
+    const kept = new KeptExchange(exchange, operation, this.knownSecrets);
     if (judgement.findings.length === 0) {
       // The common case, kept cheap: every examined requirement gets a pass.
       for (const id of judgement.examined) this.byId.get(id)?.passedExchange(kept, test);

@@ -235,6 +235,20 @@ export function mergeConfig(...layers: RawConfig[]): RawConfig {
   return merged;
 }
 
+/**
+ * Credentials or fixtures without a base_url are for an implementation the user did not name: a
+ * usage error, said before the embedded reference starts, never a run with them dropped.
+ */
+export function refuseTargetKeysWithoutBaseUrl(raw: RawConfig, who: string): void {
+  if (raw.base_url === undefined && (raw.credentials || raw.fixtures)) throw new UsageError(`${who}: credentials or fixtures are configured but no base_url: say which implementation they are for`);
+}
+
+/** A run with no base_url goes to the embedded reference: its configuration, with what the user set about the run itself. */
+export function embeddedReferenceConfig(reference: RawConfig, raw: RawConfig): SuiteConfig {
+  const { base_url: _b, auth_url: _a, token_url: _t, audience: _u, credentials: _c, fixtures: _f, ...runOptions } = raw;
+  return resolveConfig(mergeConfig(reference, runOptions));
+}
+
 /** A seed for a run that was given none; printed and recorded, so the run can be replayed. */
 export const newSeed = (): number => Math.floor(Math.random() * 0x80000000);
 

@@ -251,6 +251,7 @@ describe('tmi-conform run: usage and configuration errors (exit 2, one line)', (
     ['unreadable file', () => ['--config', join(dir, 'missing.yaml')], /cannot read it \(ENOENT\)/],
     ['unknown requirement', () => ['--requirement', 'NOPE-1'], /unknown requirement NOPE-1/],
     ['unknown fault', () => ['--fault', 'everything-broken'], /unknown fault "everything-broken"/],
+    ['credentials without a target', () => ['--config', writeConfig('creds.yaml', { credentials: { full: { token: 'x' } } })], /run: credentials or fixtures are configured but no base_url/],
     ['fault with a target', () => ['--base-url', 'http://127.0.0.1:9/api/v2', '--fault', 'delete-returns-200'], /apply to the embedded reference only/],
     ['bad --fail-on', () => ['--fail-on', 'sometimes'], /--fail-on expects "must" or "should"/],
     ['unknown flag', () => ['--colour'], /unknown option --colour/],

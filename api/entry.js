@@ -5,4 +5,4 @@ import { tsImport } from 'tsx/esm/api';
 
 const api = await tsImport('./index.ts', import.meta.url);
 
-export const { runSuites, judgeRecording, startProxy, loadReport, loadBaseline, writeReports } = api;
+export const { runSuites, judgeRecording, startProxy, loadReport, loadBaseline, writeReports, conformanceDispatcher } = api;

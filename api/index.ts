@@ -1,5 +1,5 @@
 // The library API: what the commands do, from code, each returning the one report model.
-//   import { runSuites, judgeRecording, startProxy, loadReport } from 'tmi-conform';
+//   import { runSuites, judgeRecording, startProxy, loadReport, conformanceDispatcher } from 'tmi-conform';
 // Each calls what its command calls (runConformance, judgeRecording, the proxy session, the
 // report schema); nothing here prints unless asked to.
 import { type FaultName, type RateLimitOptions, startReference } from '../reference/index.ts';
@@ -17,6 +17,7 @@ import { parseTarget } from '../proxy/forward/target.ts';
 export type { Baseline, FailOn, FaultName, RawConfig, Report, RunningProxy };
 export { loadBaseline } from '../reports/baseline.ts';
 export { writeReports } from '../reports/write.ts';
+export { conformanceDispatcher, type ConformanceDispatcher, type ConformanceDispatcherOptions } from './conformance-dispatcher.ts';
 
 export interface RunSuitesOptions {
   /**

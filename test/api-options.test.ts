@@ -24,3 +24,14 @@ describe('library API: usage errors', () => {
     await expect(loadReport(join(dir, 'missing'))).rejects.toThrow(`loadReport: cannot read ${join(dir, 'missing')}: no such file or directory`);
   });
 });
+
+describe('library API: the package entry', () => {
+  it('api/entry.js exports every function api/index.ts exports', async () => {
+    const index = await import('../api/index.ts');
+    // @ts-expect-error: entry.js is plain JavaScript without declarations (dist/ holds them).
+    const entry = (await import('../api/entry.js')) as Record<string, unknown>;
+    const functions = Object.keys(index).filter((name) => typeof (index as Record<string, unknown>)[name] === 'function');
+    expect(functions.length).toBeGreaterThan(0);
+    for (const name of functions) expect(typeof entry[name], name).toBe('function');
+  });
+});

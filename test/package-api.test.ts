@@ -13,12 +13,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const npm = (args: string[], cwd: string) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' } });
 
-const CONSUMER = `import { judgeRecording, loadReport, runSuites, startProxy, type Report, type RunSuitesOptions } from 'tmi-conform';
+const CONSUMER = `import { conformanceDispatcher, judgeRecording, loadReport, runSuites, startProxy, type ConformanceDispatcher, type Report, type RunSuitesOptions } from 'tmi-conform';
 
 const options: RunSuitesOptions = { requirements: ['RS-SIGNING-ALG'], faults: ['rs-signing-alg-invalid'] };
 const report: Report = await runSuites(options);
 const status: 'pass' | 'fail' | 'warn' | 'skip' | undefined = report.requirements.find((r) => r.id === 'RS-SIGNING-ALG')?.status;
-console.log(JSON.stringify({ passed: report.passed, status, api: [typeof judgeRecording, typeof loadReport, typeof startProxy] }));
+const judging: (options: { target: string }) => Promise<ConformanceDispatcher> = conformanceDispatcher;
+console.log(JSON.stringify({ passed: report.passed, status, api: [typeof judgeRecording, typeof loadReport, typeof startProxy, typeof judging] }));
 `;
 
 describe('the packed package, from a new project', () => {
@@ -38,6 +39,6 @@ describe('the packed package, from a new project', () => {
     expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
     const run = spawnSync(process.execPath, [join(project, 'out', 'consumer.js')], { cwd: project, encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout.trim().split('\n').at(-1)!)).toEqual({ passed: false, status: 'fail', api: ['function', 'function', 'function'] });
+    expect(JSON.parse(run.stdout.trim().split('\n').at(-1)!)).toEqual({ passed: false, status: 'fail', api: ['function', 'function', 'function', 'function'] });
   }, 300_000);
 });

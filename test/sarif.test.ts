@@ -4,6 +4,7 @@
 // acceptance as a suppression, and no secret from an exchange. Three runs of the reference are
 // shared by the cases (a fault, the same fault under a baseline, a conforming run), side by side.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AjvDraft04 from 'ajv-draft-04';
@@ -21,7 +22,9 @@ import { renderSarif } from '../reports/sarif.ts';
 import { runCli } from './helpers/cli.ts';
 import { reportOfRead } from './helpers/reports.ts';
 
-const SCHEMA = join(packageRoot, 'node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json');
+// The official SARIF 2.1.0 schema (draft-04), as @microsoft/jest-sarif ships it.
+const require = createRequire(import.meta.url);
+const SCHEMA = require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json');
 // Both packages are CommonJS whose module object is also their `default`: typed as such under ESM.
 // The schema's `language` pattern is not a valid Unicode-mode regular expression, only a plain one.
 const ajv = new AjvDraft04.default({ allErrors: true, unicodeRegExp: false });

@@ -93,7 +93,7 @@ export interface StartProxyOptions {
   journalPath: string;
   /** A HAR file written at stop. */
   harPath?: string;
-  /** Where report.json, junit.xml, report.md and report.html are written at stop. */
+  /** Where report.json, junit.xml, report.md, report.html and report.sarif are written at stop. */
   reportDir: string;
   failOn?: FailOn;
   baseline?: Baseline;

@@ -90,7 +90,7 @@ Options:
                             at stop holds the earlier and the new, the reports judge both
   --overwrite               replace an existing journal and HAR file
                             (without either, an existing journal or --record file is refused: exit 2)
-  --report-dir DIR          where report.json, junit.xml, report.md, report.html go (default ${DEFAULT_REPORT_DIR})
+  --report-dir DIR          where report.json, junit.xml, report.md, report.html, report.sarif go (default ${DEFAULT_REPORT_DIR})
   --fail-on LEVEL           the reports' verdict: must (default) or should (warnings fail it too);
                             the exit code stays 0, except with -- CMD
   --max-body-bytes N        bytes of each body kept for judging (default ${DEFAULT_MAX_BODY_BYTES}); bigger bodies

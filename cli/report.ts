@@ -43,7 +43,7 @@ is kept bounded with every source represented, traffic statistics are added up, 
 source is named in the merged report.
 
 Options:
-  --out DIR          where report.json, junit.xml, report.md, report.html go (required)
+  --out DIR          where report.json, junit.xml, report.md, report.html, report.sarif go (required)
   --fail-on LEVEL    must (default): exit 1 on a failed "must" requirement; should: also on warnings
 
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable or invalid input, usage error.`;

@@ -34,7 +34,7 @@ ${configKeyLines()}
 
 Selection and output:
   --requirement ID       run only the tests that cover this requirement (repeatable)
-  --report-dir DIR       where report.json, junit.xml, report.md, report.html go (default reports/latest)
+  --report-dir DIR       where report.json, junit.xml, report.md, report.html, report.sarif go (default reports/latest)
   --fail-on LEVEL        must (default): exit 1 on a failed "must" requirement; should: also on warnings
   --baseline FILE        accepted failures: an earlier report.json, or a YAML list (tmi-conform report baseline);
                          only failures it does not accept count in the verdict

@@ -52,7 +52,7 @@ judged: … over the body limit"), its exchange's status, headers and credential
 flat whatever one entry holds.
 
 Options:
-  --report-dir DIR   where report.json, junit.xml, report.md, report.html go (default reports/latest)
+  --report-dir DIR   where report.json, junit.xml, report.md, report.html, report.sarif go (default reports/latest)
   --fail-on LEVEL    must (default): exit 1 on a failed "must" requirement; should: also on warnings
   --jwks URL|FILE    the tenant's JSON Web Key Set: tokens a recording kept whole have their signature
                      checked against it (without it: "signatures not verified: no JWKS"); one that

@@ -31,7 +31,7 @@ export function groupByOperation(requirements: RequirementResult[]): OperationRe
  * that operation's own exchanges showed (a failure on /clients is no failure of the session
  * update); otherwise, or when suite tests examined it too, its overall status.
  */
-function statusOn(r: RequirementResult, operation: string): Status {
+export function statusOn(r: RequirementResult, operation: string): Status {
   if (operation === 'all' || r.operations.length === 1 || r.status === 'skip') return r.status;
   // The suites call the document's operations only: their tests say nothing of the others.
   if (r.counts.tests > 0 && operation !== 'otherOperation') return r.status;

@@ -10,12 +10,14 @@ import { renderJson } from './json.ts';
 import { renderJunit } from './junit.ts';
 import { renderMarkdown } from './markdown.ts';
 import type { Report } from './model.ts';
+import { renderSarif } from './sarif.ts';
 
 export const REPORT_FILES = {
   'report.json': renderJson,
   'junit.xml': renderJunit,
   'report.md': renderMarkdown,
   'report.html': renderHtml,
+  'report.sarif': renderSarif,
 } as const;
 
 /**

@@ -148,7 +148,7 @@ describe('the proxy in front of the conforming reference', () => {
     // GET /api/v2/users/u1 is an operation the document does not detail (judged by the general rules); only the JWKS fetch is outside the API.
     expect(report.traffic?.notCovered).toBe(1);
     expect(report.traffic?.operations?.find((o) => o.name === 'GET /users/{id}')).toMatchObject({ operation: 'otherOperation', exchanges: 1 });
-    expect(readdirSync(under.reportDir).sort()).toEqual(['junit.xml', 'report.html', 'report.json', 'report.md']);
+    expect(readdirSync(under.reportDir).sort()).toEqual(['junit.xml', 'report.html', 'report.json', 'report.md', 'report.sarif']);
   });
 
   it('judges every exchange: no must finding against the conforming reference, the client mistakes seen', () => {

@@ -1,6 +1,6 @@
 // report.md: the verdict, a summary table, every failed or warned requirement with its quote
 // and evidence; short enough for a CI job summary, and appended to it when GITHUB_STEP_SUMMARY
-// is set. writeReports writes all four files.
+// is set. writeReports writes all five files.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,12 +93,12 @@ describe('report.md', () => {
 });
 
 describe('writeReports', () => {
-  it('writes the four files, no temporary file left behind', async () => {
+  it('writes the five files, no temporary file left behind', async () => {
     delete process.env['GITHUB_STEP_SUMMARY'];
-    const out = join(dir, 'four');
+    const out = join(dir, 'five');
     const written = await writeReports(sampleReport(), out);
-    expect(written.map((p) => p.slice(out.length + 1))).toEqual(['report.json', 'junit.xml', 'report.md', 'report.html']);
-    expect(readdirSync(out).sort()).toEqual(['junit.xml', 'report.html', 'report.json', 'report.md']);
+    expect(written.map((p) => p.slice(out.length + 1))).toEqual(['report.json', 'junit.xml', 'report.md', 'report.html', 'report.sarif']);
+    expect(readdirSync(out).sort()).toEqual(['junit.xml', 'report.html', 'report.json', 'report.md', 'report.sarif']);
   });
 
   it('appends report.md to the GitHub job summary when GITHUB_STEP_SUMMARY is set', async () => {

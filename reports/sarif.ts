@@ -1,0 +1,213 @@
+// report.sarif: the report as a SARIF 2.1.0 log, for GitHub code scanning and other SARIF
+// viewers, which show each result as an alert and track it from one run to the next.
+//
+// One rule per requirement of the report; one result per failed or warned requirement and
+// operation it failed on. A runtime finding has no source line, so a result is located in the
+// document the requirement quotes: schemas/tenant-management-api.md, at the line of the quote,
+// with the document's section as its logical location. That file ships in the tmi-conform
+// package, not in the user's repository, so its location is relative to the base id TMI_CONFORM
+// (the package root), never to %SRCROOT%: a code scanning upload reads a relative path as one in
+// the repository, lists the alert with the document's path and line, and has no file to show.
+//
+// Alerts are told apart across runs by `partialFingerprints`: a hash of the requirement and the
+// operation only, nothing a run changes (times, ports, exchange ids, seeds). A failure accepted
+// by a baseline is a result with an external suppression carrying the baseline's reason.
+// Everything from an exchange comes from the model's evidence, already redacted.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Location, Log, ReportingDescriptor, Result } from 'sarif';
+import { once, perKey } from '../core/memo.ts';
+import { schemasDir } from '../core/paths.ts';
+import { version } from '../core/version.ts';
+import type { Evidence, Report, RequirementResult } from './model.ts';
+import { statusOn } from './operations.ts';
+
+const SARIF_SCHEMA = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json';
+const INFORMATION_URI = 'https://www.npmjs.com/package/tmi-conform';
+const DOCUMENT = 'schemas/tenant-management-api.md';
+/** The base id of the document's location: the root of the tmi-conform package that wrote the log. */
+const PACKAGE_ROOT = 'TMI_CONFORM';
+/** The key of the fingerprint, versioned: a change to what it hashes gets a new key, not silently new alerts. */
+const FINGERPRINT = 'tmiConformRequirementOperation/v1';
+/**
+ * GitHub's severity of a security alert (0.1–3.9 low, 4.0–6.9 medium, 7.0–8.9 high, 9.0+
+ * critical): a request carried out that a stated rule says to refuse is high, one an inferred
+ * rule says to refuse is medium.
+ */
+const SECURITY_SEVERITY = { must: '8.0', should: '5.0' } as const;
+
+interface Region {
+  startLine: number;
+  startColumn: number;
+  endLine: number;
+  endColumn: number;
+}
+
+/**
+ * The document with its white space runs collapsed to one space (as the catalog's quotes are
+ * compared with it), each character's offset in the original text, and where each line starts.
+ */
+const documentIndex = once(() => {
+  const text = readFileSync(join(schemasDir, 'tenant-management-api.md'), 'utf8');
+  let normalized = '';
+  const offsets: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const white = /\s/.test(text[i]!);
+    if (white && normalized.endsWith(' ')) continue;
+    normalized += white ? ' ' : text[i];
+    offsets.push(i);
+  }
+  const lineStarts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
+  return { normalized, offsets, lineStarts };
+});
+
+/** 1-based line and column of an offset in the document. */
+function position(lineStarts: readonly number[], offset: number): { line: number; column: number } {
+  let line = 0;
+  while (line + 1 < lineStarts.length && lineStarts[line + 1]! <= offset) line++;
+  return { line: line + 1, column: offset - lineStarts[line]! + 1 };
+}
+
+/**
+ * Where a quote stands in the document: its first excerpt (" … " separates excerpts), white
+ * space aside. Undefined when the document does not hold it (a merged report of another version).
+ */
+const quoteRegion = perKey(512, (quote: string): Region | undefined => {
+  const excerpt = quote.split(' … ')[0]!.trim().replace(/\s+/g, ' ');
+  const { normalized, offsets, lineStarts } = documentIndex();
+  const at = excerpt === '' ? -1 : normalized.indexOf(excerpt);
+  if (at === -1) return undefined;
+  const start = position(lineStarts, offsets[at]!);
+  const end = position(lineStarts, offsets[at + excerpt.length - 1]!);
+  return { startLine: start.line, startColumn: start.column, endLine: end.line, endColumn: end.column + 1 };
+});
+
+/** A security finding is among its evidence: the target carried out a request it should have refused. */
+const isSecurity = (r: RequirementResult): boolean => (r.counts.security ?? 0) > 0;
+
+/** GEN-JSON-RESPONSE → GenJsonResponse: the rule's name, an identifier as SARIF asks. */
+const ruleName = (id: string): string =>
+  id
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+
+function rule(r: RequirementResult): ReportingDescriptor {
+  const help = r.inferred ? `${r.quote}\n\nInferred: ${r.inferred}` : r.quote;
+  const markdown = `> ${r.quote.replace(/\s*\n\s*/g, ' ')}\n\n${r.inferred ? `Inferred (a \`should\`, a warning): ${r.inferred}\n\n` : ''}Section: ${r.section} of the document (${DOCUMENT}).`;
+  const properties: Record<string, unknown> = { level: r.level, subject: r.subject, section: r.section, operations: r.operations };
+  if (isSecurity(r)) {
+    properties['tags'] = ['security'];
+    properties['security-severity'] = SECURITY_SEVERITY[r.level];
+  }
+  return {
+    id: r.id,
+    name: ruleName(r.id),
+    shortDescription: { text: r.title },
+    fullDescription: { text: r.quote },
+    help: { text: help, markdown },
+    defaultConfiguration: { level: r.level === 'must' ? 'error' : 'warning' },
+    properties,
+  };
+}
+
+/**
+ * The operations a failed requirement failed on: for a rule of every operation, those whose
+ * exchanges failed it (none: it failed in a suite test, 'all'); otherwise each operation whose own
+ * status is the failure, as the report's per-operation table shows it.
+ */
+function failedOperations(r: RequirementResult): string[] {
+  if (r.operations.includes('all')) {
+    const seen = Object.entries(r.byOperation ?? {})
+      .filter(([, counts]) => counts.findings > 0)
+      .map(([operation]) => operation)
+      .sort();
+    return seen.length > 0 ? seen : ['all'];
+  }
+  const failed = r.operations.filter((operation) => statusOn(r, operation) === r.status);
+  return failed.length > 0 ? failed : r.operations;
+}
+
+/** The evidence of the failure on `operation`: an exchange of that operation, or for a single operation any failure. */
+function evidenceOn(r: RequirementResult, operation: string, operations: readonly string[]): Evidence | undefined {
+  const against = r.evidence.filter((e) => e.status === r.status);
+  return against.find((e) => e.exchange?.operation === operation) ?? (operations.length === 1 ? against[0] : undefined);
+}
+
+const firstLine = (text: string): string => text.split('\n', 1)[0]!;
+
+/** Expected and received (the finding's message), then the exchange behind it. */
+function resultMessage(r: RequirementResult, operation: string, evidence: Evidence | undefined): string {
+  const counts = r.byOperation?.[operation];
+  const tally = counts ? ` ${counts.findings} of ${counts.exchanges} exchange(s) of ${operation} against it.` : '';
+  if (!evidence) return `${r.id}: ${r.title}, not met on ${operation}.${tally} The sampled evidence is in report.html and report.json.`;
+  const said = evidence.findings?.find((f) => f.requirement === r.id)?.message ?? firstLine(evidence.message ?? `${r.id}: ${r.title}`);
+  const lines = [said];
+  const exchange = evidence.exchange;
+  if (exchange) {
+    const outcome = exchange.response?.status ?? exchange.error ?? 'no response';
+    lines.push(`Exchange${exchange.id !== undefined ? ` ${exchange.id}` : ''}: ${exchange.request.method} ${exchange.request.url} → ${outcome} (${evidence.source}${evidence.test ? `, test "${evidence.test}"` : ''}).`);
+  } else if (evidence.test) {
+    lines.push(`Test "${evidence.test}" (${evidence.source}).`);
+  }
+  if (evidence.counterexample) lines.push(`Counterexample: ${evidence.counterexample}`);
+  if (tally) lines.push(tally.trim());
+  return lines.join('\n');
+}
+
+/** Stable across runs of the same fault: the requirement and the operation, nothing a run changes. */
+function fingerprint(requirement: string, operation: string): string {
+  return createHash('sha256').update(JSON.stringify([requirement, operation])).digest('hex');
+}
+
+function location(r: RequirementResult): Location {
+  const region = quoteRegion(r.quote);
+  return {
+    physicalLocation: { artifactLocation: { uri: DOCUMENT, uriBaseId: PACKAGE_ROOT }, ...(region ? { region } : {}) },
+    logicalLocations: [{ name: r.section, fullyQualifiedName: `${DOCUMENT}#${r.section}` }],
+  };
+}
+
+function results(r: RequirementResult, ruleIndex: number): Result[] {
+  const operations = failedOperations(r);
+  return operations.map((operation) => {
+    const result: Result = {
+      ruleId: r.id,
+      ruleIndex,
+      level: r.status === 'fail' ? 'error' : 'warning',
+      message: { text: resultMessage(r, operation, evidenceOn(r, operation, operations)) },
+      locations: [location(r)],
+      partialFingerprints: { [FINGERPRINT]: fingerprint(r.id, operation) },
+      properties: { operation },
+    };
+    if (r.accepted) {
+      const justification = `${r.accepted.reason}${r.accepted.until ? ` (accepted until ${r.accepted.until})` : ''}`;
+      result.suppressions = [{ kind: 'external', status: 'accepted', justification }];
+    }
+    return result;
+  });
+}
+
+export function renderSarif(report: Report): string {
+  const failed = report.requirements.flatMap((r, index) => (r.status === 'fail' || r.status === 'warn' ? results(r, index) : []));
+  const runProperties: Record<string, unknown> = { kind: report.kind, failOn: report.failOn, passed: report.passed, summary: report.summary };
+  if (report.target) runProperties['target'] = report.target;
+  const log: Log = {
+    $schema: SARIF_SCHEMA,
+    version: '2.1.0',
+    runs: [
+      {
+        tool: { driver: { name: 'tmi-conform', version, semanticVersion: version, informationUri: INFORMATION_URI, rules: report.requirements.map(rule) } },
+        originalUriBaseIds: { [PACKAGE_ROOT]: { description: { text: `The root of the tmi-conform package, which ships the document at ${DOCUMENT}.` } } },
+        invocations: [{ executionSuccessful: true, startTimeUtc: report.startedAt, endTimeUtc: report.finishedAt }],
+        columnKind: 'utf16CodeUnits',
+        results: failed,
+        properties: runProperties,
+      },
+    ],
+  };
+  return `${JSON.stringify(log, null, 2)}\n`;
+}

@@ -1,0 +1,254 @@
+// report.sarif: a SARIF 2.1.0 log that validates against the official schema, one rule per
+// requirement, one result per failed requirement and operation located at the quote's line in
+// the document, fingerprints that do not change between runs of the same fault, a baseline's
+// acceptance as a suppression, and no secret from an exchange. Three runs of the reference are
+// shared by the cases (a fault, the same fault under a baseline, a conforming run), side by side.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import AjvDraft04 from 'ajv-draft-04';
+import addFormats from 'ajv-formats';
+import type { Log, Result } from 'sarif';
+import { parse } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageRoot, schemasDir } from '../core/paths.ts';
+import { mask } from '../core/redact.ts';
+import { errorExchange, getExchange, resourceServer, updateExchange } from '../fixtures/exchanges.ts';
+import { judgeExchange } from '../rules/index.ts';
+import { ReportBuilder } from '../reports/builder.ts';
+import type { Report } from '../reports/model.ts';
+import { renderSarif } from '../reports/sarif.ts';
+import { runCli } from './helpers/cli.ts';
+import { reportOfRead } from './helpers/reports.ts';
+
+// The official SARIF 2.1.0 schema (draft-04), as @microsoft/jest-sarif ships it.
+const require = createRequire(import.meta.url);
+const SCHEMA = require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json');
+// Both packages are CommonJS whose module object is also their `default`: typed as such under ESM.
+// The schema's `language` pattern is not a valid Unicode-mode regular expression, only a plain one.
+const ajv = new AjvDraft04.default({ allErrors: true, unicodeRegExp: false });
+addFormats.default(ajv);
+const validateSarif = ajv.compile(JSON.parse(readFileSync(SCHEMA, 'utf8')));
+/** The schema's complaints about `log`, as lines; empty when it is valid. */
+const schemaErrors = (log: unknown): string[] => (validateSarif(log) ? [] : (validateSarif.errors ?? []).map((e) => `${e.instancePath} ${e.message}`));
+
+const FAULT = 'delete-without-scope';
+const REQUIREMENT = 'SCOPE-DELETE-REQUIRED';
+const ACCEPTED_REASON = 'the vendor ships the scope check in release 4.2';
+const DOCUMENT_LINES = readFileSync(join(schemasDir, 'tenant-management-api.md'), 'utf8').split('\n');
+
+const dir = mkdtempSync(join(tmpdir(), 'tmi-sarif-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const readLog = (reportDir: string): Log => JSON.parse(readFileSync(join(reportDir, 'report.sarif'), 'utf8')) as Log;
+const resultsOf = (log: Log): Result[] => log.runs[0]!.results ?? [];
+const fingerprints = (log: Log): string[] => resultsOf(log).map((r) => JSON.stringify(r.partialFingerprints)).sort();
+const logOf = (report: Report): Log => JSON.parse(renderSarif(report)) as Log;
+
+interface Run {
+  code: number | null;
+  dir: string;
+}
+const runs: Record<'faulty' | 'baselined' | 'conforming', Run> = {} as never;
+
+beforeAll(async () => {
+  const baseline = join(dir, 'baseline.yaml');
+  writeFileSync(baseline, `accepted:\n  - requirement: ${REQUIREMENT}\n    reason: ${ACCEPTED_REASON}\n`);
+  const faulty = ['run', '--fault', FAULT, '--requirement', REQUIREMENT, '--property-runs', '5'];
+  const started = {
+    faulty: runCli([...faulty, '--report-dir', join(dir, 'faulty')]),
+    baselined: runCli([...faulty, '--baseline', baseline, '--report-dir', join(dir, 'baselined')]),
+    conforming: runCli(['run', '--property-runs', '5', '--report-dir', join(dir, 'conforming')]),
+  };
+  for (const [name, child] of Object.entries(started)) {
+    const { code, stderr } = await child;
+    if (code !== 0 && code !== 1) throw new Error(`${name} run exited ${code}: ${stderr.slice(-2000)}`);
+    runs[name as keyof typeof runs] = { code, dir: join(dir, name) };
+  }
+}, 180_000);
+
+describe('the SARIF schema check', () => {
+  it('rejects a broken log: a wrong version, a result without a message, an unknown level', () => {
+    const log = logOf(reportOfRead({ signing_alg: 'HS512' }));
+    expect(schemaErrors(log)).toEqual([]);
+    expect(schemaErrors({ ...log, version: '2.0.0' })).not.toEqual([]);
+    const run = log.runs[0]!;
+    const result = resultsOf(log)[0]!;
+    const withoutMessage: Partial<Result> = { ...result };
+    delete withoutMessage.message;
+    expect(schemaErrors({ ...log, runs: [{ ...run, results: [withoutMessage] }] })).not.toEqual([]);
+    expect(schemaErrors({ ...log, runs: [{ ...run, results: [{ ...result, level: 'fatal' }] }] })).not.toEqual([]);
+  });
+});
+
+describe('report.sarif of a faulty run', () => {
+  it('is valid SARIF 2.1.0 from tmi-conform, one rule per requirement, the must ones errors', () => {
+    expect(runs.faulty.code).toBe(1);
+    const log = readLog(runs.faulty.dir);
+    expect(schemaErrors(log)).toEqual([]);
+    expect(log.version).toBe('2.1.0');
+    expect(log.$schema).toMatch(/sarif-schema-2\.1\.0\.json$/);
+    const report = JSON.parse(readFileSync(join(runs.faulty.dir, 'report.json'), 'utf8')) as Report;
+    const { driver } = log.runs[0]!.tool;
+    expect(driver).toMatchObject({ name: 'tmi-conform', version: report.tool.version, informationUri: expect.stringMatching(/^https:\/\//) });
+    expect(driver.rules!.map((r) => r.id)).toEqual(report.requirements.map((r) => r.id));
+    for (const [i, rule] of driver.rules!.entries()) {
+      const requirement = report.requirements[i]!;
+      expect(rule.shortDescription?.text).toBe(requirement.title);
+      expect(rule.fullDescription?.text).toBe(requirement.quote);
+      expect(rule.defaultConfiguration?.level, rule.id).toBe(requirement.level === 'must' ? 'error' : 'warning');
+      expect(rule.properties).toMatchObject({ level: requirement.level, subject: requirement.subject, section: requirement.section });
+    }
+  });
+
+  it('has an error result for the faulty requirement, on its operation, located at the line of its quote', () => {
+    const log = readLog(runs.faulty.dir);
+    const results = resultsOf(log);
+    expect(results.map((r) => r.ruleId)).toEqual([REQUIREMENT]);
+    const [result] = results;
+    const rules = log.runs[0]!.tool.driver.rules!;
+    expect(rules[result!.ruleIndex!]!.id).toBe(REQUIREMENT);
+    expect(result!.level).toBe('error');
+    expect(result!.properties).toMatchObject({ operation: 'deleteTokenExchangeProfile' });
+    // Expected and received, and the exchange behind them.
+    expect(result!.message.text).toMatch(/expected a refusal \(403\), received 204/);
+    expect(result!.message.text).toMatch(/DELETE http:\/\/127\.0\.0\.1:\d+\/api\/v2\/token-exchange-profiles\/\S+ → 204/);
+    const quote = rules.find((r) => r.id === REQUIREMENT)!.fullDescription!.text;
+    const physical = result!.locations![0]!.physicalLocation!;
+    expect(physical.artifactLocation).toEqual({ uri: 'schemas/tenant-management-api.md', uriBaseId: 'TMI_CONFORM' });
+    expect(physical.region?.startLine).toBe(DOCUMENT_LINES.findIndex((line) => line.includes(quote)) + 1);
+    expect(result!.locations![0]!.logicalLocations).toEqual([expect.objectContaining({ name: 'Endpoints / Authentication' })]);
+    expect(result!.suppressions).toBeUndefined();
+  });
+
+  it('marks the requirement of a security finding with the security tag and a security-severity', () => {
+    const rule = readLog(runs.faulty.dir).runs[0]!.tool.driver.rules!.find((r) => r.id === REQUIREMENT)!;
+    expect(rule.properties).toMatchObject({ tags: ['security'], 'security-severity': '8.0' });
+    const conforming = readLog(runs.conforming.dir).runs[0]!.tool.driver.rules!.find((r) => r.id === REQUIREMENT)!;
+    expect(conforming.properties?.tags).toBeUndefined();
+    expect(conforming.properties?.['security-severity']).toBeUndefined();
+  });
+
+  it('gives the same fingerprints in two runs of the same fault, though ports, times and seeds differ', () => {
+    const first = readLog(runs.faulty.dir);
+    const second = readLog(runs.baselined.dir);
+    expect(fingerprints(first)).toHaveLength(1);
+    expect(fingerprints(second)).toEqual(fingerprints(first));
+    // What differs between runs stays out of them: the same report with other times, ports, seeds and exchange ids.
+    const report = JSON.parse(readFileSync(join(runs.faulty.dir, 'report.json'), 'utf8')) as Report;
+    const moved = JSON.parse(
+      JSON.stringify({ ...report, startedAt: '2030-01-01T00:00:00.000Z', sources: report.sources.map((s) => ({ ...s, seed: 1 })) }).replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:1'),
+    ) as Report;
+    for (const r of moved.requirements) for (const e of r.evidence) if (e.exchange) e.exchange.id = 'other';
+    expect(renderSarif(moved)).not.toBe(renderSarif(report));
+    expect(fingerprints(logOf(moved))).toEqual(fingerprints(first));
+  });
+});
+
+describe('report.sarif of a conforming run', () => {
+  it('is valid and holds no error result, and no result for a requirement that passed', () => {
+    expect(runs.conforming.code).toBe(0);
+    const log = readLog(runs.conforming.dir);
+    expect(schemaErrors(log)).toEqual([]);
+    expect(log.runs[0]!.tool.driver.rules!.length).toBeGreaterThan(40);
+    expect(resultsOf(log).filter((r) => r.level === 'error')).toEqual([]);
+    const report = JSON.parse(readFileSync(join(runs.conforming.dir, 'report.json'), 'utf8')) as Report;
+    const warned = new Set(report.requirements.filter((r) => r.status === 'warn').map((r) => r.id));
+    expect(resultsOf(log).filter((r) => !warned.has(r.ruleId!))).toEqual([]);
+  });
+});
+
+describe('report.sarif with a baseline', () => {
+  it('keeps the accepted failure as a result suppressed externally with the baseline reason', () => {
+    expect(runs.baselined.code).toBe(0);
+    const log = readLog(runs.baselined.dir);
+    expect(schemaErrors(log)).toEqual([]);
+    const [result] = resultsOf(log);
+    expect(result).toMatchObject({ ruleId: REQUIREMENT, level: 'error' });
+    expect(result!.suppressions).toEqual([{ kind: 'external', status: 'accepted', justification: ACCEPTED_REASON }]);
+  });
+});
+
+describe('report merge', () => {
+  it('writes report.sarif too: the merged log holds the fault', async () => {
+    const out = join(dir, 'merged');
+    const { code, stderr } = await runCli(['report', 'merge', runs.faulty.dir, runs.conforming.dir, '--out', out]);
+    expect(code, stderr).toBe(1);
+    const log = readLog(out);
+    expect(schemaErrors(log)).toEqual([]);
+    expect(resultsOf(log).map((r) => r.ruleId)).toEqual([REQUIREMENT]);
+    expect(fingerprints(log)).toEqual(fingerprints(readLog(runs.faulty.dir)));
+  });
+});
+
+describe('renderSarif', () => {
+  it('locates every requirement at its quote: the region holds the quote, white space aside', () => {
+    const report = reportOfRead({});
+    const failing: Report = { ...report, requirements: report.requirements.map((r) => ({ ...r, status: r.level === 'must' ? 'fail' : 'warn' })) };
+    const results = resultsOf(logOf(failing));
+    expect(new Set(results.map((r) => r.ruleId)).size).toBe(report.requirements.length);
+    const flat = (text: string) => text.replace(/\s+/g, ' ').trim();
+    for (const result of results) {
+      const quote = report.requirements[result.ruleIndex!]!.quote;
+      const region = result.locations![0]!.physicalLocation!.region!;
+      const lines = DOCUMENT_LINES.slice(region.startLine! - 1, region.endLine!);
+      lines[lines.length - 1] = lines.at(-1)!.slice(0, region.endColumn! - 1);
+      lines[0] = lines[0]!.slice(region.startColumn! - 1);
+      expect(flat(lines.join('\n')), result.ruleId).toBe(flat(quote.split(' … ')[0]!));
+    }
+  });
+
+  it('one result per operation a requirement of every operation failed on, each with its own fingerprint and exchange', () => {
+    const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
+    for (const exchange of [errorExchange(getExchange(), 500, { message: 'boom' }), errorExchange(updateExchange(), 500, { message: 'boom' })]) builder.addExchange(exchange, judgeExchange(exchange));
+    const log = logOf(builder.build({ failOn: 'must' }));
+    expect(schemaErrors(log)).toEqual([]);
+    const serverErrors = resultsOf(log).filter((r) => r.ruleId === 'GEN-NO-SERVER-ERROR');
+    expect(serverErrors.map((r) => [r.properties?.['operation'], r.level])).toEqual([
+      ['getResourceServer', 'warning'],
+      ['updateSession', 'warning'],
+    ]);
+    expect(serverErrors[0]!.message.text).toContain('GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 500');
+    expect(serverErrors[1]!.message.text).toContain('PATCH https://tenant.example.com/api/v2/sessions/sess_1 → 500');
+    expect(new Set(fingerprints(log)).size).toBe(resultsOf(log).length);
+  });
+
+  it('never holds a secret an exchange carried: the received value is there, masked', () => {
+    const secret = 'k7Qw9ZpR2xL4vN8mT1sB6yH3cF5jD0aE';
+    const exchange = getExchange(resourceServer({ id: secret, signing_secret: secret }), 'rs_lookup');
+    expect(exchange.response!.body!.text).toContain(secret);
+    const builder = new ReportBuilder({ kind: 'validate', source: 'validate:echo.har' });
+    builder.addExchange(exchange, judgeExchange(exchange));
+    const text = renderSarif(builder.build({ failOn: 'must' }));
+    const lookup = resultsOf(JSON.parse(text) as Log).find((r) => r.ruleId === 'RS-LOOKUP-BY-ID-OR-AUDIENCE')!;
+    expect(lookup.message.text).toContain(`id "${mask(secret)}"`);
+    expect(text).not.toContain(secret);
+  });
+});
+
+describe('docs/ci workflows', () => {
+  interface Step {
+    uses?: string;
+    run?: string;
+    if?: string;
+    with?: Record<string, unknown>;
+  }
+  const stepsOf = (file: string): Step[] => {
+    const workflow = parse(readFileSync(join(packageRoot, 'docs', 'ci', file), 'utf8')) as { jobs: Record<string, { steps: Step[] }> };
+    return Object.values(workflow.jobs)[0]!.steps;
+  };
+
+  it.each([
+    ['github-actions.yml', /^reports\/ci\/report\.sarif$/, /\S/],
+    ['github-actions-matrix.yml', /^reports\/\$\{\{ matrix\.target \}\}\/report\.sarif$/, /\$\{\{ matrix\.target \}\}/],
+  ])('%s uploads report.sarif to code scanning after the run, whatever its verdict, one category per target', (file, sarif, category) => {
+    const steps = stepsOf(file);
+    const run = steps.findIndex((s) => /tmi-conform run/.test(s.run ?? ''));
+    const upload = steps.findIndex((s) => (s.uses ?? '').startsWith('github/codeql-action/upload-sarif@v3'));
+    expect(upload).toBeGreaterThan(run);
+    expect(run).toBeGreaterThan(-1);
+    expect(steps[upload]!.if).toMatch(/always\(\)/);
+    expect(steps[upload]!.with).toMatchObject({ sarif_file: expect.stringMatching(sarif), category: expect.stringMatching(category) });
+  });
+});

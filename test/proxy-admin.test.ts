@@ -2,12 +2,12 @@
 // /status.json and the status line after a known traffic mix; the token is checked on every
 // request; the command refuses an address other than loopback without a token; nothing it
 // serves holds a secret the reports would not.
-import { createServer, get, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { get } from 'node:http';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusLine, type StatusCounts } from '../proxy/record/status.ts';
-import { claims, jwt, rateLimitHeaders, resourceServer } from '../fixtures/exchanges.ts';
+import { claims, jwt } from '../fixtures/exchanges.ts';
+import { startAdminTarget } from './helpers/admin-target.ts';
 import { recorded, startTestProxy, type ProxyUnderTest } from './helpers/proxy.ts';
 import { runCli } from './helpers/cli.ts';
 
@@ -25,44 +25,16 @@ interface Family {
 // The package ships no types: its one function, as its README describes it.
 const parsePrometheus = createRequire(import.meta.url)('parse-prometheus-text-format') as (text: string) => Family[];
 
-/** A target that answers each path as the test needs: conforming, violating, or outside the API. */
-async function startTarget(): Promise<{ origin: string; server: Server }> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-        const text = JSON.stringify(body);
-        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
-        res.end(text);
-      };
-      const path = req.url ?? '/';
-      if (path === '/api/v2/resource-servers/rs_1') return json(200, resourceServer(), rateLimitHeaders(41));
-      // signing_alg outside its enum: a schema finding.
-      if (path === '/api/v2/resource-servers/rs_bad') return json(200, resourceServer({ id: 'rs_bad', signing_alg: 'none' }), rateLimitHeaders(40));
-      // Carried out whatever the credential: without one it is a security finding.
-      if (path.startsWith('/api/v2/token-exchange-profiles/')) {
-        res.writeHead(204, rateLimitHeaders(39));
-        res.end();
-        return;
-      }
-      if (path === '/health') return json(200, { ok: true });
-      json(404, { statusCode: 404, error: 'Not Found', message: 'Not Found', errorCode: 'not_found' });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
 const TOKEN = jwt(claims());
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
 
 describe('the admin listener after a known traffic mix', () => {
-  let target: { origin: string; server: Server };
+  let target: Awaited<ReturnType<typeof startAdminTarget>>;
   let under: ProxyUnderTest;
   const lines: string[] = [];
 
   beforeAll(async () => {
-    target = await startTarget();
+    target = await startAdminTarget();
     under = await startTestProxy(target.origin, { admin: { host: '127.0.0.1', port: 0 }, statusIntervalMs: 20, log: (line) => lines.push(line) });
     const send = (method: string, path: string, headers: Record<string, string> = {}) => fetch(under.proxy.url + path, { method, headers }).then((r) => r.text());
     const bearer = { authorization: `Bearer ${TOKEN}` };
@@ -77,7 +49,7 @@ describe('the admin listener after a known traffic mix', () => {
 
   afterAll(async () => {
     await under?.dispose();
-    await new Promise((resolve) => target?.server.close(resolve));
+    await target?.close();
   });
 
   const admin = (path: string, init: RequestInit = {}) => fetch(under.proxy.adminUrl + path, init);
@@ -173,17 +145,17 @@ describe('the admin listener after a known traffic mix', () => {
 });
 
 describe('the admin token', () => {
-  let target: { origin: string; server: Server };
+  let target: Awaited<ReturnType<typeof startAdminTarget>>;
   let under: ProxyUnderTest;
 
   beforeAll(async () => {
-    target = await startTarget();
+    target = await startAdminTarget();
     under = await startTestProxy(target.origin, { admin: { host: '127.0.0.1', port: 0, token: ADMIN_TOKEN } });
   });
 
   afterAll(async () => {
     await under?.dispose();
-    await new Promise((resolve) => target?.server.close(resolve));
+    await target?.close();
   });
 
   const admin = (path: string, init: RequestInit = {}) => fetch(under.proxy.adminUrl + path, { redirect: 'manual', ...init });

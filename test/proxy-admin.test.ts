@@ -3,27 +3,13 @@
 // request; the command refuses an address other than loopback without a token; nothing it
 // serves holds a secret the reports would not.
 import { get } from 'node:http';
-import { createRequire } from 'node:module';
+import parsePrometheus from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusLine, type StatusCounts } from '../proxy/record/status.ts';
 import { claims, jwt } from '../fixtures/exchanges.ts';
 import { startAdminTarget } from './helpers/admin-target.ts';
 import { recorded, startTestProxy, type ProxyUnderTest } from './helpers/proxy.ts';
 import { runCli } from './helpers/cli.ts';
-
-interface Sample {
-  value?: string;
-  labels?: Record<string, string>;
-  count?: string;
-  buckets?: Record<string, string>;
-}
-interface Family {
-  name: string;
-  type: string;
-  metrics: Sample[];
-}
-// The package ships no types: its one function, as its README describes it.
-const parsePrometheus = createRequire(import.meta.url)('parse-prometheus-text-format') as (text: string) => Family[];
 
 const TOKEN = jwt(claims());
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef';

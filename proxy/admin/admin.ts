@@ -131,31 +131,43 @@ export class AdminListener {
   private handle(request: IncomingMessage, response: ServerResponse): void {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.setHeader(name, value);
     const path = new URL(request.url ?? '/', 'http://admin').pathname;
-    if (request.method === 'POST' && path === '/login') return this.login(request, response);
-    if (request.method !== 'GET' && request.method !== 'HEAD') return send(response, 405, 'text/plain', 'only GET (and POST /login)\n', { allow: 'GET, HEAD' });
-    if (!this.auth.allows(request)) {
-      if (!this.auth.required) return send(response, 403, 'text/plain', 'this listener answers requests to a loopback host name only\n');
-      if (path === '/') return send(response, 401, 'text/html', loginPage(false));
-      return send(response, 401, 'text/plain', 'the admin token is required: Authorization: Bearer TOKEN\n', { 'www-authenticate': 'Bearer realm="tmi-conform admin"' });
-    }
-    if (path === '/') return send(response, 200, 'text/html', livePage(this.target));
-    if (path === '/events') return this.feed.subscribe(response, lastEventId(request), this.status());
-    if (path === '/status.json') return send(response, 200, 'application/json', `${JSON.stringify(this.status(), null, 2)}\n`);
-    if (path === '/rate-limits') return send(response, 200, 'text/html', renderRateLimitChart(this.rateLimits.points) || '<p class="muted">No X-RateLimit-* header yet.</p>');
-    if (path === '/metrics') {
-      void this.metrics.text().then(
-        (text) => send(response, 200, this.metrics.contentType, text),
-        (error: Error) => send(response, 500, 'text/plain', `metrics: ${error.message}\n`),
+    if (request.method === 'POST' && path === '/login') {
+      this.login(request, response);
+    } else if (request.method !== 'GET' && request.method !== 'HEAD') {
+      send(response, { status: 405, type: 'text/plain', body: 'only GET (and POST /login)\n', headers: { allow: 'GET, HEAD' } });
+    } else if (!this.auth.allows(request)) {
+      send(response, this.refusal(path));
+    } else if (path === '/events') {
+      this.feed.subscribe(response, lastEventId(request), this.status());
+    } else if (path === '/metrics') {
+      this.metrics.text().then(
+        (text) => send(response, { status: 200, type: this.metrics.contentType, body: text }),
+        (error: Error) => send(response, { status: 500, type: 'text/plain', body: `metrics: ${error.message}\n` }),
       );
-      return;
+    } else {
+      send(response, this.answer(path));
     }
+  }
+
+  /** Why a request is refused: no token (the page asks for it), or a host name other than this machine's. */
+  private refusal(path: string): Answer {
+    if (!this.auth.required) return { status: 403, type: 'text/plain', body: 'this listener answers requests to a loopback host name only\n' };
+    if (path === '/') return { status: 401, type: 'text/html', body: loginPage(false) };
+    return { status: 401, type: 'text/plain', body: 'the admin token is required: Authorization: Bearer TOKEN\n', headers: { 'www-authenticate': 'Bearer realm="tmi-conform admin"' } };
+  }
+
+  /** The answer to an allowed GET of anything but the event stream and the metrics. */
+  private answer(path: string): Answer {
+    if (path === '/') return { status: 200, type: 'text/html', body: livePage(this.target) };
+    if (path === '/status.json') return { status: 200, type: 'application/json', body: `${JSON.stringify(this.status(), null, 2)}\n` };
+    if (path === '/rate-limits') return { status: 200, type: 'text/html', body: renderRateLimitChart(this.rateLimits.points) || '<p class="muted">No X-RateLimit-* header yet.</p>' };
     const finding = /^\/findings\/(\d{1,15})$/.exec(path);
     if (finding) {
       const detail = this.feed.detail(Number(finding[1]));
-      if (!detail) return send(response, 404, 'text/plain', 'no such finding kept (the last ones are; the journal and the reports hold all)\n');
-      return send(response, 200, 'application/json', JSON.stringify(detail));
+      if (!detail) return { status: 404, type: 'text/plain', body: 'no such finding kept (the last ones are; the journal and the reports hold all)\n' };
+      return { status: 200, type: 'application/json', body: JSON.stringify(detail) };
     }
-    send(response, 404, 'text/plain', 'not found: /, /events, /findings/N, /rate-limits, /status.json, /metrics\n');
+    return { status: 404, type: 'text/plain', body: 'not found: /, /events, /findings/N, /rate-limits, /status.json, /metrics\n' };
   }
 
   private login(request: IncomingMessage, response: ServerResponse): void {
@@ -166,16 +178,22 @@ export class AdminListener {
       if (size <= MAX_LOGIN_BYTES) chunks.push(chunk);
     });
     request.on('end', () => {
-      if (size > MAX_LOGIN_BYTES) return send(response, 413, 'text/plain', 'too long\n');
-      const token = new URLSearchParams(Buffer.concat(chunks).toString('utf8')).get('token') ?? '';
+      const token = size > MAX_LOGIN_BYTES ? '' : (new URLSearchParams(Buffer.concat(chunks).toString('utf8')).get('token') ?? '');
       const cookie = this.auth.login(token);
-      if (cookie === undefined) return send(response, 401, 'text/html', loginPage(true));
-      send(response, 303, 'text/plain', '', { location: './', 'set-cookie': cookie });
+      if (cookie === undefined) send(response, { status: 401, type: 'text/html', body: loginPage(true) });
+      else send(response, { status: 303, type: 'text/plain', body: '', headers: { location: './', 'set-cookie': cookie } });
     });
   }
 }
 
-function send(response: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+interface Answer {
+  status: number;
+  type: string;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+function send(response: ServerResponse, { status, type, body, headers = {} }: Answer): void {
   response.writeHead(status, { 'content-type': type.includes('charset') ? type : `${type}; charset=utf-8`, ...headers });
   response.end(body);
 }

@@ -7,13 +7,13 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claims, jwt } from '../fixtures/exchanges.ts';
 import { findChromium, CHROMIUM_ARGS } from './helpers/chromium.ts';
-import { RESPONSE_SECRET, startAdminTarget } from './helpers/admin-target.ts';
+import { ECHOED_SECRET, RESPONSE_SECRET, startAdminTarget } from './helpers/admin-target.ts';
 import { readJournal, recorded, startTestProxy, type ProxyUnderTest } from './helpers/proxy.ts';
 
 const ADMIN_TOKEN = 'page-admin-token-5b1e0c9f7a2d';
 /** A token of its own (its signature is a value found nowhere else) and a secret in the request body. */
 const TOKEN = jwt({ ...claims(), jti: 'live-page-token-3c8e1f' });
-const BODY_SECRET = 'body-client-secret-9d2b6a4e1f07';
+const BODY_SECRET = ECHOED_SECRET;
 const SECRETS = [TOKEN, TOKEN.split('.')[1]!, BODY_SECRET, RESPONSE_SECRET, ADMIN_TOKEN];
 
 const chromiumPath = findChromium();
@@ -90,6 +90,12 @@ describe.skipIf(!chromiumPath)(suite, () => {
     expect(await page.locator('#verdict').textContent()).toBe('Conforming so far');
     await fetch(`${under.proxy.url}/api/v2/resource-servers/rs_bad`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.text());
     await expect.poll(() => page.locator('#verdict').textContent(), { timeout: 3000 }).toBe('Not conforming so far');
+    // The secret sent earlier, echoed by the target in a field that is no secret (a name): masked
+    // by what the recording learned of the session, as in the journal and the reports.
+    const echoed = page.locator('.finding', { hasText: 'rs_bad' }).first();
+    await echoed.locator('summary').click();
+    await echoed.locator('pre', { hasText: 'curl' }).waitFor({ timeout: 2000 });
+    expect(await echoed.textContent()).toContain('\\"name\\":\\"[REDACTED]');
     // The report's rate-limit chart, drawn from the X-RateLimit-* headers so far.
     await expect.poll(() => page.locator('#chart svg.chart').count()).toBe(2);
     for (const secret of SECRETS) expect(await page.content()).not.toContain(secret);

@@ -6,7 +6,10 @@ import { get } from 'node:http';
 import parsePrometheus from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusLine, type StatusCounts } from '../proxy/record/status.ts';
-import { claims, jwt } from '../fixtures/exchanges.ts';
+import { claims, FULL_SCOPES, getExchange, jwt, rateLimitHeaders, resourceServer } from '../fixtures/exchanges.ts';
+import { MAX_CLIENTS, MAX_REQUIREMENTS, OVERFLOW_LABEL, ProxyMetrics } from '../proxy/admin/metrics.ts';
+import type { Judgement } from '../rules/index.ts';
+import type { Finding } from '../rules/types.ts';
 import { startAdminTarget } from './helpers/admin-target.ts';
 import { recorded, startTestProxy, type ProxyUnderTest } from './helpers/proxy.ts';
 import { runCli } from './helpers/cli.ts';
@@ -194,5 +197,32 @@ describe('tmi-conform proxy --admin', () => {
     const alone = await runCli(['proxy', '--target', 'http://127.0.0.1:9', '--admin-token', ADMIN_TOKEN]);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toMatch(/--admin-token goes with --admin/);
+  });
+});
+
+describe('the metrics keep their labels bounded', () => {
+  const judged = (findings: Finding[] = []): Judgement => ({ operation: { operation: 'getResourceServer', name: 'GET /resource-servers/{id}', query: {}, prefix: '/api/v2' }, findings, examined: [] });
+  const finding = (requirement: string): Finding => ({ requirement, level: 'should', subject: 'implementation', check: 'test', expected: 'x', received: 'y' });
+  const families = async (metrics: ProxyMetrics) => parsePrometheus(await metrics.text());
+
+  it('names the first clients of X-RateLimit-Remaining, and counts the others as one', async () => {
+    const metrics = new ProxyMetrics();
+    for (let i = 0; i < MAX_CLIENTS + 10; i++) {
+      const exchange = getExchange(resourceServer(), 'rs_1', { requestHeaders: { Authorization: `Bearer ${jwt(claims(FULL_SCOPES, `client-${i}`))}` }, responseHeaders: rateLimitHeaders(i) });
+      metrics.exchange({ exchange, status: 200, judgement: judged(), findings: [], failed: false });
+    }
+    const series = (await families(metrics)).find((f) => f.name === 'tmi_conform_rate_limit_remaining')!.metrics;
+    expect(series).toHaveLength(MAX_CLIENTS + 1);
+    expect(series.find((m) => m.labels?.['client'] === 'client-0')?.value).toBe('0');
+    expect(series.find((m) => m.labels?.['client'] === OVERFLOW_LABEL)?.value).toBe(String(MAX_CLIENTS + 9));
+  });
+
+  it('names the first requirement ids of the findings, and counts the others as one', async () => {
+    const metrics = new ProxyMetrics();
+    const exchange = getExchange();
+    for (let i = 0; i < MAX_REQUIREMENTS + 5; i++) metrics.exchange({ exchange, status: 200, judgement: judged([finding(`OAS-TEST-${i}`)]), findings: [finding(`OAS-TEST-${i}`)], failed: false });
+    const series = (await families(metrics)).find((f) => f.name === 'tmi_conform_findings_total')!.metrics;
+    expect(series).toHaveLength(MAX_REQUIREMENTS + 1);
+    expect(series.find((m) => m.labels?.['requirement'] === OVERFLOW_LABEL)?.value).toBe('5');
   });
 });

@@ -15,6 +15,8 @@ import type { ExchangeEvidence } from '../../reports/model.ts';
 export const RECENT_FINDINGS = 200;
 /** A comment line this often keeps idle connections (and proxies in between) from timing out. */
 const KEEP_ALIVE_MS = 15_000;
+/** Bytes a page may leave unread before its stream is closed. */
+const MAX_UNREAD_BYTES = 1024 * 1024;
 
 /** One finding as the page lists it. */
 export interface LiveFinding {
@@ -106,7 +108,13 @@ export class LiveFeed {
   }
 
   private send(text: string): void {
-    for (const page of this.pages) page.write(text);
+    for (const page of this.pages) {
+      // A page that stopped reading is let go rather than buffered for without end: its browser reconnects and catches up.
+      if (page.writableLength > MAX_UNREAD_BYTES) {
+        this.pages.delete(page);
+        page.destroy();
+      } else page.write(text);
+    }
   }
 }
 

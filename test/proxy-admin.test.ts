@@ -11,7 +11,7 @@ import { MAX_CLIENTS, MAX_REQUIREMENTS, OVERFLOW_LABEL, ProxyMetrics } from '../
 import type { Judgement } from '../rules/index.ts';
 import type { Finding } from '../rules/types.ts';
 import { startAdminTarget } from './helpers/admin-target.ts';
-import { recorded, startTestProxy, type ProxyUnderTest } from './helpers/proxy.ts';
+import { rawExchange, recorded, startTestProxy, type ProxyUnderTest } from './helpers/proxy.ts';
 import { runCli } from './helpers/cli.ts';
 
 const TOKEN = jwt(claims());
@@ -33,6 +33,8 @@ describe('the admin listener after a known traffic mix', () => {
     await send('DELETE', '/api/v2/token-exchange-profiles/tep_1', bearer);
     await send('DELETE', '/api/v2/token-exchange-profiles/tep_2'); // no token, carried out: a security finding
     await send('GET', '/health');
+    // Refused before it became an exchange (absolute-form): counted on the forwarding thread.
+    await rawExchange(under.proxy.url, 'GET http://elsewhere.example/ HTTP/1.1\r\nHost: elsewhere.example\r\n\r\n', { endAfterWrite: true });
     await recorded(under.proxy, 6);
   });
 
@@ -47,12 +49,13 @@ describe('the admin listener after a known traffic mix', () => {
   async function statusJson(): Promise<{ counts: StatusCounts; line: string; verdict: { passed: boolean } }> {
     for (;;) {
       const status = (await (await admin('/status.json')).json()) as { counts: StatusCounts; line: string; verdict: { passed: boolean } };
-      if (status.counts.exchanges === 6) return status;
+      if (status.counts.exchanges === 6 && status.counts.refused === 1) return status;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
 
   it('serves /metrics in the text format, its counters equal to /status.json and to the status line', async () => {
+    const { counts, line } = await statusJson();
     const response = await admin('/metrics');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/plain');
@@ -63,7 +66,6 @@ describe('the admin listener after a known traffic mix', () => {
         .metrics.filter((m) => where(m.labels ?? {}))
         .reduce((n, m) => n + Number(m.value), 0);
 
-    const { counts, line } = await statusJson();
     expect(counts).toMatchObject({ exchanges: 6, notCovered: 1, failed: 0, byOperation: { getResourceServer: 3, deleteTokenExchangeProfile: 2 } });
     expect(family('tmi_conform_exchanges_total').type).toBe('COUNTER');
     expect(sum('tmi_conform_exchanges_total')).toBe(counts.exchanges);
@@ -71,6 +73,7 @@ describe('the admin listener after a known traffic mix', () => {
     for (const [operation, n] of Object.entries(counts.byOperation)) expect(sum('tmi_conform_exchanges_total', (l) => l['operation'] === operation)).toBe(n);
     expect(sum('tmi_conform_exchanges_total', (l) => l['status'] === '204')).toBe(2);
     expect(sum('tmi_conform_exchanges_failed_total')).toBe(counts.failed);
+    expect(sum('tmi_conform_requests_refused_total')).toBe(counts.refused);
 
     // Findings by requirement, level and subject: as many as the status counts have, requirement by requirement.
     expect(sum('tmi_conform_findings_total', (l) => l['subject'] === 'implementation' && l['level'] === 'must')).toBe(counts.findings.must);
@@ -95,7 +98,7 @@ describe('the admin listener after a known traffic mix', () => {
 
     // The status line says the same numbers.
     expect(line).toBe(statusLine(counts));
-    expect(line).toMatch(new RegExp(`^6 exchanges \\(1 outside the API\\); findings: ${counts.findings.must} must, ${counts.findings.should} should, ${counts.findings.client} client`));
+    expect(line).toMatch(new RegExp(`^6 exchanges \\(1 outside the API, 1 refused\\); findings: ${counts.findings.must} must, ${counts.findings.should} should, ${counts.findings.client} client`));
     await expect.poll(() => lines.includes(line)).toBe(true);
   });
 

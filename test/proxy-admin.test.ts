@@ -2,7 +2,13 @@
 // /status.json and the status line after a known traffic mix; the token is checked on every
 // request; the command refuses an address other than loopback without a token; nothing it
 // serves holds a secret the reports would not.
-import { get } from 'node:http';
+import { createServer, get } from 'node:http';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startProxy } from '../proxy/session.ts';
+import { parseTarget } from '../proxy/forward/target.ts';
 import parsePrometheus from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusLine, type StatusCounts } from '../proxy/record/status.ts';
@@ -183,6 +189,24 @@ describe('the admin token', () => {
     expect(events.status).toBe(200);
     expect(events.headers.get('content-type')).toContain('text/event-stream');
     await events.body?.cancel();
+  });
+});
+
+describe('an admin address in use', () => {
+  it('stops the start with one line naming --admin, before the journal is touched', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    const dir = mkdtempSync(join(tmpdir(), 'tmi-admin-busy-'));
+    try {
+      await expect(startProxy({ target: parseTarget('http://127.0.0.1:9'), host: '127.0.0.1', port: 0, journalPath: join(dir, 'traffic.jsonl'), reportDir: join(dir, 'reports'), failOn: 'must', statusIntervalMs: 0, admin: { host: '127.0.0.1', port } })).rejects.toThrow(
+        `cannot listen on --admin 127.0.0.1:${port}: the address is in use`,
+      );
+      expect(existsSync(join(dir, 'traffic.jsonl'))).toBe(false);
+    } finally {
+      busy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -137,7 +137,7 @@ export class AdminListener {
       send(response, { status: 405, type: 'text/plain', body: 'only GET (and POST /login)\n', headers: { allow: 'GET, HEAD' } });
     } else if (!this.auth.allows(request)) {
       send(response, this.refusal(path));
-    } else if (path === '/events') {
+    } else if (path === '/events' && request.method === 'GET') {
       this.feed.subscribe(response, lastEventId(request), this.status());
     } else if (path === '/metrics') {
       this.metrics.text().then(
@@ -159,6 +159,7 @@ export class AdminListener {
   /** The answer to an allowed GET of anything but the event stream and the metrics. */
   private answer(path: string): Answer {
     if (path === '/') return { status: 200, type: 'text/html', body: livePage(this.target) };
+    if (path === '/events') return { status: 200, type: 'text/event-stream', body: '' }; // HEAD: the stream's head alone
     if (path === '/status.json') return { status: 200, type: 'application/json', body: `${JSON.stringify(this.status(), null, 2)}\n` };
     if (path === '/rate-limits') return { status: 200, type: 'text/html', body: renderRateLimitChart(this.rateLimits.points) || '<p class="muted">No X-RateLimit-* header yet.</p>' };
     const finding = /^\/findings\/(\d{1,15})$/.exec(path);

@@ -18,7 +18,7 @@
 // (load.ts), one measured run (measure.ts, machine.ts for /proc), the tables (table.ts), and
 // the modes (rounds.ts, fixed-rate.ts, profile.ts).
 //
-//   npm run bench:proxy [-- --duration SECONDS] [--rounds N] [--latency-rate N] [--no-prism] [--no-stub] [--no-tls]
+//   npm run bench:proxy [-- --duration SECONDS] [--rounds N] [--latency-rate N] [--no-prism] [--no-stub] [--no-tls] [--admin]
 //   npm run bench:proxy -- --cpu [--rate N] [--rounds N] [--duration SECONDS] [--stub]
 //   npm run bench:proxy -- --profile DIR [--duration SECONDS] [--stub] [--bare] [--interval µs]
 //   npm run bench:proxy -- --warm-up-curve [--rate N] [--windows N]

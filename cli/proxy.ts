@@ -10,6 +10,8 @@ import { renderSummary, underGitHubActions } from '../reports/console.ts';
 import { DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/forward/target.ts';
 import type { TlsSource } from '../proxy/tls/tls.ts';
+import type { AdminSettings } from '../proxy/admin/admin.ts';
+import { isLoopback } from '../proxy/admin/auth.ts';
 import { noJwksLine } from '../keys/tenant-keys.ts';
 import { issuerLine, learnTenant, tenantTokensData } from '../keys/tenant.ts';
 import { bytesFlag, parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
@@ -35,7 +37,8 @@ export const help = `Usage: tmi-conform proxy --target URL [--listen HOST:PORT] 
                          [--upstream-timeout SECONDS] [--status-interval SECONDS]
                          [--tls [--tls-dir DIR | --tls-cert FILE --tls-key FILE]]
                          [--non-global-client CLIENT_ID]... [--jwks URL|FILE] [--append | --overwrite]
-                         [--openapi FILE] [--baseline FILE] [-- CMD [ARGS...]]
+                         [--openapi FILE] [--baseline FILE] [--admin HOST:PORT [--admin-token TOKEN]]
+                         [-- CMD [ARGS...]]
 
 A reverse proxy in front of URL (the tenant, or any implementation of the interface) that
 judges every exchange with the same rules as "tmi-conform run" and records it. Clients talk to
@@ -112,11 +115,18 @@ Options:
                             of the target's discovery document (origin + /.well-known/openid-configuration), else
                             the target's origin + /.well-known/jwks.json; when that cannot be fetched the proxy says
                             "signatures not verified: no JWKS" and judges the rest; a --jwks that cannot be read: exit 2
+  --admin HOST:PORT         an admin listener apart from the proxied port (a PORT alone: 127.0.0.1:PORT; 0 = a free
+                            port; off by default): /metrics (Prometheus), /status.json, and a live page at / (the
+                            verdict so far, findings as they arrive, per-operation counts, the rate-limit chart);
+                            "admin on http://HOST:PORT" is printed on stderr once ready
+  --admin-token TOKEN       required with a --admin address other than loopback (127.0.0.1, ::1, localhost): every
+                            request must carry it (Authorization: Bearer TOKEN; the page asks for it once and keeps
+                            a cookie); at least 16 characters
   --issuer ISSUER           the issuer the tenant's tokens carry: a token naming another is judged as from another
                             issuer. Default: the issuer of the target's discovery document; none: not judged
 
 Exit codes: 0 after a stop by signal, 2 usage error (bad flag, missing or unparseable --target,
-address in use, unwritable journal or report directory, unusable TLS files or --tls-dir, existing journal without --append or
+address in use, --admin other than loopback without --admin-token, unwritable journal or report directory, unusable TLS files or --tls-dir, existing journal without --append or
 --overwrite). With -- CMD: see above.`;
 
 export interface ProxyControl {
@@ -151,6 +161,8 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     'tls-key': { value: true },
     jwks: { value: true },
     issuer: { value: true },
+    admin: { value: true },
+    'admin-token': { value: true },
     append: { value: false },
     overwrite: { value: false },
   });
@@ -176,6 +188,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   const statusIntervalMs = secondsFlag(stringFlag(args, 'status-interval'), '--status-interval', DEFAULT_STATUS_INTERVAL_MS, true);
   const nonGlobalClients = (args.flags['non-global-client'] as string[] | undefined) ?? [];
   const tls = tlsFlags(args);
+  const admin = adminFlags(args);
   if (args.flags['append'] === true && args.flags['overwrite'] === true) throw new UsageError('proxy: --append and --overwrite exclude each other (resume the journal, or replace it)');
   const recordingMode: RecordingMode = args.flags['append'] === true ? 'append' : args.flags['overwrite'] === true ? 'overwrite' : 'refuse';
   let commandFile: string | undefined;
@@ -216,13 +229,14 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   };
   let proxy: RunningProxy;
   try {
-    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), ...(openapiPath !== undefined ? { openapiPath } : {}), ...(baseline ? { baseline } : {}), log });
+    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), ...(openapiPath !== undefined ? { openapiPath } : {}), ...(baseline ? { baseline } : {}), ...(admin ? { admin } : {}), log });
   } catch (error) {
     dispose();
     if (error instanceof ProxyStartError) throw new UsageError(`proxy: ${error.message}`);
     throw error;
   }
   out(`listening on ${proxy.origin}\n`);
+  if (proxy.adminUrl !== undefined) log(`admin on ${proxy.adminUrl} (the live page; /metrics, /status.json)${admin?.token !== undefined ? ', token required' : ''}`);
   if ('problem' in keys) log(noJwksLine(keys));
   if (tenant.issuer) log(issuerLine(tenant));
   if (openapi) log(openApiLine(openapi));
@@ -302,6 +316,27 @@ function tlsFlags(args: ParsedArgs): TlsSource | undefined {
   if (certFile !== undefined && keyFile === undefined) throw new UsageError('proxy: --tls-cert needs --tls-key (the private key of that certificate, a PEM file)');
   if (certFile !== undefined && dir !== undefined) throw new UsageError('proxy: --tls-dir is where the proxy makes its own certificate; with --tls-cert and --tls-key it makes none (give one or the other)');
   return certFile !== undefined ? { certFile, keyFile: keyFile! } : { dir: dir ?? DEFAULT_TLS_DIR };
+}
+
+/** The shortest admin token accepted: a guessable one would open the page to the network. */
+const MIN_ADMIN_TOKEN_LENGTH = 16;
+
+/** --admin and --admin-token: an address other than loopback is refused without a token. */
+function adminFlags(args: ParsedArgs): AdminSettings | undefined {
+  const value = stringFlag(args, 'admin');
+  const token = stringFlag(args, 'admin-token');
+  if (value === undefined) {
+    if (token !== undefined) throw new UsageError('proxy: --admin-token goes with --admin HOST:PORT (the admin listener it protects)');
+    return undefined;
+  }
+  const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(value);
+  if (!match) throw new UsageError(`proxy: --admin expects HOST:PORT or a PORT alone (e.g. 127.0.0.1:9464), got "${value}"`);
+  const host = match[1]?.replace(/^\[|\]$/g, '') ?? '127.0.0.1';
+  const port = Number(match[2]);
+  if (port > 65535) throw new UsageError(`proxy: --admin: port ${port} is above 65535 in "${value}"`);
+  if (token === undefined && !isLoopback(host)) throw new UsageError(`proxy: --admin ${value} is reachable from other machines: give --admin-token TOKEN too (every request must then carry it), or listen on 127.0.0.1`);
+  if (token !== undefined && token.length < MIN_ADMIN_TOKEN_LENGTH) throw new UsageError(`proxy: --admin-token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters long (e.g. openssl rand -hex 16)`);
+  return { host, port, ...(token !== undefined ? { token } : {}) };
 }
 
 function secondsFlag(value: string | undefined, name: string, fallback: number, zeroAllowed: boolean): number {

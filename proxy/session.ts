@@ -18,6 +18,7 @@ import { howToTrust, listenerCertificate, TlsSetupError, type TlsSource } from '
 import type { RecorderSummary } from './record/messages.ts';
 import type { TenantTokensData } from '../keys/tenant.ts';
 import type { Baseline } from '../reports/model.ts';
+import type { AdminSettings } from './admin/admin.ts';
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 export const DEFAULT_STATUS_INTERVAL_MS = 5_000;
@@ -52,6 +53,8 @@ export interface ProxySessionOptions {
   openapiPath?: string;
   /** Accepted failures (--baseline): left out of the reports' verdict. */
   baseline?: Baseline;
+  /** The admin listener (metrics, status, the live page), served by the recorder thread; undefined: none. */
+  admin?: AdminSettings;
   /** Status lines and warnings (the CLI writes them to stderr). */
   log?: (line: string) => void;
 }
@@ -81,6 +84,8 @@ export interface RunningProxy {
   caPath?: string;
   host: string;
   port: number;
+  /** With --admin: the admin listener's URL (http://HOST:PORT). */
+  adminUrl?: string;
   /** What the recorder has counted so far (refusals included). */
   counts(): StatusCounts;
   /** Exchanges judged and written to the journal so far (recording follows the responses). */
@@ -134,7 +139,10 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
     maxBodyBytes,
     upstreamTimeoutMs,
     onFlowDone: (flow) => (recorder ? recorder.record(flow) : early.push(flow)),
-    onRefused: () => refused++,
+    onRefused: () => {
+      refused++;
+      if (options.admin) recorder?.refusedSoFar(refused);
+    },
     ...(certificate ? { tls: { cert: certificate.cert, key: certificate.key }, onTlsClientError } : {}),
   });
   try {
@@ -165,6 +173,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
         ...(options.tenant ? { tenant: options.tenant } : {}),
         ...(options.openapiPath !== undefined ? { openapiPath: options.openapiPath } : {}),
         ...(options.baseline ? { baseline: options.baseline } : {}),
+        ...(options.admin ? { admin: options.admin } : {}),
       },
       log,
     );
@@ -176,6 +185,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
     throw error;
   }
   for (const flow of early.splice(0)) recorder.record(flow);
+  if (options.admin && refused > 0) recorder.refusedSoFar(refused);
   const running = recorder;
   const { port } = server.server.address() as AddressInfo;
   const origin = `${certificate ? 'https' : 'http'}://${urlHost(options.host)}:${port}`;
@@ -224,6 +234,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
     url: origin,
     origin,
     ...(certificate?.caPath !== undefined ? { caPath: certificate.caPath } : {}),
+    ...(options.admin && running.adminPort !== undefined ? { adminUrl: `http://${urlHost(options.admin.host)}:${running.adminPort}` } : {}),
     host: options.host,
     port,
     counts,

@@ -15,6 +15,7 @@ import { packageRoot } from '../../core/paths.ts';
 import { localCertificates, LEAF_FILE, LEAF_KEY_FILE } from '../../proxy/tls/local-ca.ts';
 import { BIN, CHILD_SERVER, JOURNAL, JOURNAL_TLS, OUT, PRISM_BIN, PRISM_DIR, TLS_DIR } from './files.ts';
 import { freePort, launch, waitForPort, type Running } from './processes.ts';
+import { flag } from './options.ts';
 
 export const UPSTREAM = '(a) upstream directly';
 /** The baseline every other variant is compared with, round by round. */
@@ -32,7 +33,9 @@ export const baselineOf = (name: string): string => BASELINE[name] ?? BARE;
 
 /** Node arguments of (c), `tmi-conform proxy` as the bench runs it (each start replaces the journal of the one before). */
 export function oursArgs(target: string): string[] {
-  return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--journal', JOURNAL, '--overwrite', '--report-dir', join(OUT, 'proxy-bench-reports'), '--status-interval', '0'];
+  // --admin: with its admin listener on (metrics and the live feed kept on the recorder thread).
+  const admin = flag('--admin') ? ['--admin', '127.0.0.1:0'] : [];
+  return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--journal', JOURNAL, '--overwrite', '--report-dir', join(OUT, 'proxy-bench-reports'), '--status-interval', '0', ...admin];
 }
 
 /** Node arguments of (g): (c) with an HTTPS listener presenting `tls`, with a journal of its own. */

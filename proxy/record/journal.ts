@@ -17,6 +17,10 @@ export class Journal implements Addon {
   lost = 0;
   /** Bytes of earlier sessions the journal held when resumed (append); 0 for a new journal. */
   readonly earlierBytes: number = 0;
+  /** Bytes in the journal now. */
+  bytes = 0;
+  /** Told the journal's size after each write (the admin listener's gauges): bytes, and files it is made of. */
+  onSize: ((bytes: number, segments: number) => void) | undefined;
   private fd: number | undefined;
 
   /**
@@ -32,6 +36,7 @@ export class Journal implements Addon {
     // Recordings hold business data even when redacted: readable by their owner only.
     this.fd = openSync(path, append ? 'a+' : 'w', 0o600);
     if (append) this.earlierBytes = this.dropCutTail();
+    this.bytes = this.earlierBytes;
   }
 
   /**
@@ -70,8 +75,9 @@ export class Journal implements Addon {
     this.pending = [];
     const text = lines.join('\n') + '\n';
     try {
-      writeWhole(this.fd, text);
+      this.bytes += writeWhole(this.fd, text);
       this.written += lines.length;
+      this.onSize?.(this.bytes, 1);
     } catch (error) {
       if (this.lost === 0) this.warn(`cannot write the journal ${this.path}: ${(error as Error).message}; exchanges are still forwarded but not recorded`);
       this.lost += lines.length;
@@ -90,11 +96,12 @@ export class Journal implements Addon {
   }
 }
 
-/** Writes `text` whole: at once (no copy into a Buffer first), the rest again should the system write only part. */
-function writeWhole(fd: number, text: string): void {
+/** Writes `text` whole: at once (no copy into a Buffer first), the rest again should the system write only part. Returns its bytes. */
+function writeWhole(fd: number, text: string): number {
   const written = writeSync(fd, text);
   const length = Buffer.byteLength(text);
-  if (written === length) return;
+  if (written === length) return length;
   const data = Buffer.from(text);
   for (let offset = written; offset < length; ) offset += writeSync(fd, data, offset);
+  return length;
 }

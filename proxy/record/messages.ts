@@ -7,6 +7,7 @@ import type { Baseline, Report } from '../../reports/model.ts';
 import type { HarWritten } from './har-writer.ts';
 import type { TenantTokensData } from '../../keys/tenant.ts';
 import type { StatusCounts } from './status.ts';
+import type { AdminSettings } from '../admin/admin.ts';
 
 export interface RecorderSettings {
   /** The target's origin: recorded URLs start with it. */
@@ -27,6 +28,8 @@ export interface RecorderSettings {
   openapiPath?: string;
   /** Accepted failures (--baseline): left out of the reports' verdict. */
   baseline?: Baseline;
+  /** The admin listener (--admin), served by the recorder thread; undefined: none. */
+  admin?: AdminSettings;
 }
 
 export interface RecorderSummary {
@@ -38,10 +41,12 @@ export interface RecorderSummary {
   report: Report;
 }
 
-export type ToRecorder = { type: 'flows'; batch: FlowBatch } | { type: 'stop' };
+/** `refused`: the requests the forwarding thread refused so far, for the admin listener. */
+export type ToRecorder = { type: 'flows'; batch: FlowBatch } | { type: 'refused'; total: number } | { type: 'stop' };
 
 export type FromRecorder =
-  | { type: 'ready' }
+  /** `adminPort`: where the admin listener listens, when there is one. */
+  | { type: 'ready'; adminPort?: number }
   | { type: 'failed'; message: string }
   /** After every batch; `counts` only now and then (copying them costs more than the rest). */
   | { type: 'progress'; processed: number; counts?: StatusCounts }

@@ -16,6 +16,8 @@ import type { OpenApiDescription } from '../../rules/openapi/description.ts';
 import { loadOpenApiFile } from '../../rules/openapi/load.ts';
 import { ReportAddon } from './report.ts';
 import { StatusAddon } from './status.ts';
+import { AdminListener } from '../admin/admin.ts';
+import { AdminFeedAddon } from './admin-feed.ts';
 import { flowsFromBatch } from './flow-batch.ts';
 import type { FromRecorder, RecorderSettings, RecorderSummary, ToRecorder } from './messages.ts';
 
@@ -28,7 +30,26 @@ const post = (message: FromRecorder) => port.postMessage(message);
 const warn = (message: string) => post({ type: 'warn', message });
 
 const openapi = await loadOpenApi();
-const journal = openapi === null ? undefined : openJournal();
+// The admin listener first: a busy port must fail before the journal is touched. What it serves
+// is asked of the pipeline below, made in the same turn, before any request can arrive.
+const admin = openapi === null ? null : await startAdmin();
+const journal = openapi === null || admin === null ? undefined : openJournal();
+if (!journal) void admin?.close();
+
+/** The admin listener (--admin), listening; undefined: none asked for; null: it could not listen. */
+async function startAdmin(): Promise<AdminListener | undefined | null> {
+  if (!settings.admin) return undefined;
+  const listener = new AdminListener(settings.admin, settings.reportTarget);
+  try {
+    await listener.listen();
+    return listener;
+  } catch (error) {
+    const { host, port: adminPort } = settings.admin;
+    const code = (error as NodeJS.ErrnoException).code;
+    post({ type: 'failed', message: `cannot listen on --admin ${host.includes(':') ? `[${host}]` : host}:${adminPort}: ${code === 'EADDRINUSE' ? 'the address is in use' : code === 'EADDRNOTAVAIL' ? 'no such local address' : (error as Error).message}` });
+    return null;
+  }
+}
 
 /** The user's description (--openapi), read again here: the forwarding thread checked it at start. Null: it failed. */
 async function loadOpenApi(): Promise<OpenApiDescription | undefined | null> {
@@ -55,7 +76,14 @@ if (journal) {
   const status = new StatusAddon();
   const report = new ReportAddon(settings.reportTarget, openapi !== undefined);
   const tenant = TenantTokens.fromData(settings.tenant);
-  const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, openapi ?? undefined), new RecordAddon(), open, report, status], warn);
+  // The admin listener lives here, beside the judged data; its verdict is the reports' own.
+  admin?.follow(() => ({ counts: status.counts, verdict: verdictSoFar(report) }));
+  const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
+  const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, openapi ?? undefined), new RecordAddon(), open, report, status, ...(adminFeed ? [adminFeed] : [])], warn);
+  if (admin) {
+    open.onSize = (bytes, segments) => admin.metrics.journalSize(bytes, segments);
+    admin.metrics.journalSize(open.bytes, 1);
+  }
 
   // Progress goes back after every batch: the forwarding thread sends the next one then.
   // The counts go along now and then; a timer sends the latest once traffic pauses.
@@ -85,6 +113,7 @@ if (journal) {
     const add = (exchange: Exchange, judgement: Judgement | undefined) => {
       if (judgement) report.builder.addExchange(exchange, judgement);
       status.earlier(exchange, judgement);
+      adminFeed?.earlier(exchange, judgement);
       earlier++;
     };
     earlierDone = judgeEarlierTraffic(open.path, nonGlobal, add, warn, openapi ?? undefined).then(
@@ -137,14 +166,26 @@ if (journal) {
         },
       );
     }
+    if (message.type === 'refused') {
+      status.counts.refused = message.total;
+      admin?.metrics.refusedSoFar(message.total);
+      return undefined;
+    }
     if (countsTimer) clearTimeout(countsTimer);
     postCounts();
+    void admin?.close();
     stop(open, status, report, earlier).then(
       (summary) => post({ type: 'stopped', summary }),
       (error: Error) => post({ type: 'stop-failed', message: error.message }),
     );
   };
-  post({ type: 'ready' });
+  post({ type: 'ready', ...(admin ? { adminPort: admin.port } : {}) });
+}
+
+/** The verdict the reports would give now (the report builder's own), with the requirements' tally. */
+function verdictSoFar(report: ReportAddon): { passed: boolean; summary: ReturnType<ReportAddon['builder']['build']>['summary'] } {
+  const built = report.builder.build({ failOn: settings.failOn, baseline: settings.baseline });
+  return { passed: built.passed, summary: built.summary };
 }
 
 async function stop(open: Journal, status: StatusAddon, report: ReportAddon, earlier: number): Promise<RecorderSummary> {

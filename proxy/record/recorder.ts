@@ -37,6 +37,11 @@ export class Recorder {
   shed = 0;
   /** Messages (batches of flows) sent to the recorder thread. */
   batches = 0;
+  /** Where the admin listener listens (it runs on the recorder thread); undefined: none. */
+  adminPort: number | undefined;
+  /** Refusals counted here and not yet told to the recorder thread (for the admin listener). */
+  private refusedTold = 0;
+  private refusedTimer: NodeJS.Timeout | undefined;
   /** Flows finished and not sent yet. */
   private readonly pending = new FlowBatchWriter();
   /** A send is scheduled. */
@@ -65,7 +70,10 @@ export class Recorder {
     worker.on('message', (message: FromRecorder) => recorder.onMessage(message));
     await new Promise<void>((resolve, reject) => {
       const onMessage = (message: FromRecorder) => {
-        if (message.type === 'ready') resolve();
+        if (message.type === 'ready') {
+          recorder.adminPort = message.adminPort;
+          resolve();
+        }
         else if (message.type === 'failed') reject(new RecorderStartError(message.message));
       };
       worker.on('message', onMessage);
@@ -121,6 +129,17 @@ export class Recorder {
     this.worker.postMessage({ type: 'flows', batch } satisfies ToRecorder, transfer);
   }
 
+  /** The requests refused so far: told to the recorder thread at most every SEND_INTERVAL_MS × 25 (a flood of bad requests costs one message). */
+  refusedSoFar(total: number): void {
+    this.refusedTold = total;
+    if (this.refusedTimer || this.failed !== undefined) return;
+    this.refusedTimer = setTimeout(() => {
+      this.refusedTimer = undefined;
+      if (this.failed === undefined) this.worker.postMessage({ type: 'refused', total: this.refusedTold } satisfies ToRecorder);
+    }, SEND_INTERVAL_MS * 25);
+    this.refusedTimer.unref();
+  }
+
   /** Flows queued or sent but not yet recorded. */
   get backlog(): number {
     return this.posted + this.pending.count - this.processed;
@@ -128,6 +147,7 @@ export class Recorder {
 
   /** Sends the rest, lets the recorder finish (journal, HAR, reports) and ends its thread. */
   async stop(): Promise<RecorderSummary> {
+    clearTimeout(this.refusedTimer);
     this.send();
     if (this.failed !== undefined) throw new Error(this.failed);
     const summary = new Promise<RecorderSummary>((resolve, reject) => {

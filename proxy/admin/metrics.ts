@@ -1,0 +1,162 @@
+// The proxy's Prometheus metrics (served at /metrics on the admin listener), kept with prom-client
+// in a registry of their own (never the library's global one). Every label is bounded: operation
+// ids and finding levels and subjects are fixed sets, status codes are 100–599, and requirement
+// ids and clients go through a LabelCap (the first distinct values seen keep their name, the
+// others are counted together under OVERFLOW_LABEL), so a stream of forged tokens or of unknown
+// requirement ids cannot grow the series without bound.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Judgement } from '../../rules/index.ts';
+import { observationOf, rateLimitClient, type RateLimitObservation } from '../../rules/rate-limit-tracker.ts';
+import type { Exchange, Finding } from '../../rules/types.ts';
+
+/** The label value that stands for every value past a label's cap. */
+export const OVERFLOW_LABEL = '(other)';
+/** Distinct operations named as such (the document's and `otherOperation`: far fewer). */
+export const MAX_OPERATIONS = 100;
+/** Distinct requirement ids named as such (the catalog's, and those of an --openapi description). */
+export const MAX_REQUIREMENTS = 300;
+/** Distinct clients whose X-RateLimit-Remaining gets a series of its own. */
+export const MAX_CLIENTS = 50;
+
+/** Upstream latency buckets, in seconds: from a cached read to the upstream timeout's order. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Keeps the first `max` distinct values of a label; any other becomes OVERFLOW_LABEL. */
+export class LabelCap {
+  private readonly kept = new Set<string>();
+
+  constructor(private readonly max: number) {}
+
+  label(value: string): string {
+    if (this.kept.has(value)) return value;
+    if (this.kept.size >= this.max) return OVERFLOW_LABEL;
+    this.kept.add(value);
+    return value;
+  }
+}
+
+/** What the metrics take of one judged exchange. */
+export interface MeteredExchange {
+  /** The exchange redacted as the journal holds it; undefined: the recording step failed on it. */
+  exchange: Exchange | undefined;
+  /** The response's status code; undefined: no response. */
+  status: number | undefined;
+  judgement: Judgement | undefined;
+  /** The findings as they may be written anywhere (messages scrubbed). */
+  findings: readonly Finding[];
+  /** The exchange did not complete (counted as failed in the status counts). */
+  failed: boolean;
+  /** Seconds from the request sent on to the target to the target's response head (the HAR entry's timings.wait); undefined: no response from the target. */
+  upstreamSeconds?: number;
+}
+
+export class ProxyMetrics {
+  readonly registry = new Registry();
+  private readonly operations = new LabelCap(MAX_OPERATIONS);
+  private readonly requirements = new LabelCap(MAX_REQUIREMENTS);
+  private readonly clients = new LabelCap(MAX_CLIENTS);
+  private refusedCounted = 0;
+
+  private readonly exchanges = new Counter({
+    name: 'tmi_conform_exchanges_total',
+    help: 'Exchanges the proxy recorded, by operation (outside_api: paths the document does not cover; not_judged: the judge failed) and HTTP status (none: no response).',
+    labelNames: ['operation', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly failed = new Counter({
+    name: 'tmi_conform_exchanges_failed_total',
+    help: 'Exchanges without a complete response (target unreachable, too slow, cut short).',
+    registers: [this.registry],
+  });
+  private readonly refused = new Counter({
+    name: 'tmi_conform_requests_refused_total',
+    help: 'Requests refused before they became exchanges (malformed, absolute-form, CONNECT).',
+    registers: [this.registry],
+  });
+  private readonly findings = new Counter({
+    name: 'tmi_conform_findings_total',
+    help: 'Findings by requirement, level (must, should) and subject (implementation: the target; client: the caller).',
+    labelNames: ['requirement', 'level', 'subject'] as const,
+    registers: [this.registry],
+  });
+  private readonly security = new Counter({
+    name: 'tmi_conform_security_findings_total',
+    help: 'Security findings (the target carried out a request it should have refused), by requirement.',
+    labelNames: ['requirement'] as const,
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'tmi_conform_upstream_latency_seconds',
+    help: "Time from the request forwarded to the target to the target's response head (the HAR timings.wait).",
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly remaining = new Gauge({
+    name: 'tmi_conform_rate_limit_remaining',
+    help: 'The last X-RateLimit-Remaining the target answered each client (a client named by a trusted token).',
+    labelNames: ['client'] as const,
+    registers: [this.registry],
+  });
+  private readonly journalBytes = new Gauge({
+    name: 'tmi_conform_journal_bytes',
+    help: "Bytes in the proxy's journal (all its segments).",
+    registers: [this.registry],
+  });
+  private readonly journalSegments = new Gauge({
+    name: 'tmi_conform_journal_segments',
+    help: "Files the proxy's journal is made of.",
+    registers: [this.registry],
+  });
+
+  /** Counts one judged exchange. */
+  exchange({ exchange, status, judgement, findings, failed, upstreamSeconds }: MeteredExchange): void {
+    const operation = judgement === undefined ? 'not_judged' : (judgement.operation?.operation ?? 'outside_api');
+    this.exchanges.inc({ operation: this.operations.label(operation), status: statusLabel(status) });
+    if (failed) this.failed.inc();
+    if (upstreamSeconds !== undefined) this.latency.observe(upstreamSeconds);
+    // As the status counts: findings are counted on the exchanges of an operation only.
+    if (judgement?.operation) {
+      for (const finding of findings) {
+        const requirement = this.requirements.label(finding.requirement);
+        this.findings.inc({ requirement, level: finding.level, subject: finding.subject });
+        if (finding.security !== undefined) this.security.inc({ requirement });
+      }
+    }
+    if (exchange) this.rateLimit(exchange, judgement?.rateLimit);
+  }
+
+  /** The requests refused so far (counted on the forwarding thread): the counter catches up. */
+  refusedSoFar(total: number): void {
+    if (total > this.refusedCounted) this.refused.inc(total - this.refusedCounted);
+    this.refusedCounted = Math.max(total, this.refusedCounted);
+  }
+
+  /** The journal's size, as the journal reports it after each write. */
+  journalSize(bytes: number, segments: number): void {
+    this.journalBytes.set(bytes);
+    this.journalSegments.set(segments);
+  }
+
+  /** The text format (version 0.0.4). */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private rateLimit(exchange: Exchange, reading: RateLimitObservation | null | undefined): void {
+    const observation = reading === undefined ? observationOf(exchange) : reading;
+    if (observation?.remaining === undefined) return;
+    const client = rateLimitClient(exchange);
+    if (client === undefined) return;
+    this.remaining.set({ client: this.clients.label(client) }, observation.remaining);
+  }
+}
+
+/** A status code as a label: 100–599 as it is, anything else (none: no response) bounded. */
+function statusLabel(status: number | undefined): string {
+  if (status === undefined) return 'none';
+  return Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : 'invalid';
+}

@@ -8,12 +8,12 @@ import type { OpenApiDescription } from '../../rules/openapi/description.ts';
 import { markNonGlobalClient } from './judge.ts';
 
 /**
- * Judges every exchange of the journal at `path` and hands it to `add`, in order; returns how
+ * Judges every exchange of the journal at `path` (or of its segments, in order: one recording) and hands it to `add`, in order; returns how
  * many. An exchange the judge fails on comes without a judgement (as in the live pipeline), and
  * `warn` hears of the first such failure.
  */
 export async function judgeEarlierTraffic(
-  path: string,
+  path: string | readonly string[],
   nonGlobalClients: ReadonlySet<string>,
   add: (exchange: Exchange, judgement: Judgement | undefined) => void,
   warn: (message: string) => void,

@@ -1,11 +1,13 @@
 // The recorder thread: judges every finished flow (judge → record → journal → report →
-// status), appends it to the journal, and at stop writes the HAR file and the reports. It runs
-// beside the forwarding thread so that judging never delays a response.
+// status), appends it to the journal (rotating it into segments, compressing the closed ones,
+// when told to), rewrites the reports every report interval, and at stop writes the HAR file
+// and the reports. It runs beside the forwarding thread so that judging never delays a response.
 import { parentPort, workerData } from 'node:worker_threads';
 import { writeReports } from '../../reports/write.ts';
 import type { Judgement } from '../../rules/index.ts';
 import type { Exchange } from '../../rules/types.ts';
 import { judgeEarlierTraffic } from '../judge/earlier-traffic.ts';
+import { compressSegment } from './compress.ts';
 import { writeHarFromJournal } from './har-writer.ts';
 import { Journal } from './journal.ts';
 import { JudgeAddon, prepareTokens } from '../judge/judge.ts';
@@ -41,9 +43,26 @@ async function loadOpenApi(): Promise<OpenApiDescription | undefined | null> {
   }
 }
 
+/** Closed segments by their name at close, and what each is called now (compressed or not). */
+const segmentNames = new Map<string, string>();
+/** Compressions of closed segments, one after the other (the stop waits for the last). */
+let compressing: Promise<void> = Promise.resolve();
+
+function onSegmentClosed(path: string): void {
+  segmentNames.set(path, path);
+  if (!settings.rotation?.compress) return;
+  compressing = compressing.then(() =>
+    compressSegment(path).then(
+      (compressed) => void segmentNames.set(path, compressed),
+      (error: Error) => warn(`cannot compress the journal segment ${path} (${error.message}); it stays as it is`),
+    ),
+  );
+}
+
 function openJournal(): Journal | undefined {
   try {
-    return new Journal(settings.journalPath, warn, settings.appendToJournal === true);
+    const { rotation } = settings;
+    return new Journal(settings.journalPath, warn, settings.appendToJournal === true, rotation ? { ...rotation, onClosed: onSegmentClosed } : undefined);
   } catch (error) {
     post({ type: 'failed', message: `cannot write the journal ${settings.journalPath}: ${(error as Error).message}` });
     return undefined;
@@ -79,6 +98,7 @@ if (journal) {
   // batch at most: the forwarding thread sends the next only once this one is recorded).
   let earlier = 0;
   let judgingEarlier = open.earlierBytes > 0;
+  const timers = startTimers(open, report);
   let earlierDone: Promise<void> = Promise.resolve();
   if (judgingEarlier) {
     const nonGlobal = new Set(settings.nonGlobalClients);
@@ -87,7 +107,8 @@ if (journal) {
       status.earlier(exchange, judgement);
       earlier++;
     };
-    earlierDone = judgeEarlierTraffic(open.path, nonGlobal, add, warn, openapi ?? undefined).then(
+    const earlierFiles = settings.rotation ? open.earlierSegments : open.path;
+    earlierDone = judgeEarlierTraffic(earlierFiles, nonGlobal, add, warn, openapi ?? undefined).then(
       () => {
         judgingEarlier = false;
       },
@@ -139,7 +160,7 @@ if (journal) {
     }
     if (countsTimer) clearTimeout(countsTimer);
     postCounts();
-    stop(open, status, report, earlier).then(
+    stop(open, status, report, earlier, timers).then(
       (summary) => post({ type: 'stopped', summary }),
       (error: Error) => post({ type: 'stop-failed', message: error.message }),
     );
@@ -147,11 +168,56 @@ if (journal) {
   post({ type: 'ready' });
 }
 
-async function stop(open: Journal, status: StatusAddon, report: ReportAddon, earlier: number): Promise<RecorderSummary> {
+interface Timers {
+  stop(): Promise<void>;
+}
+
+/**
+ * The timers of a long run: a segment older than the rotation interval is closed even while no
+ * traffic comes; the reports are rewritten every report interval from what has been judged so
+ * far (written as at stop: each file complete under a temporary name, then renamed), so that a
+ * proxy killed on day three leaves reports at most one interval old.
+ */
+function startTimers(open: Journal, report: ReportAddon): Timers {
+  const intervalMs = settings.rotation?.intervalMs;
+  const rotating = intervalMs === undefined ? undefined : setInterval(() => open.rotateIfDue(), Math.min(intervalMs, 1000));
+  let writing: Promise<void> = Promise.resolve();
+  let failed = false;
+  const reportIntervalMs = settings.reportIntervalMs;
+  const reporting =
+    reportIntervalMs === undefined
+      ? undefined
+      : setInterval(() => {
+          writing = writing.then(() =>
+            writeReports(report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }), settings.reportDir, { jobSummary: false }).then(
+              () => {
+                if (failed) warn(`the reports are written to ${settings.reportDir} again`);
+                failed = false;
+              },
+              (error: Error) => {
+                if (!failed) warn(`cannot rewrite the reports while running (${error.message}); trying again every interval`);
+                failed = true;
+              },
+            ),
+          );
+        }, reportIntervalMs);
+  return {
+    async stop() {
+      clearInterval(rotating);
+      clearInterval(reporting);
+      await writing;
+    },
+  };
+}
+
+async function stop(open: Journal, status: StatusAddon, report: ReportAddon, earlier: number, timers: Timers): Promise<RecorderSummary> {
+  await timers.stop();
   open.close();
+  if (settings.rotation && open.lastClosed !== undefined) onSegmentClosed(open.lastClosed);
+  await compressing;
   const summary: RecorderSummary = {
     counts: status.counts,
-    journal: { path: open.path, written: open.written, lost: open.lost, earlier },
+    journal: { path: open.path, written: open.written, lost: open.lost, earlier, ...(settings.rotation ? { segments: open.segments.map((path) => segmentNames.get(path) ?? path) } : {}) },
     reportFiles: [],
     report: report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }),
   };

@@ -16,6 +16,8 @@ export interface JudgeRecordingOptions extends ReadOptions {
   progressOf?: (path: string) => ReadProgress;
   /** A file of several that cannot be read: without this, the error ends the reading; with it, the next file is read. */
   onFileError?: (path: string, error: unknown) => void;
+  /** The rate-limit history to go on from (and add to); default: a new one. */
+  tracker?: RateLimitTracker;
   /** Told before each file is read (the batches that follow come from it). */
   onFile?: (path: string) => void;
   /** Called with each batch before it is judged: settle tokens, mark clients. */
@@ -35,10 +37,9 @@ export interface JudgeRecordingOptions extends ReadOptions {
  * Throws RecordingError when the recording cannot be read (see recordings/read.ts).
  */
 export async function judgeRecording(path: string | readonly string[], options: JudgeRecordingOptions, judged: (exchange: Exchange, judgement: Judgement | undefined) => void): Promise<number> {
-  const { progress, progressOf, onFileError, onFile, beforeJudging, onJudgeError, openapi, ...readOptions } = options;
+  const { progress, progressOf, onFileError, onFile, tracker = new RateLimitTracker(), beforeJudging, onJudgeError, openapi, ...readOptions } = options;
   // Rate-limit sequences are the recording's own: a pause lies between one recording and the
   // next, none between two segments of one recording (a client's sequence goes on across them).
-  const tracker = new RateLimitTracker();
   const gate = new KeptHeadersGate(judged);
   let count = 0;
   for (const file of typeof path === 'string' ? [path] : path) {

@@ -2,7 +2,7 @@
 // `validate` judges a recording, so that the counts and the report written at stop cover the
 // earlier sessions as well as this one. The journal streams in batches: its size does not matter.
 import { judgeRecording } from '../../recordings/judge-recording.ts';
-import type { Judgement } from '../../rules/index.ts';
+import type { Judgement, RateLimitTracker } from '../../rules/index.ts';
 import type { Exchange } from '../../rules/types.ts';
 import type { OpenApiDescription } from '../../rules/openapi/description.ts';
 import { markNonGlobalClient } from './judge.ts';
@@ -18,17 +18,19 @@ export async function judgeEarlierTraffic(
   add: (exchange: Exchange, judgement: Judgement | undefined) => void,
   warn: (message: string) => void,
   openapi?: OpenApiDescription,
+  tracker?: RateLimitTracker,
 ): Promise<number> {
   let failed = 0;
   return judgeRecording(
     path,
     {
       ...(openapi ? { openapi } : {}),
+      ...(tracker ? { tracker } : {}),
       beforeJudging: (batch) => {
         for (const exchange of batch) markNonGlobalClient(exchange, nonGlobalClients);
       },
       onJudgeError: (exchange, error) => {
-        if (failed++ === 0) warn(`internal error judging earlier exchange ${exchange.id} of ${path} (${(error as Error).message}); it is counted but not judged`);
+        if (failed++ === 0) warn(`internal error judging earlier exchange ${exchange.id} of ${typeof path === 'string' ? path : path.join(', ')} (${(error as Error).message}); it is counted but not judged`);
       },
     },
     add,

@@ -189,6 +189,8 @@ export class Journal implements Addon {
 
   private write(text: string, bytes: number, count: number): void {
     if (this.betweenSegments) this.openSegment(this.segmentNumber + 1, false);
+    // A segment's age counts from its first entry: a quiet start does not close it early.
+    if (this.segmentBytes === 0) this.segmentOpenedAt = Date.now();
     writeWhole(this.fd!, text, bytes);
     this.segmentBytes += bytes;
     this.written += count;

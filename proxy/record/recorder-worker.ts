@@ -74,7 +74,8 @@ if (journal) {
   const status = new StatusAddon();
   const report = new ReportAddon(settings.reportTarget, openapi !== undefined);
   const tenant = TenantTokens.fromData(settings.tenant);
-  const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, openapi ?? undefined), new RecordAddon(), open, report, status], warn);
+  const judge = new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, openapi ?? undefined);
+  const pipeline = new Pipeline([judge, new RecordAddon(), open, report, status], warn);
 
   // Progress goes back after every batch: the forwarding thread sends the next one then.
   // The counts go along now and then; a timer sends the latest once traffic pauses.
@@ -108,7 +109,7 @@ if (journal) {
       earlier++;
     };
     const earlierFiles = settings.rotation ? open.earlierSegments : open.path;
-    earlierDone = judgeEarlierTraffic(earlierFiles, nonGlobal, add, warn, openapi ?? undefined).then(
+    earlierDone = judgeEarlierTraffic(earlierFiles, nonGlobal, add, warn, openapi ?? undefined, judge.tracker).then(
       () => {
         judgingEarlier = false;
       },

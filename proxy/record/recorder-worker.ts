@@ -189,8 +189,9 @@ function startTimers(open: Journal, report: ReportAddon): Timers {
     reportIntervalMs === undefined
       ? undefined
       : setInterval(() => {
-          writing = writing.then(() =>
-            writeReports(report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }), settings.reportDir, { jobSummary: false }).then(
+          writing = writing
+            .then(() => writeReports(report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }), settings.reportDir, { jobSummary: false }))
+            .then(
               () => {
                 if (failed) warn(`the reports are written to ${settings.reportDir} again`);
                 failed = false;
@@ -199,8 +200,7 @@ function startTimers(open: Journal, report: ReportAddon): Timers {
                 if (!failed) warn(`cannot rewrite the reports while running (${error.message}); trying again every interval`);
                 failed = true;
               },
-            ),
-          );
+            );
         }, reportIntervalMs);
   return {
     async stop() {

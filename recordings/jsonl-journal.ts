@@ -50,7 +50,7 @@ export async function* readJsonlBatches(path: string, progress: ReadProgress = {
 }
 
 /** Whether the file begins with gzip's magic bytes (1f 8b): the name does not decide. */
-export function isGzip(path: string): boolean {
+function isGzip(path: string): boolean {
   const fd = openSync(path, 'r');
   try {
     const head = Buffer.alloc(2);

@@ -26,3 +26,38 @@ export async function compressSegment(path: string): Promise<string> {
   await rm(path);
   return compressed;
 }
+
+/**
+ * The journal's closed segments: with `compress`, each is compressed in turn as it closes (one
+ * at a time, off the recorder's path); a segment that cannot be compressed stays as it is.
+ */
+export class ClosedSegments {
+  /** Closed segments by their name at close: what each is called now. */
+  private readonly names = new Map<string, string>();
+  private compressing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly compress: boolean,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  closed(path: string): void {
+    this.names.set(path, path);
+    if (!this.compress) return;
+    this.compressing = this.compressing.then(() =>
+      compressSegment(path).then(
+        (compressed) => void this.names.set(path, compressed),
+        (error: Error) => this.warn(`cannot compress the journal segment ${path} (${error.message}); it stays as it is`),
+      ),
+    );
+  }
+
+  /** Resolves once every segment closed so far is compressed (or left as it is). */
+  settled(): Promise<void> {
+    return this.compressing;
+  }
+
+  nameOf(path: string): string {
+    return this.names.get(path) ?? path;
+  }
+}

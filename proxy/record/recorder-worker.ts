@@ -7,7 +7,7 @@ import { writeReports } from '../../reports/write.ts';
 import type { Judgement } from '../../rules/index.ts';
 import type { Exchange } from '../../rules/types.ts';
 import { judgeEarlierTraffic } from '../judge/earlier-traffic.ts';
-import { compressSegment } from './compress.ts';
+import { ClosedSegments } from './compress.ts';
 import { writeHarFromJournal } from './har-writer.ts';
 import { Journal } from './journal.ts';
 import { JudgeAddon, prepareTokens } from '../judge/judge.ts';
@@ -43,26 +43,12 @@ async function loadOpenApi(): Promise<OpenApiDescription | undefined | null> {
   }
 }
 
-/** Closed segments by their name at close, and what each is called now (compressed or not). */
-const segmentNames = new Map<string, string>();
-/** Compressions of closed segments, one after the other (the stop waits for the last). */
-let compressing: Promise<void> = Promise.resolve();
-
-function onSegmentClosed(path: string): void {
-  segmentNames.set(path, path);
-  if (!settings.rotation?.compress) return;
-  compressing = compressing.then(() =>
-    compressSegment(path).then(
-      (compressed) => void segmentNames.set(path, compressed),
-      (error: Error) => warn(`cannot compress the journal segment ${path} (${error.message}); it stays as it is`),
-    ),
-  );
-}
+const closedSegments = new ClosedSegments(settings.rotation?.compress === true, warn);
 
 function openJournal(): Journal | undefined {
   try {
     const { rotation } = settings;
-    return new Journal(settings.journalPath, warn, settings.appendToJournal === true, rotation ? { ...rotation, onClosed: onSegmentClosed } : undefined);
+    return new Journal(settings.journalPath, warn, settings.appendToJournal === true, rotation ? { ...rotation, onClosed: (path) => closedSegments.closed(path) } : undefined);
   } catch (error) {
     post({ type: 'failed', message: `cannot write the journal ${settings.journalPath}: ${(error as Error).message}` });
     return undefined;
@@ -214,11 +200,11 @@ function startTimers(open: Journal, report: ReportAddon): Timers {
 async function stop(open: Journal, status: StatusAddon, report: ReportAddon, earlier: number, timers: Timers): Promise<RecorderSummary> {
   await timers.stop();
   open.close();
-  if (settings.rotation && open.lastClosed !== undefined) onSegmentClosed(open.lastClosed);
-  await compressing;
+  if (settings.rotation && open.lastClosed !== undefined) closedSegments.closed(open.lastClosed);
+  await closedSegments.settled();
   const summary: RecorderSummary = {
     counts: status.counts,
-    journal: { path: open.path, written: open.written, lost: open.lost, earlier, ...(settings.rotation ? { segments: open.segments.map((path) => segmentNames.get(path) ?? path) } : {}) },
+    journal: { path: open.path, written: open.written, lost: open.lost, earlier, ...(settings.rotation ? { segments: open.segments.map((path) => closedSegments.nameOf(path)) } : {}) },
     reportFiles: [],
     report: report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }),
   };

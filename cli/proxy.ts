@@ -104,9 +104,11 @@ Options:
                             the name must end in .jsonl
   --rotate-size SIZE        begin a new journal segment before one would grow past SIZE: bytes, or
                             with a unit: KB, MB, GB (1000s) or KiB, MiB, GiB (1024s), e.g. 100MB
-  --rotate-interval DUR     begin a new journal segment once the open one is DUR old: a number with
-                            s, m, h or d (a bare number is seconds), e.g. 1h
-  --compress                gzip each closed segment (NAME.000001.jsonl.gz); needs --rotate-*
+  --rotate-interval DUR     begin a new journal segment once the open one's first entry is DUR old
+                            (checked every second): a number with s, m, h or d (a bare number is
+                            seconds), e.g. 1h
+  --compress                gzip each closed segment (NAME.000001.jsonl.gz), the last one at stop;
+                            needs --rotate-*
   --report-interval DUR     rewrite the reports every DUR while running (each file replaced whole);
                             default ${DEFAULT_ROTATING_REPORT_INTERVAL_S / 60}m with --rotate-*, else 0 (only at stop)
   --append                  resume an existing journal: new exchanges are appended (with rotation: to
@@ -140,6 +142,7 @@ Options:
                             issuer. Default: the issuer of the target's discovery document; none: not judged
 
 Exit codes: 0 after a stop by signal, 2 usage error (bad flag, missing or unparseable --target,
+a --record name without .har or a --journal name without .jsonl, --record with --rotate-*,
 address in use, unwritable journal or report directory, unusable TLS files or --tls-dir, existing journal without --append or
 --overwrite). With -- CMD: see above.`;
 

@@ -1,4 +1,4 @@
-// `tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should]`:
+// `tmi-conform validate FILE|DIR... [--report-dir DIR] [--fail-on must|should]`:
 // judges recorded traffic offline with the same rule engine as the suites and the proxy.
 import { access, stat } from 'node:fs/promises';
 import { journalOfSegment, recordingsInFolder } from '../recordings/segments.ts';
@@ -33,11 +33,11 @@ converted cassettes) and the proxy's JSONL journal (one HAR entry per line), pla
 (told by its first bytes, whatever its name). Files are read as streams, so their size does not
 matter. A folder stands for its .jsonl, .jsonl.gz and .har files, in name order. The segments of a
 rotated journal (NAME.000001.jsonl, NAME.000002.jsonl.gz...) named one after the other, or in one
-folder, are one recording: judged as if never split, with the verdict the proxy gave at stop. Every exchange under the API base path is judged:
-the document's three operations by all of its rules, any other operation (named by its templated
-path, "GET /users/{id}") by the rules the document states for every operation; with --openapi,
-also against the user's OpenAPI description. Exchanges outside the API base path are counted,
-never judged.
+folder, are one recording: judged as if never split, with the verdict the proxy gave at stop.
+Every exchange under the API base path is judged: the document's three operations by all of
+its rules, any other operation (named by its templated path, "GET /users/{id}") by the rules the
+document states for every operation; with --openapi, also against the user's OpenAPI
+description. Exchanges outside the API base path are counted, never judged.
 
 Credentials: the proxy's journal and HAR keep whether each request had an Authorization header,
 its shape and the token's non-secret claims (the token itself never), and whether its signature
@@ -47,11 +47,10 @@ masked the token does not show what was sent: those exchanges are not judged for
 
 Unreadable input is never a verdict: a file that is empty, is not a HAR document, or holds no
 complete journal entry, or a gzip file that is damaged or cut short, exits 2 with one line
-naming the file and what is wrong, and no report
-is written (an earlier report in --report-dir stays as it was). A journal whose last line was
-cut short (a recorder stopped mid-write) is judged, and the line is said skipped. Lines in the
-middle of a journal that are not entries: the other lines are judged and summed up on the
-console, the bad lines are named (the first few, "and N more"), the exit code is 2 and no
+naming the file and what is wrong, and no report is written (an earlier report in --report-dir
+stays as it was). A journal whose last line was cut short (a recorder stopped mid-write) is
+judged, and the line is said skipped. Lines in the middle of a journal that are not entries:
+the other lines are judged and summed up on the console, the bad lines are named (the first few, "and N more"), the exit code is 2 and no
 report is written. An exchange with a body nested deeper than ${MAX_JSON_DEPTH} levels is not judged
 ("not judged: … nested deeper than ${MAX_JSON_DEPTH} levels"); the rest of the recording is. A body over
 --max-body-bytes keeps its size, SHA-256 and first bytes; its content is not judged ("content not
@@ -210,25 +209,25 @@ export async function run(argv: string[]): Promise<number> {
     let current = recording[0]!;
     const progressOf = new Map(recording.map((file) => [file, { truncatedTail: false } as ReadProgress]));
     await judgeRecording(
-        recording,
-        {
-          progressOf: (file) => progressOf.get(file)!,
-          onFile: (file) => (current = file),
-          onFileError: failed,
-          maxBodyBytes,
-          ...(openapi ? { openapi } : {}),
-          beforeJudging: (batch) => {
-            for (const exchange of batch) fileOf.set(exchange, current);
-            return settleTokens(batch, tenant);
-          },
+      recording,
+      {
+        progressOf: (file) => progressOf.get(file)!,
+        onFile: (file) => (current = file),
+        onFileError: failed,
+        maxBodyBytes,
+        ...(openapi ? { openapi } : {}),
+        beforeJudging: (batch) => {
+          for (const exchange of batch) fileOf.set(exchange, current);
+          return settleTokens(batch, tenant);
         },
-        (exchange, judgement) => {
-          // Token requests carry the client secrets: learned from each (they are few), before any later evidence is made.
-          if (judgement?.operation?.operation === 'getToken') learnSecrets(exchange, knownSecrets);
-          const file = fileOf.get(exchange) ?? current;
-          judgeInto(exchange, judgement!, placeIn(file, formats.get(file)!), builder, summary);
-        },
-      );
+      },
+      (exchange, judgement) => {
+        // Token requests carry the client secrets: learned from each (they are few), before any later evidence is made.
+        if (judgement?.operation?.operation === 'getToken') learnSecrets(exchange, knownSecrets);
+        const file = fileOf.get(exchange) ?? current;
+        judgeInto(exchange, judgement!, placeIn(file, formats.get(file)!), builder, summary);
+      },
+    );
     for (const [file, progress] of progressOf) {
       if (progress.truncatedTail) process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
     }

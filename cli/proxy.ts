@@ -20,6 +20,7 @@ import { baselineOption } from './baseline-option.ts';
 import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 import { checkExistingRecording, type RecordingMode } from './existing-recording.ts';
+import { segmentPath } from '../recordings/segments.ts';
 import { checkReportDir } from '../reports/write.ts';
 import { watchLauncher } from './launcher.ts';
 import { SignalQueue } from './signals.ts';
@@ -28,11 +29,14 @@ import { CommandError, findCommand, startCommand, type CommandEnd } from './wrap
 const DEFAULT_LISTEN = '127.0.0.1:8080';
 const DEFAULT_REPORT_DIR = 'reports/latest';
 const JOURNAL_NAME = 'traffic.jsonl';
+/** The report interval when the journal rotates (a run meant to last) and none is given. */
+const DEFAULT_ROTATING_REPORT_INTERVAL_S = 300;
 const DEFAULT_TLS_DIR = '.tmi-conform/tls';
 /** The management API's base path on a tenant; the token endpoint is beside it, at /oauth/token. */
 const API_BASE_PATH = '/api/v2';
 
 export const help = `Usage: tmi-conform proxy --target URL [--listen HOST:PORT] [--record FILE.har] [--journal FILE.jsonl]
+                         [--rotate-size SIZE] [--rotate-interval DURATION] [--compress] [--report-interval DURATION]
                          [--report-dir DIR] [--fail-on must|should] [--max-body-bytes N]
                          [--upstream-timeout SECONDS] [--status-interval SECONDS]
                          [--tls [--tls-dir DIR | --tls-cert FILE --tls-key FILE]]
@@ -76,7 +80,17 @@ per line with "_conformance": operation, findings, token claims), so a crash los
 exchanges in flight and the last few the recorder had not written yet. Secrets never reach
 the disk: bearer tokens, client secrets, issued tokens, signing secrets and encryption keys
 are masked. "tmi-conform validate" reads both the journal and the HAR file (one of them:
-they hold the same exchanges).
+they hold the same exchanges). The extension says what a file holds: --record names a .har
+file, --journal a .jsonl file; any other name is a usage error (exit 2).
+
+Running for days: --rotate-size and/or --rotate-interval split the journal into segments beside
+the --journal name, NAME.000001.jsonl, NAME.000002.jsonl... (in order; a new one begins between
+two entries, never inside one), each a complete journal; with --compress the closed ones become
+NAME.000001.jsonl.gz (the open one stays plain, so a crash loses nothing). No HAR is written then
+(--record is refused): "tmi-conform validate DIR" (or the segments by name) judges the segments as
+one recording, with the verdict the reports give at stop. --report-interval rewrites the reports
+while the proxy runs, from what has been judged so far: after a crash (even kill -9) they are at
+most one interval old, and validate over the segments completes them.
 
 Options:
   --target URL              where to forward (http or https, optionally with a base path); required
@@ -88,10 +102,22 @@ Options:
   --tls-cert FILE           present this PEM certificate instead (leaf first, then any intermediates)
   --tls-key FILE            its PEM private key, unencrypted (--tls-cert and --tls-key go together)
   --record FILE.har         write a complete HAR 1.2 file at stop; the journal is FILE.har.jsonl
-  --journal FILE.jsonl      where the journal goes (default: next to --record, else DIR/${JOURNAL_NAME})
-  --append                  resume an existing journal: new exchanges are appended, the HAR written
+                            (the name must end in .har; not with --rotate-*)
+  --journal FILE.jsonl      where the journal goes (default: next to --record, else DIR/${JOURNAL_NAME});
+                            the name must end in .jsonl
+  --rotate-size SIZE        begin a new journal segment before one would grow past SIZE: bytes, or
+                            with a unit: KB, MB, GB (1000s) or KiB, MiB, GiB (1024s), e.g. 100MB
+  --rotate-interval DUR     begin a new journal segment once the open one's first entry is DUR old
+                            (checked every second): a number with s, m, h or d (a bare number is
+                            seconds), e.g. 1h
+  --compress                gzip each closed segment (NAME.000001.jsonl.gz), the last one at stop;
+                            needs --rotate-*
+  --report-interval DUR     rewrite the reports every DUR while running (each file replaced whole);
+                            default ${DEFAULT_ROTATING_REPORT_INTERVAL_S / 60}m with --rotate-*, else 0 (only at stop)
+  --append                  resume an existing journal: new exchanges are appended (with rotation: to
+                            its last segment, or a new one after a compressed last), the HAR written
                             at stop holds the earlier and the new, the reports judge both
-  --overwrite               replace an existing journal and HAR file
+  --overwrite               replace an existing journal (with rotation: its segments) and HAR file
                             (without either, an existing journal or --record file is refused: exit 2)
   --report-dir DIR          where report.json, junit.xml, report.md, report.html, report.sarif go (default ${DEFAULT_REPORT_DIR})
   --fail-on LEVEL           the reports' verdict: must (default) or should (warnings fail it too);
@@ -126,6 +152,7 @@ Options:
                             issuer. Default: the issuer of the target's discovery document; none: not judged
 
 Exit codes: 0 after a stop by signal, 2 usage error (bad flag, missing or unparseable --target,
+a --record name without .har or a --journal name without .jsonl, --record with --rotate-*,
 address in use, --admin other than loopback without --admin-token, unwritable journal or report directory, unusable TLS files or --tls-dir, existing journal without --append or
 --overwrite). With -- CMD: see above.`;
 
@@ -165,6 +192,10 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     'admin-token': { value: true },
     append: { value: false },
     overwrite: { value: false },
+    'rotate-size': { value: true },
+    'rotate-interval': { value: true },
+    compress: { value: false },
+    'report-interval': { value: true },
   });
   if (args.positionals.length > 0) throw new UsageError(`proxy: unexpected argument "${args.positionals[0]}" (the target goes in --target URL)`);
   const targetFlag = stringFlag(args, 'target');
@@ -181,8 +212,16 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   const reportDir = stringFlag(args, 'report-dir') ?? DEFAULT_REPORT_DIR;
   await checkReportDir(reportDir); // before the journal is looked for inside it
   const harPath = stringFlag(args, 'record');
-  const journalPath = stringFlag(args, 'journal') ?? (harPath !== undefined ? `${harPath}.jsonl` : `${reportDir}/${JOURNAL_NAME}`);
+  const journalFlag = stringFlag(args, 'journal');
+  checkRecordingNames(harPath, journalFlag);
+  const journalPath = journalFlag ?? (harPath !== undefined ? `${harPath}.jsonl` : `${reportDir}/${JOURNAL_NAME}`);
   if (harPath !== undefined && resolve(harPath) === resolve(journalPath)) throw new UsageError('proxy: --record and --journal must name different files');
+  const rotation = rotationFlags(args);
+  if (rotation && harPath !== undefined) {
+    throw new UsageError(`proxy: --record writes one HAR of the whole run at stop, which --rotate-* is there to avoid: drop --record (the journal segments are the recording; "tmi-conform validate" reads them), or drop --rotate-* for a short run`);
+  }
+  const reportIntervalFlag = stringFlag(args, 'report-interval');
+  const reportIntervalMs = reportIntervalFlag !== undefined ? durationFlag(reportIntervalFlag, '--report-interval', true) : rotation ? DEFAULT_ROTATING_REPORT_INTERVAL_S * 1000 : 0;
   const maxBodyBytes = bytesFlag('proxy', args, 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
   const upstreamTimeoutMs = secondsFlag(stringFlag(args, 'upstream-timeout'), '--upstream-timeout', DEFAULT_UPSTREAM_TIMEOUT_MS, false);
   const statusIntervalMs = secondsFlag(stringFlag(args, 'status-interval'), '--status-interval', DEFAULT_STATUS_INTERVAL_MS, true);
@@ -201,7 +240,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
       throw error;
     }
   }
-  await checkExistingRecording(journalPath, harPath, recordingMode);
+  await checkExistingRecording(journalPath, harPath, recordingMode, rotation !== undefined);
   // Read here to refuse a description that cannot be used before anything starts; the recorder thread reads it again.
   const openapiPath = stringFlag(args, 'openapi');
   const openapi = await openApiOption(openapiPath);
@@ -229,7 +268,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   };
   let proxy: RunningProxy;
   try {
-    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), ...(openapiPath !== undefined ? { openapiPath } : {}), ...(baseline ? { baseline } : {}), ...(admin ? { admin } : {}), log });
+    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), ...(rotation ? { rotation } : {}), ...(reportIntervalMs > 0 ? { reportIntervalMs } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), ...(openapiPath !== undefined ? { openapiPath } : {}), ...(baseline ? { baseline } : {}), ...(admin ? { admin } : {}), log });
   } catch (error) {
     dispose();
     if (error instanceof ProxyStartError) throw new UsageError(`proxy: ${error.message}`);
@@ -240,7 +279,9 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   if ('problem' in keys) log(noJwksLine(keys));
   if (tenant.issuer) log(issuerLine(tenant));
   if (openapi) log(openApiLine(openapi));
-  log(`forwarding to ${target.origin}${target.basePath}; journal ${journalPath}${recordingMode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; reports in ${reportDir}`);
+  const journalSaid = rotation ? `journal segments ${segmentPath(journalPath, 1).replace(/\.000001\.jsonl$/, '.NNNNNN.jsonl')}${rotation.compress ? ' (closed ones gzipped)' : ''}` : `journal ${journalPath}`;
+  const reportsSaid = `reports in ${reportDir}${reportIntervalMs > 0 ? ` (rewritten every ${reportIntervalMs / 1000} s)` : ''}`;
+  log(`forwarding to ${target.origin}${target.basePath}; ${journalSaid}${recordingMode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; ${reportsSaid}`);
 
   let nextSignal = signals.next();
   let ended: CommandEnd | undefined;
@@ -339,6 +380,55 @@ function adminFlags(args: ParsedArgs): AdminSettings | undefined {
   return { host, port, ...(token !== undefined ? { token } : {}) };
 }
 
+/**
+ * The extension says what a file holds: --record a HAR (.har), --journal the JSONL journal
+ * (.jsonl, written plain: --compress gzips closed segments). Any other name is refused with the fix.
+ */
+function checkRecordingNames(harPath: string | undefined, journalPath: string | undefined): void {
+  if (harPath !== undefined && !/\.har$/i.test(harPath)) {
+    if (/\.jsonl(\.gz)?$/i.test(harPath)) throw new UsageError(`proxy: --record writes a HAR file, and "${harPath}" names a journal: use --journal ${harPath.replace(/\.gz$/i, '')} for the journal (and --record NAME.har for a HAR at stop too)`);
+    throw new UsageError(`proxy: --record writes a HAR file: name it with .har (e.g. --record ${harPath.replace(/\.[^./\\]*$/, '')}.har)`);
+  }
+  if (journalPath !== undefined && !/\.jsonl$/i.test(journalPath)) {
+    if (/\.jsonl\.gz$/i.test(journalPath)) throw new UsageError(`proxy: the journal is written plain, so that a crash loses nothing: use --journal ${journalPath.slice(0, -3)} (with --rotate-* and --compress, closed segments are gzipped)`);
+    if (/\.har$/i.test(journalPath)) throw new UsageError(`proxy: --journal writes the JSONL journal, and "${journalPath}" names a HAR: use --record ${journalPath} for a HAR at stop, and --journal NAME.jsonl for the journal`);
+    throw new UsageError(`proxy: --journal writes the JSONL journal (one HAR entry per line): name it with .jsonl (e.g. --journal ${journalPath.replace(/\.[^./\\]*$/, '')}.jsonl)`);
+  }
+}
+
+/** --rotate-size, --rotate-interval and --compress; undefined when the journal does not rotate. */
+function rotationFlags(args: ParsedArgs): { maxBytes?: number; intervalMs?: number; compress: boolean } | undefined {
+  const size = stringFlag(args, 'rotate-size');
+  const interval = stringFlag(args, 'rotate-interval');
+  const compress = args.flags['compress'] === true;
+  if (size === undefined && interval === undefined) {
+    if (compress) throw new UsageError('proxy: --compress gzips the closed segments of a rotating journal: add --rotate-size SIZE and/or --rotate-interval DURATION');
+    return undefined;
+  }
+  return { ...(size !== undefined ? { maxBytes: sizeFlag(size) } : {}), ...(interval !== undefined ? { intervalMs: durationFlag(interval, '--rotate-interval', false) } : {}), compress };
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/** "100MB", "1.5GiB", "65536": a size in bytes. */
+function sizeFlag(value: string): number {
+  const match = /^(\d{1,12}(?:\.\d{1,3})?)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = match ? SIZE_UNITS[match[2]!.toLowerCase()] : undefined;
+  const bytes = match && unit !== undefined ? Math.floor(Number(match[1]) * unit) : NaN;
+  if (!(bytes >= 1)) throw new UsageError(`proxy: --rotate-size expects a size: bytes, or a number with KB, MB, GB (1000s) or KiB, MiB, GiB (1024s), e.g. 100MB; got "${value}"`);
+  return bytes;
+}
+
+const DURATION_UNITS: Record<string, number> = { '': 1000, ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "90", "30s", "5m", "1h", "2d": a duration in ms (a bare number is seconds). */
+function durationFlag(value: string, name: string, zeroAllowed: boolean): number {
+  const match = /^(\d{1,7}(?:\.\d{1,3})?)\s*(ms|s|m|h|d|)$/i.exec(value.trim());
+  const ms = match ? Math.round(Number(match[1]) * DURATION_UNITS[match[2]!.toLowerCase()]!) : NaN;
+  if (Number.isNaN(ms) || (!zeroAllowed && ms === 0)) throw new UsageError(`proxy: ${name} expects a duration: a number with s, m, h or d (a bare number is seconds), e.g. 1h${zeroAllowed ? ' (0: never)' : ''}; got "${value}"`);
+  return ms;
+}
+
 function secondsFlag(value: string | undefined, name: string, fallback: number, zeroAllowed: boolean): number {
   if (value === undefined) return fallback;
   const seconds = /^\d{1,7}(\.\d{1,3})?$/.test(value) ? Number(value) : NaN;
@@ -355,7 +445,9 @@ function writeSafely(stream: NodeJS.WriteStream, text: string): void {
 function summarize(summary: ProxySummary): string {
   const c = summary.counts;
   const earlier = summary.journal.earlier > 0 ? `${summary.journal.earlier} earlier + ${summary.journal.written} new` : `${summary.journal.written}`;
-  const trailer = [`journal: ${summary.journal.path} (${earlier} entries${summary.journal.lost > 0 ? `, ${summary.journal.lost} NOT written` : ''})`];
+  const segments = summary.journal.segments;
+  const where = segments === undefined ? summary.journal.path : segments.length === 1 ? segments[0]! : `${segments.length} segments, ${segments[0]} to ${segments.at(-1)}`;
+  const trailer = [`journal: ${where} (${earlier} entries${summary.journal.lost > 0 ? `, ${summary.journal.lost} NOT written` : ''})`];
   if (summary.har) trailer.push(`har: ${summary.har.path} (${summary.har.entries} entries)`);
   if (summary.shed > 0) trailer.push(`${summary.shed} exchanges were recorded without their bodies: the recorder was behind the traffic`);
   const lines = renderSummary(summary.report, {

@@ -1,6 +1,8 @@
-// `tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should]`:
+// `tmi-conform validate FILE|DIR... [--report-dir DIR] [--fail-on must|should]`:
 // judges recorded traffic offline with the same rule engine as the suites and the proxy.
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
+import { journalOfSegment, recordingsInFolder } from '../recordings/segments.ts';
+import type { RecordingFormat } from '../recordings/detect-format.ts';
 import { NO_JWKS_NOTE } from '../keys/tenant-keys.ts';
 import { learnTenant, TenantTokens } from '../keys/tenant.ts';
 import { credentialState } from '../rules/credential.ts';
@@ -22,16 +24,19 @@ import { DEFAULT_MAX_BODY_BYTES, describeBytes } from '../core/body-limit.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
 import { MAX_JSON_DEPTH } from '../core/json-depth.ts';
 
-export const help = `Usage: tmi-conform validate FILE... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE] [--issuer ISSUER] [--max-body-bytes N]
+export const help = `Usage: tmi-conform validate FILE|DIR... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE] [--issuer ISSUER] [--max-body-bytes N]
                             [--openapi FILE] [--baseline FILE]
 
 Judges recorded traffic offline: HAR 1.2 files (browser DevTools, mitmproxy, other proxies,
-converted cassettes) and the proxy's JSONL journal (one HAR entry per line). Files are read
-as streams, so their size does not matter. Every exchange under the API base path is judged:
-the document's three operations by all of its rules, any other operation (named by its templated
-path, "GET /users/{id}") by the rules the document states for every operation; with --openapi,
-also against the user's OpenAPI description. Exchanges outside the API base path are counted,
-never judged.
+converted cassettes) and the proxy's JSONL journal (one HAR entry per line), plain or gzipped
+(told by its first bytes, whatever its name). Files are read as streams, so their size does not
+matter. A folder stands for its .jsonl, .jsonl.gz and .har files, in name order. The segments of a
+rotated journal (NAME.000001.jsonl, NAME.000002.jsonl.gz...) named one after the other, or in one
+folder, are one recording: judged as if never split, with the verdict the proxy gave at stop.
+Every exchange under the API base path is judged: the document's three operations by all of
+its rules, any other operation (named by its templated path, "GET /users/{id}") by the rules the
+document states for every operation; with --openapi, also against the user's OpenAPI
+description. Exchanges outside the API base path are counted, never judged.
 
 Credentials: the proxy's journal and HAR keep whether each request had an Authorization header,
 its shape and the token's non-secret claims (the token itself never), and whether its signature
@@ -40,11 +45,11 @@ masked the token does not show what was sent: those exchanges are not judged for
 ("credentials not recorded: N exchanges …").
 
 Unreadable input is never a verdict: a file that is empty, is not a HAR document, or holds no
-complete journal entry exits 2 with one line naming the file and what is wrong, and no report
-is written (an earlier report in --report-dir stays as it was). A journal whose last line was
-cut short (a recorder stopped mid-write) is judged, and the line is said skipped. Lines in the
-middle of a journal that are not entries: the other lines are judged and summed up on the
-console, the bad lines are named (the first few, "and N more"), the exit code is 2 and no
+complete journal entry, or a gzip file that is damaged or cut short, exits 2 with one line
+naming the file and what is wrong, and no report is written (an earlier report in --report-dir
+stays as it was). A journal whose last line was cut short (a recorder stopped mid-write) is
+judged, and the line is said skipped. Lines in the middle of a journal that are not entries:
+the other lines are judged and summed up on the console, the bad lines are named (the first few, "and N more"), the exit code is 2 and no
 report is written. An exchange with a body nested deeper than ${MAX_JSON_DEPTH} levels is not judged
 ("not judged: … nested deeper than ${MAX_JSON_DEPTH} levels"); the rest of the recording is. A body over
 --max-body-bytes keeps its size, SHA-256 and first bytes; its content is not judged ("content not
@@ -146,12 +151,22 @@ export async function run(argv: string[]): Promise<number> {
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
   const maxBodyBytes = bytesFlag('validate', args, 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
   await checkReportDir(reportDir);
+  const files: string[] = [];
   for (const file of args.positionals) {
+    let isFolder: boolean;
     try {
       await access(file);
+      isFolder = (await stat(file)).isDirectory();
     } catch {
       throw new UsageError(`validate: cannot read ${file}: no such file or not readable`);
     }
+    if (!isFolder) {
+      files.push(file);
+      continue;
+    }
+    const inFolder = recordingsInFolder(file);
+    if (inFolder.length === 0) throw new UsageError(`validate: ${file} is a folder with no recording in it (a .jsonl, .jsonl.gz or .har file)`);
+    files.push(...inFolder);
   }
 
   const jwksSource = stringFlag(args, 'jwks');
@@ -168,22 +183,48 @@ export async function run(argv: string[]): Promise<number> {
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
   const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), headersNotJudged: new Map(), openapiNotes: [] };
   const unreadable: string[] = [];
-  for (const file of args.positionals) {
-    const progress: ReadProgress = { truncatedTail: false };
-    summary.files++;
+  const failed = (file: string, error: unknown) => {
+    if (!(error instanceof RecordingError) && !isFsError(error)) {
+      // Not the recording's fault but the kit's: still say which file it was reading.
+      if (error instanceof Error) error.message = `${file}: ${error.message}`;
+      throw error;
+    }
+    unreadable.push(`${file}: ${isFsError(error) ? fsReason(error) : (error as Error).message}`);
+  };
+  const formats = new Map<string, RecordingFormat>();
+  for (const file of files) {
     try {
-      const place = placeIn(file, await detectFormat(file));
-      await judgeRecording(file, { progress, maxBodyBytes, ...(openapi ? { openapi } : {}), beforeJudging: (batch) => settleTokens(batch, tenant) }, (exchange, judgement) => {
-        judgeInto(exchange, judgement!, place, builder, summary);
-      });
-      if (progress.truncatedTail) process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
+      formats.set(file, await detectFormat(file));
     } catch (error) {
-      if (!(error instanceof RecordingError) && !isFsError(error)) {
-        // Not the recording's fault but the kit's: still say which file it was reading.
-        if (error instanceof Error) error.message = `${file}: ${error.message}`;
-        throw error;
-      }
-      unreadable.push(`${file}: ${isFsError(error) ? fsReason(error) : (error as Error).message}`);
+      failed(file, error);
+    }
+  }
+  summary.files = files.length;
+  for (const recording of recordingsOf(files.filter((file) => formats.has(file)))) {
+    // Where each exchange came from, for the console: a recording may span several files.
+    const fileOf = new WeakMap<Exchange, string>();
+    let current = recording[0]!;
+    const progressOf = new Map(recording.map((file) => [file, { truncatedTail: false } as ReadProgress]));
+    await judgeRecording(
+      recording,
+      {
+        progressOf: (file) => progressOf.get(file)!,
+        onFile: (file) => (current = file),
+        onFileError: failed,
+        maxBodyBytes,
+        ...(openapi ? { openapi } : {}),
+        beforeJudging: (batch) => {
+          for (const exchange of batch) fileOf.set(exchange, current);
+          return settleTokens(batch, tenant);
+        },
+      },
+      (exchange, judgement) => {
+        const file = fileOf.get(exchange) ?? current;
+        judgeInto(exchange, judgement!, placeIn(file, formats.get(file)!), builder, summary);
+      },
+    );
+    for (const [file, progress] of progressOf) {
+      if (progress.truncatedTail) process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
     }
   }
 
@@ -200,8 +241,25 @@ export async function run(argv: string[]): Promise<number> {
   return report.passed ? EXIT_OK : EXIT_FAILED;
 }
 
+/**
+ * The files grouped into recordings, in order: the segments of one rotated journal given one
+ * after the other (NAME.000001.jsonl, NAME.000002.jsonl.gz…) are one recording, judged with one
+ * rate-limit history as if never split; any other file is a recording of its own.
+ */
+function recordingsOf(files: string[]): string[][] {
+  const recordings: string[][] = [];
+  let journal: string | undefined;
+  for (const file of files) {
+    const of = journalOfSegment(file);
+    if (of !== undefined && of === journal) recordings.at(-1)!.push(file);
+    else recordings.push([file]);
+    journal = of;
+  }
+  return recordings;
+}
+
 /** Where an exchange is in its file, for the console: a journal's line, a HAR's entry index. */
-function placeIn(file: string, format: 'har' | 'jsonl'): (id: string | undefined) => string {
+function placeIn(file: string, format: RecordingFormat): (id: string | undefined) => string {
   return (id) => `${file} ${format === 'jsonl' ? 'line' : 'log.entries'} ${format === 'jsonl' ? id : `[${id}]`}`;
 }
 

@@ -35,8 +35,12 @@ export interface ProxySessionOptions {
   journalPath: string;
   /** Resume the journal (new exchanges appended, HAR and report over both) instead of emptying it. */
   appendToJournal?: boolean;
-  /** Also write a complete HAR here at stop. */
+  /** Also write a complete HAR here at stop (not with rotation: the segments are the recording). */
   harPath?: string;
+  /** Rotate the journal into segments named after journalPath (NAME.000001.jsonl…): by size (bytes), by age (ms); gzip the closed ones. */
+  rotation?: { maxBytes?: number; intervalMs?: number; compress: boolean };
+  /** Rewrite the reports this often while running; undefined: only at stop. */
+  reportIntervalMs?: number;
   reportDir: string;
   failOn: FailOn;
   maxBodyBytes?: number;
@@ -102,6 +106,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
   const drainTimeoutMs = options.drainTimeoutMs ?? upstreamTimeoutMs + 500;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
+  if (options.rotation && options.harPath !== undefined) throw new ProxyStartError('a HAR of the whole run is not written with rotation: the journal segments are the recording');
   // Everything that could fail at stop is tried now: hours of traffic must not end in "cannot write".
   try {
     await checkReportDir(options.reportDir);
@@ -166,6 +171,8 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
         journalPath: options.journalPath,
         appendToJournal: options.appendToJournal === true,
         ...(options.harPath !== undefined ? { harPath: options.harPath } : {}),
+        ...(options.rotation ? { rotation: options.rotation } : {}),
+        ...(options.reportIntervalMs !== undefined ? { reportIntervalMs: options.reportIntervalMs } : {}),
         reportDir: options.reportDir,
         failOn: options.failOn,
         nonGlobalClients: options.nonGlobalClients ?? [],

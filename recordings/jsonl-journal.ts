@@ -1,5 +1,8 @@
-// The proxy's JSONL journal (one HAR entry per line), read in chunks and split into lines.
-import { closeSync, openSync, readSync } from 'node:fs';
+// The proxy's JSONL journal (one HAR entry per line), read in chunks and split into lines;
+// a gzip-compressed journal (a rotated segment, `.jsonl.gz`) is decompressed as it is read.
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { pipeline } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import { StringDecoder } from 'node:string_decoder';
 import type { Exchange } from '../rules/types.ts';
 import { exchangeFromHarEntry, type HarEntry } from './har-entry.ts';
@@ -34,21 +37,54 @@ const BAD_LINES_NAMED = 5;
 export async function* readJsonlBatches(path: string, progress: ReadProgress = { truncatedTail: false }, options: ReadOptions = {}): AsyncGenerator<Exchange[]> {
   const { chunkSize = JSONL_CHUNK_BYTES, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, streamEntryAbove = STREAM_ENTRY_ABOVE_CHARS } = options;
   const lines = new JsonlLines(maxBodyBytes, streamEntryAbove);
-  const fd = openSync(path, 'r');
-  try {
-    const buffer = Buffer.allocUnsafe(chunkSize);
-    for (let bytesRead = readSync(fd, buffer); bytesRead > 0; bytesRead = readSync(fd, buffer)) {
-      const batch = lines.push(buffer.subarray(0, bytesRead));
-      if (batch.length > 0) yield batch;
-    }
-  } finally {
-    closeSync(fd);
+  const chunks = isGzip(path) ? gunzippedChunks(path, chunkSize) : fileChunks(path, chunkSize);
+  for await (const chunk of chunks) {
+    const batch = lines.push(chunk);
+    if (batch.length > 0) yield batch;
   }
   const last = lines.end();
   if (last.length > 0) yield last;
   const problem = lines.problem();
   if (problem) throw problem;
   if (lines.cutShort) progress.truncatedTail = true;
+}
+
+/** Whether the file begins with gzip's magic bytes (1f 8b): the name does not decide. */
+function isGzip(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(2);
+    return readSync(fd, head, 0, 2, 0) === 2 && head[0] === 0x1f && head[1] === 0x8b;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The file's bytes, one buffer read into again and again (the reader copies what it keeps). */
+function* fileChunks(path: string, chunkSize: number): Generator<Buffer> {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(chunkSize);
+    for (let bytesRead = readSync(fd, buffer); bytesRead > 0; bytesRead = readSync(fd, buffer)) yield buffer.subarray(0, bytesRead);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The decompressed bytes of a gzip file; a damaged or cut-off one is a RecordingError, never a shorter recording. */
+async function* gunzippedChunks(path: string, chunkSize: number): AsyncGenerator<Buffer> {
+  const gunzip = createGunzip({ chunkSize });
+  // pipeline() hands a read error on to the gunzip stream, which the loop below then throws.
+  pipeline(createReadStream(path, { highWaterMark: chunkSize }), gunzip, () => {});
+  try {
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) yield chunk;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && code.startsWith('Z_')) throw new RecordingError(`damaged gzip data (${(error as Error).message}): the compressed segment cannot be read in full`);
+    throw error;
+  } finally {
+    gunzip.destroy();
+  }
 }
 
 /** A line that could not be read as an entry: its number, and why ("line 7 is not JSON (…)"). */

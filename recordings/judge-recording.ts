@@ -11,8 +11,15 @@ import { readRecordingBatches } from './read.ts';
 import { KeptHeadersGate } from './kept-headers.ts';
 
 export interface JudgeRecordingOptions extends ReadOptions {
-  /** Told when a journal's last line was cut short and skipped. */
+  /** Told when a journal's last line was cut short and skipped (each file its own with progressOf). */
   progress?: ReadProgress;
+  progressOf?: (path: string) => ReadProgress;
+  /** A file of several that cannot be read: without this, the error ends the reading; with it, the next file is read. */
+  onFileError?: (path: string, error: unknown) => void;
+  /** The rate-limit history to go on from (and add to); default: a new one. */
+  tracker?: RateLimitTracker;
+  /** Told before each file is read (the batches that follow come from it). */
+  onFile?: (path: string) => void;
   /** Called with each batch before it is judged: settle tokens, mark clients. */
   beforeJudging?: (batch: readonly Exchange[]) => void | Promise<void>;
   /** The user's OpenAPI description of the operations the document does not detail (--openapi). */
@@ -22,30 +29,39 @@ export interface JudgeRecordingOptions extends ReadOptions {
 }
 
 /**
- * Judges every exchange of the recording at `path` and hands it to `judged`, in order (with no
+ * Judges every exchange of the recording at `path` (or in the files `path` lists, in order: the
+ * segments of a rotated journal are one recording) and hands it to `judged`, in order (with no
  * judgement when the engine failed on it and `onJudgeError` took the failure) but for those held
  * until the recording shows whether it kept response headers (recordings/kept-headers.ts);
  * returns how many.
  * Throws RecordingError when the recording cannot be read (see recordings/read.ts).
  */
-export async function judgeRecording(path: string, options: JudgeRecordingOptions, judged: (exchange: Exchange, judgement: Judgement | undefined) => void): Promise<number> {
-  const { progress, beforeJudging, onJudgeError, openapi, ...readOptions } = options;
-  // Rate-limit sequences are the recording's own: a pause lies between one recording and the next.
-  const tracker = new RateLimitTracker();
+export async function judgeRecording(path: string | readonly string[], options: JudgeRecordingOptions, judged: (exchange: Exchange, judgement: Judgement | undefined) => void): Promise<number> {
+  const { progress, progressOf, onFileError, onFile, tracker = new RateLimitTracker(), beforeJudging, onJudgeError, openapi, ...readOptions } = options;
+  // Rate-limit sequences are the recording's own: a pause lies between one recording and the
+  // next, none between two segments of one recording (a client's sequence goes on across them).
   const gate = new KeptHeadersGate(judged);
   let count = 0;
-  for await (const batch of readRecordingBatches(path, progress, readOptions)) {
-    await beforeJudging?.(batch);
-    for (const exchange of batch) {
-      let judgement: Judgement | undefined;
-      try {
-        judgement = judgeExchange(exchange, tracker, openapi);
-      } catch (error) {
-        if (!onJudgeError) throw error;
-        onJudgeError(exchange, error);
+  for (const file of typeof path === 'string' ? [path] : path) {
+    onFile?.(file);
+    try {
+      for await (const batch of readRecordingBatches(file, progressOf?.(file) ?? progress, readOptions)) {
+        await beforeJudging?.(batch);
+        for (const exchange of batch) {
+          let judgement: Judgement | undefined;
+          try {
+            judgement = judgeExchange(exchange, tracker, openapi);
+          } catch (error) {
+            if (!onJudgeError) throw error;
+            onJudgeError(exchange, error);
+          }
+          gate.pass(exchange, judgement);
+          count++;
+        }
       }
-      gate.pass(exchange, judgement);
-      count++;
+    } catch (error) {
+      if (!onFileError) throw error;
+      onFileError(file, error);
     }
   }
   gate.end();

@@ -34,7 +34,8 @@ export async function checkReportDir(dir: string): Promise<void> {
   if (!isDirectory) throw new UsageError(`cannot write reports to ${dir}: it is a file, not a directory`);
 }
 
-export async function writeReports(report: Report, dir: string): Promise<string[]> {
+/** `jobSummary: false`: not appended to GITHUB_STEP_SUMMARY (a report rewritten while a run goes on). */
+export async function writeReports(report: Report, dir: string, { jobSummary = true }: { jobSummary?: boolean } = {}): Promise<string[]> {
   await checkReportDir(dir);
   const rendered = Object.entries(REPORT_FILES).map(([name, render]) => ({ path: join(dir, name), text: render(report) }));
   const temporaries: string[] = [];
@@ -52,7 +53,7 @@ export async function writeReports(report: Report, dir: string): Promise<string[
   }
   for (let i = 0; i < rendered.length; i++) await rename(temporaries[i]!, rendered[i]!.path);
   const summaryFile = process.env['GITHUB_STEP_SUMMARY'];
-  if (summaryFile) await appendFile(summaryFile, rendered.find((r) => r.path.endsWith('report.md'))!.text);
+  if (summaryFile && jobSummary) await appendFile(summaryFile, rendered.find((r) => r.path.endsWith('report.md'))!.text);
   return rendered.map((r) => r.path);
 }
 

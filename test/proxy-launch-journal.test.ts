@@ -172,11 +172,11 @@ describe('proxy: an existing --record file, a journal that is none', () => {
     expect(entriesOf(harPath)).toHaveLength(1);
   });
 
-  it('--append to a file that is not a journal (a HAR named as --journal) is refused and the file left alone', async () => {
-    const journalPath = join(dir, 'mistake.har');
+  it('--append to a file that is not a journal (a HAR under a .jsonl name) is refused and the file left alone', async () => {
+    const journalPath = join(dir, 'mistake.jsonl');
     const har = JSON.stringify({ log: { version: '1.2', entries: [] } }, null, 2);
     writeFileSync(journalPath, har);
-    expect(await refusal(['--journal', journalPath, '--report-dir', join(dir, 'mistake-reports'), '--append'])).toMatch(/^proxy: cannot --append to .*mistake\.har: its first line is not JSON, not a proxy journal \(one HAR entry per line\)/);
+    expect(await refusal(['--journal', journalPath, '--report-dir', join(dir, 'mistake-reports'), '--append'])).toMatch(/^proxy: cannot --append to .*mistake\.jsonl: its first line is not JSON, not a proxy journal \(one HAR entry per line\)/);
     expect(readFileSync(journalPath, 'utf8')).toBe(har);
   });
 

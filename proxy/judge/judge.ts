@@ -11,7 +11,8 @@ import { bearerCredential } from '../../rules/token.ts';
 
 export class JudgeAddon implements Addon {
   readonly name = 'judge';
-  private readonly tracker = new RateLimitTracker();
+  /** Shared with the judging of a resumed journal's exchanges: the rate-limit history goes on from them, as validate's does. */
+  readonly tracker = new RateLimitTracker();
   /**
    * The forwarding thread's performance.now() marks of this session, named once: exchanges on
    * it are ordered finer than their timestamps' milliseconds (sequential requests of a client

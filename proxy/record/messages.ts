@@ -18,6 +18,10 @@ export interface RecorderSettings {
   /** Resume the journal: keep its exchanges, append new ones, and report on both. */
   appendToJournal?: boolean;
   harPath?: string;
+  /** Rotate the journal into segments (journalPath names them): by size, by age, gzip the closed ones. */
+  rotation?: { maxBytes?: number; intervalMs?: number; compress: boolean };
+  /** Rewrite the reports this often while running (from what has been judged so far); absent: at stop only. */
+  reportIntervalMs?: number;
   reportDir: string;
   failOn: FailOn;
   nonGlobalClients: string[];
@@ -35,7 +39,8 @@ export interface RecorderSettings {
 export interface RecorderSummary {
   counts: StatusCounts;
   /** `earlier`: exchanges the journal already held when resumed (they are in the report and the counts too). */
-  journal: { path: string; written: number; lost: number; earlier: number };
+  /** `segments`: with rotation, this session's segments in order, as named at stop (`.jsonl.gz` once compressed). */
+  journal: { path: string; written: number; lost: number; earlier: number; segments?: string[] };
   har?: { path: string } & HarWritten;
   reportFiles: string[];
   report: Report;

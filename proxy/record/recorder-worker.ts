@@ -1,11 +1,13 @@
 // The recorder thread: judges every finished flow (judge → record → journal → report →
-// status), appends it to the journal, and at stop writes the HAR file and the reports. It runs
-// beside the forwarding thread so that judging never delays a response.
+// status), appends it to the journal (rotating it into segments, compressing the closed ones,
+// when told to), rewrites the reports every report interval, and at stop writes the HAR file
+// and the reports. It runs beside the forwarding thread so that judging never delays a response.
 import { parentPort, workerData } from 'node:worker_threads';
 import { writeReports } from '../../reports/write.ts';
 import type { Judgement } from '../../rules/index.ts';
 import type { Exchange } from '../../rules/types.ts';
 import { judgeEarlierTraffic } from '../judge/earlier-traffic.ts';
+import { ClosedSegments } from './compress.ts';
 import { writeHarFromJournal } from './har-writer.ts';
 import { Journal } from './journal.ts';
 import { JudgeAddon, prepareTokens } from '../judge/judge.ts';
@@ -62,9 +64,12 @@ async function loadOpenApi(): Promise<OpenApiDescription | undefined | null> {
   }
 }
 
+const closedSegments = new ClosedSegments(settings.rotation?.compress === true, warn);
+
 function openJournal(): Journal | undefined {
   try {
-    return new Journal(settings.journalPath, warn, settings.appendToJournal === true);
+    const { rotation } = settings;
+    return new Journal(settings.journalPath, warn, settings.appendToJournal === true, rotation ? { ...rotation, onClosed: (path) => closedSegments.closed(path) } : undefined);
   } catch (error) {
     post({ type: 'failed', message: `cannot write the journal ${settings.journalPath}: ${(error as Error).message}` });
     return undefined;
@@ -79,10 +84,11 @@ if (journal) {
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
   admin?.follow(() => ({ counts: status.counts, verdict: verdictSoFar(report) }));
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
-  const pipeline = new Pipeline([new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, openapi ?? undefined), new RecordAddon(), open, report, status, ...(adminFeed ? [adminFeed] : [])], warn);
+  const judge = new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, openapi ?? undefined);
+  const pipeline = new Pipeline([judge, new RecordAddon(), open, report, status, ...(adminFeed ? [adminFeed] : [])], warn);
   if (admin) {
     open.onSize = (bytes, segments) => admin.metrics.journalSize(bytes, segments);
-    admin.metrics.journalSize(open.bytes, 1);
+    admin.metrics.journalSize(open.bytes, open.files);
   }
 
   // Progress goes back after every batch: the forwarding thread sends the next one then.
@@ -107,6 +113,7 @@ if (journal) {
   // batch at most: the forwarding thread sends the next only once this one is recorded).
   let earlier = 0;
   let judgingEarlier = open.earlierBytes > 0;
+  const timers = startTimers(open, report);
   let earlierDone: Promise<void> = Promise.resolve();
   if (judgingEarlier) {
     const nonGlobal = new Set(settings.nonGlobalClients);
@@ -116,7 +123,8 @@ if (journal) {
       adminFeed?.earlier(exchange, judgement);
       earlier++;
     };
-    earlierDone = judgeEarlierTraffic(open.path, nonGlobal, add, warn, openapi ?? undefined).then(
+    const earlierFiles = settings.rotation ? open.earlierSegments : open.path;
+    earlierDone = judgeEarlierTraffic(earlierFiles, nonGlobal, add, warn, openapi ?? undefined, judge.tracker).then(
       () => {
         judgingEarlier = false;
       },
@@ -174,7 +182,7 @@ if (journal) {
     if (countsTimer) clearTimeout(countsTimer);
     postCounts();
     void admin?.close();
-    stop(open, status, report, earlier).then(
+    stop(open, status, report, earlier, timers).then(
       (summary) => post({ type: 'stopped', summary }),
       (error: Error) => post({ type: 'stop-failed', message: error.message }),
     );
@@ -188,11 +196,56 @@ function verdictSoFar(report: ReportAddon): { passed: boolean; summary: ReturnTy
   return { passed: built.passed, summary: built.summary };
 }
 
-async function stop(open: Journal, status: StatusAddon, report: ReportAddon, earlier: number): Promise<RecorderSummary> {
+interface Timers {
+  stop(): Promise<void>;
+}
+
+/**
+ * The timers of a long run: a segment older than the rotation interval is closed even while no
+ * traffic comes; the reports are rewritten every report interval from what has been judged so
+ * far (written as at stop: each file complete under a temporary name, then renamed), so that a
+ * proxy killed on day three leaves reports at most one interval old.
+ */
+function startTimers(open: Journal, report: ReportAddon): Timers {
+  const intervalMs = settings.rotation?.intervalMs;
+  const rotating = intervalMs === undefined ? undefined : setInterval(() => open.rotateIfDue(), Math.min(intervalMs, 1000));
+  let writing: Promise<void> = Promise.resolve();
+  let failed = false;
+  const reportIntervalMs = settings.reportIntervalMs;
+  const reporting =
+    reportIntervalMs === undefined
+      ? undefined
+      : setInterval(() => {
+          writing = writing
+            .then(() => writeReports(report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }), settings.reportDir, { jobSummary: false }))
+            .then(
+              () => {
+                if (failed) warn(`the reports are written to ${settings.reportDir} again`);
+                failed = false;
+              },
+              (error: Error) => {
+                if (!failed) warn(`cannot rewrite the reports while running (${error.message}); trying again every interval`);
+                failed = true;
+              },
+            );
+        }, reportIntervalMs);
+  return {
+    async stop() {
+      clearInterval(rotating);
+      clearInterval(reporting);
+      await writing;
+    },
+  };
+}
+
+async function stop(open: Journal, status: StatusAddon, report: ReportAddon, earlier: number, timers: Timers): Promise<RecorderSummary> {
+  await timers.stop();
   open.close();
+  if (settings.rotation && open.lastClosed !== undefined) closedSegments.closed(open.lastClosed);
+  await closedSegments.settled();
   const summary: RecorderSummary = {
     counts: status.counts,
-    journal: { path: open.path, written: open.written, lost: open.lost, earlier },
+    journal: { path: open.path, written: open.written, lost: open.lost, earlier, ...(settings.rotation ? { segments: open.segments.map((path) => closedSegments.nameOf(path)) } : {}) },
     reportFiles: [],
     report: report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }),
   };

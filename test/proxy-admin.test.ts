@@ -3,7 +3,7 @@
 // request; the command refuses an address other than loopback without a token; nothing it
 // serves holds a secret the reports would not.
 import { createServer, get } from 'node:http';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -224,6 +224,32 @@ describe('tmi-conform proxy --admin', () => {
     const alone = await runCli(['proxy', '--target', 'http://127.0.0.1:9', '--admin-token', ADMIN_TOKEN]);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toMatch(/--admin-token goes with --admin/);
+  });
+});
+
+describe('the journal gauges, with rotation', () => {
+  it('count the segments written and their bytes', async () => {
+    const target = await startAdminTarget();
+    const under = await startTestProxy(target.origin, { harPath: undefined, admin: { host: '127.0.0.1', port: 0 }, rotation: { maxBytes: 4000, compress: false } });
+    try {
+      for (let i = 0; i < 8; i++) await fetch(`${under.proxy.url}/api/v2/resource-servers/rs_1`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.text());
+      await recorded(under.proxy, 8);
+      const segments = readdirSync(under.dir).filter((name) => /\.\d{6}\.jsonl$/.test(name));
+      expect(segments.length).toBeGreaterThan(1);
+      const bytes = segments.reduce((sum, name) => sum + statSync(join(under.dir, name)).size, 0);
+      let families: ReturnType<typeof parsePrometheus> = [];
+      const gauge = (name: string) => Number(families.find((f) => f.name === name)?.metrics[0]?.value);
+      // The gauges follow each journal write, which follows the exchange's recording.
+      for (let tries = 0; tries < 200 && gauge('tmi_conform_journal_bytes') !== bytes; tries++) {
+        families = parsePrometheus(await (await fetch(`${under.proxy.adminUrl}/metrics`)).text());
+        if (gauge('tmi_conform_journal_bytes') !== bytes) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(gauge('tmi_conform_journal_bytes')).toBe(bytes);
+      expect(gauge('tmi_conform_journal_segments')).toBe(segments.length);
+    } finally {
+      await under.dispose();
+      await target.close();
+    }
   });
 });
 

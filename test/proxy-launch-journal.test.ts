@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../cli/proxy.ts';
-import { UsageError } from '../core/errors.ts';
+import { proxyCommandRefusal, startProxyCommand } from './helpers/proxy-command.ts';
 import type { RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { readJournal } from './helpers/proxy.ts';
@@ -34,42 +33,18 @@ afterAll(async () => {
 
 /** Runs the proxy in this process in front of `target`, sends `requests` GETs of a resource server, stops it. */
 async function session(target: RunningReference, requests: number, flags: string[]): Promise<{ code: number; out: string; err: string }> {
-  let stop!: () => void;
-  const stopped = new Promise<void>((resolve) => (stop = resolve));
-  let out = '';
-  let err = '';
-  let listening!: (origin: string) => void;
-  const origin = new Promise<string>((resolve) => (listening = resolve));
-  const done = run(['--target', target.origin, '--listen', '127.0.0.1:0', '--status-interval', '0', ...flags], {
-    stopped,
-    out: (text) => {
-      out += text;
-      const match = /listening on (\S+)/.exec(out);
-      if (match) listening(match[1]!);
-    },
-    err: (text) => (err += text),
-  });
-  const proxy = await Promise.race([origin, done.then(() => Promise.reject(new Error(`ended before listening: ${err}`)))]);
+  const proxy = await startProxyCommand(target.origin, flags);
   const bearer = target === faulty ? faultyToken : token;
   for (let i = 0; i < requests; i++) {
-    const response = await fetch(`${proxy}/api/v2/resource-servers/${target.fixtures.resource_servers[0]}`, { headers: { authorization: `Bearer ${bearer}` } });
+    const response = await fetch(`${proxy.url}/api/v2/resource-servers/${target.fixtures.resource_servers[0]}`, { headers: { authorization: `Bearer ${bearer}` } });
     expect(response.status).toBe(200);
     await response.text();
   }
-  stop();
-  return { code: await done, out, err };
+  return proxy.stop();
 }
 
 /** Starts the proxy expecting a refusal: the UsageError's message, exit code 2. */
-async function refusal(flags: string[]): Promise<string> {
-  const error = await run(['--target', ref.origin, '--listen', '127.0.0.1:0', '--status-interval', '0', ...flags], { stopped: Promise.resolve(), out: () => {}, err: () => {} }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UsageError);
-  expect((error as UsageError).exitCode).toBe(2);
-  return (error as UsageError).message;
-}
+const refusal = (flags: string[]) => proxyCommandRefusal(ref.origin, flags);
 
 const entriesOf = (harPath: string) => (JSON.parse(readFileSync(harPath, 'utf8')) as { log: { entries: unknown[] } }).log.entries;
 const reportOf = (reportDir: string) => JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { claims, jwt } from '../fixtures/exchanges.ts';
 import { startStubTarget } from '../fixtures/stub-target.ts';
 import type { Report } from '../reports/model.ts';
+import { runCli } from './helpers/cli.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-proxy-kill-'));
@@ -57,14 +58,7 @@ async function sendWhile(origin: string, until: () => boolean): Promise<number> 
   return answered;
 }
 
-function runValidate(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'validate', ...args], { env: { ...process.env, GITHUB_STEP_SUMMARY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const runValidate = (args: string[]) => runCli(['validate', ...args]);
 
 it('kill -9 with --report-interval 1: the reports parse and are at most one interval old; validate over the segments completes them', { timeout: 60_000 }, async () => {
   const segments = join(dir, 'journal');

@@ -9,9 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { run } from '../cli/proxy.ts';
+import { proxyCommandRefusal, startProxyCommand } from './helpers/proxy-command.ts';
 import { run as validate } from '../cli/validate.ts';
-import { UsageError } from '../core/errors.ts';
 import { claims, jwt, resourceServer } from '../fixtures/exchanges.ts';
 import type { Report } from '../reports/model.ts';
 
@@ -52,44 +51,20 @@ afterAll(async () => {
 
 /** Runs the proxy in this process, sends GET rs_N for each N of `remaining` (a pause of `pauseMs` before the i-th where given), stops it. */
 async function session(flags: string[], remaining: number[], pauses: Record<number, number> = {}): Promise<{ code: number; out: string; err: string }> {
-  let stop!: () => void;
-  const stopped = new Promise<void>((resolve) => (stop = resolve));
-  let out = '';
-  let err = '';
-  let listening!: (origin: string) => void;
-  const origin = new Promise<string>((resolve) => (listening = resolve));
-  const done = run(['--target', targetOrigin, '--listen', '127.0.0.1:0', '--status-interval', '0', ...flags], {
-    stopped,
-    out: (text) => {
-      out += text;
-      const match = /listening on (\S+)/.exec(out);
-      if (match) listening(match[1]!);
-    },
-    err: (text) => (err += text),
-  });
-  const proxy = await Promise.race([origin, done.then(() => Promise.reject(new Error(`ended before listening: ${err}`)))]);
+  const proxy = await startProxyCommand(targetOrigin, flags);
   for (const [i, n] of remaining.entries()) {
     if (pauses[i] !== undefined) await new Promise((resolve) => setTimeout(resolve, pauses[i]));
-    const response = await fetch(`${proxy}/api/v2/resource-servers/rs_${n}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const response = await fetch(`${proxy.url}/api/v2/resource-servers/rs_${n}`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(response.status).toBe(200);
     await response.text();
     // Whole milliseconds apart: recorded times order the rate-limit sequence.
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
-  stop();
-  return { code: await done, out, err };
+  return proxy.stop();
 }
 
 /** Starts the proxy expecting a refusal: the UsageError's message, exit code 2. */
-async function refusal(flags: string[]): Promise<string> {
-  const error = await run(['--target', targetOrigin, '--listen', '127.0.0.1:0', '--status-interval', '0', '--report-dir', join(dir, 'refused'), ...flags], { stopped: Promise.resolve(), out: () => {}, err: () => {} }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UsageError);
-  expect((error as UsageError).exitCode).toBe(2);
-  return (error as UsageError).message;
-}
+const refusal = (flags: string[]) => proxyCommandRefusal(targetOrigin, ['--report-dir', join(dir, 'refused'), ...flags]);
 
 const reportOf = (reportDir: string) => JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
 

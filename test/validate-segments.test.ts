@@ -1,7 +1,6 @@
 // validate over many files: a folder's recordings in name order, gzip told by its magic bytes
 // (whatever the name), a plain segment preferred to its compressed copy, and a damaged gzip
 // segment never "conforming": exit 2 naming the file, no report.
-import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { claims, jwt } from '../fixtures/exchanges.ts';
 import { startStubTarget } from '../fixtures/stub-target.ts';
 import type { Report } from '../reports/model.ts';
 import { recorded, startTestProxy } from './helpers/proxy.ts';
+import { runCli } from './helpers/cli.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-validate-segments-'));
@@ -41,14 +41,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const text = (lines: string[]) => `${lines.join('\n')}\n`;
 
-function validate(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'validate', ...args], { env: { ...process.env, GITHUB_STEP_SUMMARY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const validate = (args: string[]) => runCli(['validate', ...args]);
 
 const reportOf = (reportDir: string) => JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
 

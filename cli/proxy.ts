@@ -147,7 +147,8 @@ Options:
                             "admin on http://HOST:PORT" is printed on stderr once ready
   --admin-token TOKEN       required with a --admin address other than loopback (127.0.0.1, ::1, localhost): every
                             request must carry it (Authorization: Bearer TOKEN; the page asks for it once and keeps
-                            a cookie); at least 16 characters
+                            a cookie); at least 16 characters. Or in the environment variable TMI_ADMIN_TOKEN,
+                            which keeps it off the command line (ps shows a process's arguments)
   --issuer ISSUER           the issuer the tenant's tokens carry: a token naming another is judged as from another
                             issuer. Default: the issuer of the target's discovery document; none: not judged
 
@@ -227,7 +228,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   const statusIntervalMs = secondsFlag(stringFlag(args, 'status-interval'), '--status-interval', DEFAULT_STATUS_INTERVAL_MS, true);
   const nonGlobalClients = (args.flags['non-global-client'] as string[] | undefined) ?? [];
   const tls = tlsFlags(args);
-  const admin = adminFlags(args);
+  const admin = adminFlags(args, process.env);
   if (args.flags['append'] === true && args.flags['overwrite'] === true) throw new UsageError('proxy: --append and --overwrite exclude each other (resume the journal, or replace it)');
   const recordingMode: RecordingMode = args.flags['append'] === true ? 'append' : args.flags['overwrite'] === true ? 'overwrite' : 'refuse';
   let commandFile: string | undefined;
@@ -362,12 +363,12 @@ function tlsFlags(args: ParsedArgs): TlsSource | undefined {
 /** The shortest admin token accepted: a guessable one would open the page to the network. */
 const MIN_ADMIN_TOKEN_LENGTH = 16;
 
-/** --admin and --admin-token: an address other than loopback is refused without a token. */
-function adminFlags(args: ParsedArgs): AdminSettings | undefined {
+/** --admin and --admin-token (or TMI_ADMIN_TOKEN): an address other than loopback is refused without a token. */
+function adminFlags(args: ParsedArgs, env: NodeJS.ProcessEnv): AdminSettings | undefined {
   const value = stringFlag(args, 'admin');
-  const token = stringFlag(args, 'admin-token');
+  const token = stringFlag(args, 'admin-token') ?? (env['TMI_ADMIN_TOKEN'] || undefined);
   if (value === undefined) {
-    if (token !== undefined) throw new UsageError('proxy: --admin-token goes with --admin HOST:PORT (the admin listener it protects)');
+    if (stringFlag(args, 'admin-token') !== undefined) throw new UsageError('proxy: --admin-token goes with --admin HOST:PORT (the admin listener it protects)');
     return undefined;
   }
   const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(value);
@@ -375,8 +376,8 @@ function adminFlags(args: ParsedArgs): AdminSettings | undefined {
   const host = match[1]?.replace(/^\[|\]$/g, '') ?? '127.0.0.1';
   const port = Number(match[2]);
   if (port > 65535) throw new UsageError(`proxy: --admin: port ${port} is above 65535 in "${value}"`);
-  if (token === undefined && !isLoopback(host)) throw new UsageError(`proxy: --admin ${value} is reachable from other machines: give --admin-token TOKEN too (every request must then carry it), or listen on 127.0.0.1`);
-  if (token !== undefined && token.length < MIN_ADMIN_TOKEN_LENGTH) throw new UsageError(`proxy: --admin-token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters long (e.g. openssl rand -hex 16)`);
+  if (token === undefined && !isLoopback(host)) throw new UsageError(`proxy: --admin ${value} is reachable from other machines: give --admin-token TOKEN or TMI_ADMIN_TOKEN too (every request must then carry it), or listen on 127.0.0.1`);
+  if (token !== undefined && token.length < MIN_ADMIN_TOKEN_LENGTH) throw new UsageError(`proxy: the admin token (--admin-token or TMI_ADMIN_TOKEN) must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters long (e.g. openssl rand -hex 16)`);
   return { host, port, ...(token !== undefined ? { token } : {}) };
 }
 

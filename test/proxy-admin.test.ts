@@ -221,6 +221,10 @@ describe('tmi-conform proxy --admin', () => {
     const short = await runCli(['proxy', '--target', 'http://127.0.0.1:9', '--admin', '0.0.0.0:0', '--admin-token', 'short']);
     expect(short.code).toBe(2);
     expect(short.stderr).toMatch(/at least 16 characters/);
+    // The environment variable is read and held to the same rule: it keeps the token off the command line.
+    const shortInEnvironment = await runCli(['proxy', '--target', 'http://127.0.0.1:9', '--admin', '0.0.0.0:0'], { TMI_ADMIN_TOKEN: 'short' });
+    expect(shortInEnvironment.code).toBe(2);
+    expect(shortInEnvironment.stderr).toMatch(/the admin token \(--admin-token or TMI_ADMIN_TOKEN\) must be at least 16 characters/);
     const alone = await runCli(['proxy', '--target', 'http://127.0.0.1:9', '--admin-token', ADMIN_TOKEN]);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toMatch(/--admin-token goes with --admin/);

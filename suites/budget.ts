@@ -24,3 +24,47 @@ export async function assertEdgesThenRandom<T>(arbitrary: fc.Arbitrary<T>, edges
   const runsInAll = edges.length + runs;
   await fc.assert(fc.asyncProperty(arbitrary, boundedPredicate(runsInAll + MAX_SHRINK_STEPS, predicate)), { examples: edges.map((edge): [T] => [edge]), numRuns: runsInAll });
 }
+
+/**
+ * The cases of assertEdgesThenRandom (every edge, then the `runs` values fast-check generates
+ * from the seed, the same ones), checked up to `parallel()` at a time, for cases that share no
+ * state: the pacer lets as many requests go as the target's rate and the round trip call for.
+ * A new case starts only while none has failed. When one has, fast-check replays the first
+ * failing case (by seed and path) and shrinks from it, within the same budget as
+ * assertEdgesThenRandom, so the failure reads as it would; should the replay not fail, the
+ * failure first seen stands.
+ */
+export async function assertEdgesThenRandomConcurrently<T>(
+  arbitrary: fc.Arbitrary<T>,
+  edges: readonly T[],
+  runs: number,
+  predicate: (value: T) => Promise<void>,
+  parallel: () => number,
+): Promise<void> {
+  const seed = fc.readConfigureGlobal().seed ?? Math.floor(Math.random() * 0x7fffffff);
+  const cases = [...edges, ...fc.sample(arbitrary, { seed, numRuns: runs })];
+  const failures = new Map<number, unknown>();
+  let next = 0;
+  let running = 0;
+  await new Promise<void>((resolve) => {
+    const startMore = () => {
+      while (failures.size === 0 && next < cases.length && running < Math.max(1, parallel())) {
+        const index = next++;
+        running++;
+        predicate(cases[index]!)
+          .catch((error: unknown) => failures.set(index, error))
+          .finally(() => {
+            running--;
+            startMore();
+          });
+      }
+      if (running === 0) resolve();
+    };
+    startMore();
+  });
+  if (failures.size === 0) return;
+  const first = Math.min(...failures.keys());
+  const examples = edges.map((edge): [T] => [edge]);
+  await fc.assert(fc.asyncProperty(arbitrary, boundedPredicate(1 + MAX_SHRINK_STEPS, predicate)), { seed, path: String(first), examples, numRuns: cases.length });
+  throw failures.get(first);
+}

@@ -11,7 +11,7 @@ import type { Profile, SuiteConfig } from './config.ts';
 import type { Judged } from './http.ts';
 import { SuiteApi } from './api.ts';
 import { TenantTokens, type TenantTokensData } from '../keys/tenant.ts';
-import { assertEdgesThenRandom } from './budget.ts';
+import { assertEdgesThenRandom, assertEdgesThenRandomConcurrently } from './budget.ts';
 export { covers } from './requirement-names.ts';
 import type { CachedToken } from './tokens.ts';
 import type { ApiOperationId } from '../rules/checks/served.ts';
@@ -186,4 +186,13 @@ export const unknownId = (what: string) => `tmi-conform-unknown-${what}-${proces
  */
 export function checkProperty<T>(arbitrary: Arbitrary<T>, edges: readonly T[], predicate: (value: T) => Promise<void>): Promise<void> {
   return assertEdgesThenRandom(arbitrary, edges, config.propertyRuns, predicate);
+}
+
+/**
+ * checkProperty for a property whose cases share no state (no case changes what another
+ * examines, none depends on another's order): the same cases, several at a time when the
+ * target is far enough away for that to pay (suites/pacing.ts), one at a time otherwise.
+ */
+export function checkIndependentCases<T>(arbitrary: Arbitrary<T>, edges: readonly T[], predicate: (value: T) => Promise<void>): Promise<void> {
+  return assertEdgesThenRandomConcurrently(arbitrary, edges, config.propertyRuns, predicate, () => api.pacer.widestMaxInFlight());
 }

@@ -202,7 +202,7 @@ describe('requests of one client in flight together, answered out of order', () 
   // A target that counts the requests in the order it got them and holds the answer to "hold"
   // until "overtaking", sent beside it, has been answered: the answer with the higher Remaining
   // arrives last. Remaining by id, as the target counted them; "rising" breaks the sequence.
-  const REMAINING: Record<string, number> = { first: 999, hold: 998, overtaking: 997, after: 996, rising: 999 };
+  const REMAINING: Record<string, number> = { first: 99_999, hold: 99_998, overtaking: 99_997, after: 99_996, rising: 99_999 };
   let server: Server;
   let base: string;
   let api: SuiteApi | undefined;
@@ -210,12 +210,13 @@ describe('requests of one client in flight together, answered out of order', () 
   const overtakingDone = new Promise<void>((resolve) => (overtakingAnswered = resolve));
 
   beforeAll(async () => {
-    const reset = Math.ceil(Date.now() / 1000) + 2;
+    // A minute away: the window outlasts the test, however slow the machine.
+    const reset = Math.ceil(Date.now() / 1000) + 60;
     server = createServer((req, res) => {
       const id = decodeURIComponent(req.url!.split('/').pop()!);
       const answer = () =>
         setTimeout(() => {
-          res.writeHead(404, { 'content-type': 'application/json', ...headersOf({ limit: 1000, remaining: REMAINING[id] ?? 0, reset }) }).end('{"statusCode":404,"error":"Not Found","message":"no such resource server"}');
+          res.writeHead(404, { 'content-type': 'application/json', ...headersOf({ limit: 100_000, remaining: REMAINING[id] ?? 0, reset }) }).end('{"statusCode":404,"error":"Not Found","message":"no such resource server"}');
           if (id === 'overtaking') res.once('finish', overtakingAnswered);
         }, 30);
       if (id === 'hold') void overtakingDone.then(answer);
@@ -236,7 +237,7 @@ describe('requests of one client in flight together, answered out of order', () 
     api = new SuiteApi(config, new TenantTokens({}), {}, { exchange: () => {}, unplanned429: () => {}, risked429: () => {} });
     const sequenceFindings = (e: { findings: Array<{ requirement: string }> }) => e.findings.filter((f) => f.requirement === 'RL-SEQUENCE');
     expect(sequenceFindings(await api.getResourceServer('first'))).toEqual([]);
-    // Rate (1000 per the second or two left) × round trip (30 ms and more): several may go at once.
+    // Rate (100,000 per the minute left) × round trip (30 ms and more): several may go at once.
     expect(api.pacer.maxInFlight(client)).toBeGreaterThan(1);
     const [held, overtaking] = await Promise.all([api.getResourceServer('hold'), api.getResourceServer('overtaking')]);
     const order = (e: Exchange) => e.order!;
@@ -246,7 +247,7 @@ describe('requests of one client in flight together, answered out of order', () 
     expect(order(overtaking.exchange).received).toBeLessThan(order(held.exchange).received);
     expect(sequenceFindings(held)).toEqual([]);
     expect(sequenceFindings(overtaking)).toEqual([]);
-    expect(api.pacer.remainingOf(client)).toBe(997);
+    expect(api.pacer.remainingOf(client)).toBe(99_997);
     expect(sequenceFindings(await api.getResourceServer('after'))).toEqual([]);
     // Sent after every answer of the window: a Remaining above theirs is the target's mistake.
     expect(sequenceFindings(await api.getResourceServer('rising')).length).toBe(1);

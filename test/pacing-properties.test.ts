@@ -3,7 +3,7 @@
 // reads as fast-check's own (replayed and shrunk), or the first one seen when it does not recur.
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertEdgesThenRandom, assertEdgesThenRandomConcurrently, MAX_SHRINK_STEPS } from '../suites/budget.ts';
+import { assertEdgesThenRandom, assertEdgesThenRandomConcurrently, CASES_PER_ROUND, MAX_SHRINK_STEPS } from '../suites/budget.ts';
 
 const settings = fc.readConfigureGlobal();
 const withSeed = (seed: number) => fc.configureGlobal({ ...settings, seed });
@@ -41,25 +41,35 @@ describe('independent cases, several at a time', () => {
     }
   });
 
-  it('a failing case: no case starts after it, and fast-check replays and shrinks it, as when one at a time', async () => {
+  it('a failing case ends the property with its round, whatever the timing; fast-check replays and shrinks it, as when one at a time', async () => {
     withSeed(99);
-    let started = 0;
-    let failedAt = -1;
-    const error = await assertEdgesThenRandomConcurrently(fc.array(fc.integer(), { minLength: 0, maxLength: 50 }), [[1]], 30, async (values) => {
-      const index = started++;
-      await pause(1);
-      if (values.length >= 3) {
-        if (failedAt === -1) failedAt = index;
-        throw new Error(`too long: ${values.length}`);
-      }
-    }, () => 4).catch((e: Error) => e);
-    expect(error).toBeInstanceOf(Error);
-    const message = String((error as Error).message);
-    expect(message).toMatch(/^Property failed after 1 tests/);
-    expect(message).toMatch(/Counterexample: \[\[(-?\d+,){2}-?\d+\]\]/);
-    expect(message).toMatch(/Shrunk \d+ time/);
-    // Up to 3 others were running beside the first failure; then only the replay and its shrinking.
-    expect(started).toBeLessThanOrEqual(failedAt + 4 + 1 + MAX_SHRINK_STEPS);
+    const seen: string[][] = [];
+    for (const parallel of [1, 4]) {
+      const calls: string[] = [];
+      const error = await assertEdgesThenRandomConcurrently(
+        fc.array(fc.integer(), { minLength: 0, maxLength: 50 }),
+        [[1]],
+        30,
+        async (values) => {
+          calls.push(JSON.stringify(values));
+          await pause(Math.random() * 3);
+          if (values.length >= 3) throw new Error(`too long: ${values.length}`);
+        },
+        () => parallel,
+      ).catch((e: Error) => e);
+      expect(error).toBeInstanceOf(Error);
+      const message = String((error as Error).message);
+      expect(message).toMatch(/^Property failed after 1 tests/);
+      expect(message).toMatch(/Counterexample: \[\[(-?\d+,){2}-?\d+\]\]/);
+      expect(message).toMatch(/Shrunk \d+ time/);
+      // The rounds, then the replay, which starts with the failing case again: whole rounds only.
+      const rounds = calls.findIndex((value, i) => calls.indexOf(value) < i);
+      expect(rounds % CASES_PER_ROUND).toBe(0);
+      expect(rounds).toBeLessThan(31);
+      seen.push([...calls.slice(0, rounds)].sort());
+    }
+    // The same cases ran one at a time and four at a time.
+    expect(seen[0]).toEqual(seen[1]);
   });
 
   it('a failure that does not recur when replayed stands as first seen', async () => {

@@ -35,7 +35,7 @@ declare module 'vitest' {
 
 let current: RunnerTestCase | undefined;
 /**
- * The test whose body is running, for tests that run concurrently (a describe.concurrent): its
+ * The test whose body is running, for tests that run concurrently (concurrentIt in context.ts): its
  * body runs in this scope (inTestScope), so that what it sends is its evidence, whichever test
  * began last.
  */

@@ -3,7 +3,7 @@
 // reads as fast-check's own (replayed and shrunk), or the first one seen when it does not recur.
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertEdgesThenRandom, assertEdgesThenRandomConcurrently, CASES_PER_ROUND, MAX_SHRINK_STEPS } from '../suites/budget.ts';
+import { assertEdgesThenRandom, assertEdgesThenRandomConcurrently, CASES_PER_ROUND } from '../suites/budget.ts';
 
 const settings = fc.readConfigureGlobal();
 const withSeed = (seed: number) => fc.configureGlobal({ ...settings, seed });

@@ -92,7 +92,7 @@ export class SuiteApi {
     private readonly recorder: Recorder = testEvidence,
   ) {
     this.sending = { dispatcher: targetAgent(config.requestTimeoutMs), tracker: this.tracker, tenant };
-    this.tokens = new TokenProvider(config, (request) => this.send(request, 'token-endpoint', {}), seed);
+    this.tokens = new TokenProvider(config, (request) => this.send(request, 'token-endpoint', { alone: true }), seed);
   }
 
   /** Closes the connections to the target. */
@@ -169,17 +169,29 @@ export class SuiteApi {
     return this.send(outgoing, quotaOf(headers), options);
   }
 
-  /** Sends with pacing; a 429 not planned is recorded (apart when the pacer risked it), waited out and retried. */
-  async send(outgoing: OutgoingRequest, client: string, options: Pick<CallOptions, 'deliberate' | 'planned429'>): Promise<Judged> {
+  /**
+   * Sends with pacing; a 429 not planned is recorded (apart when the pacer risked it), waited
+   * out and retried. Calls may overlap: the pacer admits as many of a client's requests as its
+   * quota and the round trip allow, and `alone` ones (token requests) one at a time. A planned
+   * 429 (the rate-limit probe) is not paced: it spends the quota on purpose.
+   */
+  async send(outgoing: OutgoingRequest, client: string, options: Pick<CallOptions, 'deliberate' | 'planned429'> & { alone?: boolean }): Promise<Judged> {
     for (let attempt = 0; ; attempt++) {
-      if (!options.planned429) await this.pacer.beforeRequest(client);
+      const admission = options.planned429 ? undefined : await this.pacer.admit(client, options.alone ?? false);
       const sentAt = Date.now();
-      const judged = await sendAndJudge(outgoing, this.sending);
-      this.recorder.exchange(judged.exchange, judged, options.deliberate ?? false);
-      // When the answer had arrived, before judging: the pacer bounds a window's opening by it.
-      const { startedAt, durationMs } = judged.exchange;
-      const receivedAt = durationMs === undefined ? Date.now() : Date.parse(startedAt) + durationMs;
-      const paced = this.pacer.afterResponse(client, judged.status, judged.headers, sentAt, receivedAt);
+      let judged: Judged;
+      let paced: ReturnType<RateLimitPacer['afterResponse']>;
+      try {
+        judged = await sendAndJudge(outgoing, this.sending);
+        this.recorder.exchange(judged.exchange, judged, options.deliberate ?? false);
+        // When the answer had arrived, before judging: the pacer bounds a window's opening by it.
+        const { startedAt, durationMs } = judged.exchange;
+        const receivedAt = durationMs === undefined ? Date.now() : Date.parse(startedAt) + durationMs;
+        paced = this.pacer.afterResponse(client, judged.status, judged.headers, sentAt, receivedAt, admission?.early);
+      } finally {
+        // Learned from (or failed): the client's next request may go.
+        if (admission) this.pacer.release(client);
+      }
       if (judged.status !== 429 || options.planned429 || attempt >= MAX_RETRIES_AFTER_429) return judged;
       if (paced.risked) {
         // The pacer's own early try, to learn the window's length: counted apart.

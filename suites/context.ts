@@ -2,16 +2,16 @@
 // `tmi-conform run` through vitest's provide/inject, never through a file), one API client,
 // and the helpers that tie a test to the requirements it covers.
 import type { Arbitrary } from 'fast-check';
-import { inject, type TestContext } from 'vitest';
+import { inject, it, type TestContext } from 'vitest';
 import { findingMessage } from '../rules/message.ts';
 import { isSuccess } from '../rules/checks/check.ts';
-import { markFailing } from './evidence.ts';
+import { inTestScope, markFailing } from './evidence.ts';
 import { ConformanceFailure, failureText, receivedAnswer } from './failure.ts';
 import type { Profile, SuiteConfig } from './config.ts';
 import type { Judged } from './http.ts';
 import { SuiteApi } from './api.ts';
 import { TenantTokens, type TenantTokensData } from '../keys/tenant.ts';
-import { assertEdgesThenRandom } from './budget.ts';
+import { assertEdgesThenRandom, assertEdgesThenRandomConcurrently } from './budget.ts';
 export { covers } from './requirement-names.ts';
 import type { CachedToken } from './tokens.ts';
 import type { ApiOperationId } from '../rules/checks/served.ts';
@@ -186,4 +186,23 @@ export const unknownId = (what: string) => `tmi-conform-unknown-${what}-${proces
  */
 export function checkProperty<T>(arbitrary: Arbitrary<T>, edges: readonly T[], predicate: (value: T) => Promise<void>): Promise<void> {
   return assertEdgesThenRandom(arbitrary, edges, config.propertyRuns, predicate);
+}
+
+/**
+ * checkProperty for a property whose cases share no state (no case changes what another
+ * examines, none depends on another's order): the same cases, several at a time when the
+ * target is far enough away for that to pay (suites/pacing.ts), one at a time otherwise.
+ */
+export function checkIndependentCases<T>(arbitrary: Arbitrary<T>, edges: readonly T[], predicate: (value: T) => Promise<void>): Promise<void> {
+  return assertEdgesThenRandomConcurrently(arbitrary, edges, config.propertyRuns, predicate, () => api.pacer.widestMaxInFlight());
+}
+
+/**
+ * A test that runs beside the other such tests of its file (vitest's it.concurrent, at most
+ * maxConcurrency at once), its exchanges recorded as its own evidence. Only for tests that share
+ * no state with each other: each sends what it examines and judges its own answers. The pacer
+ * decides how many requests actually go at once (one at a time against a nearby target).
+ */
+export function concurrentIt(name: string, body: (context: TestContext) => Promise<void>): void {
+  it.concurrent(name, inTestScope(body));
 }

@@ -1,7 +1,7 @@
 // DELETE /token-exchange-profiles/{id}: "Success | `204`; the profile is deleted; no body."
 import { describe, it } from 'vitest';
 import { oddIdExamples, oddIds } from './arbitraries.ts';
-import { api, checkProperty, config, covers, expectExamined, expectNoFindings, expectSuccess, needs, needsProfile, needsServed, unknownId } from './context.ts';
+import { api, checkIndependentCases, config, covers, expectExamined, expectNoFindings, expectSuccess, needs, needsProfile, needsServed, unknownId } from './context.ts';
 
 const destructiveReason = 'allow_destructive is not set: nothing is deleted';
 
@@ -38,7 +38,7 @@ describe('delete a token exchange profile', () => {
     needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'full');
     needs(context, config.allowDestructive, destructiveReason);
-    await checkProperty(oddIds(), oddIdExamples(), async ({ value: id }) => {
+    await checkIndependentCases(oddIds(), oddIdExamples(), async ({ value: id }) => {
       expectNoFindings(await api.deleteTokenExchangeProfile(id), 'GEN-NO-SERVER-ERROR');
     });
   });

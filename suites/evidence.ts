@@ -1,6 +1,7 @@
 // What a suite test saw travels with the test itself: every judged exchange, redacted, is put
 // in the test's `meta`, which vitest hands to the run's reporter in the main process. Secrets
 // never reach the disk on the way.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { RunnerTestCase } from 'vitest';
 import { redactExchange, scrubSecrets, type SecretSink } from '../core/redact.ts';
 import type { Judgement } from '../rules/index.ts';
@@ -33,6 +34,20 @@ declare module 'vitest' {
 }
 
 let current: RunnerTestCase | undefined;
+/**
+ * The test whose body is running, for tests that run concurrently (concurrentIt in context.ts): its
+ * body runs in this scope (inTestScope), so that what it sends is its evidence, whichever test
+ * began last.
+ */
+const testScope = new AsyncLocalStorage<RunnerTestCase>();
+
+/** The test the running code belongs to. */
+const runningTest = (): RunnerTestCase | undefined => testScope.getStore() ?? current;
+
+/** A test body that records its exchanges as its own evidence, whatever runs beside it. */
+export function inTestScope<C extends { task: unknown }>(body: (context: C) => Promise<void>): (context: C) => Promise<void> {
+  return (context) => testScope.run(context.task as RunnerTestCase, () => body(context));
+}
 /** Exchanges made outside a test (in hooks) go with the next test. */
 let pending: RecordedExchange[] = [];
 let pendingUnplanned = 0;
@@ -59,7 +74,8 @@ export function endTest(): void {
 export function recordExchange(exchange: Exchange, judgement: Judgement, deliberate: boolean): void {
   const recorded = redactedRecord(exchange, judgement, deliberate);
   recordedAs.set(exchange, recorded);
-  if (current?.meta.tmi) current.meta.tmi.exchanges.push(recorded);
+  const test = runningTest();
+  if (test?.meta.tmi) test.meta.tmi.exchanges.push(recorded);
   else pending.push(recorded);
 }
 
@@ -90,15 +106,18 @@ export function redactedRecord(exchange: Exchange, judgement: Judgement, deliber
 export function markFailing(exchange: Exchange, charged: string[]): void {
   const recorded = recordedAs.get(exchange);
   if (recorded) recorded.failing = true;
-  if (current?.meta.tmi) current.meta.tmi.charged = charged;
+  const test = runningTest();
+  if (test?.meta.tmi) test.meta.tmi.charged = charged;
 }
 
 export function recordUnplanned429(): void {
-  if (current?.meta.tmi) current.meta.tmi.unplanned429++;
+  const test = runningTest();
+  if (test?.meta.tmi) test.meta.tmi.unplanned429++;
   else pendingUnplanned++;
 }
 
 export function recordRisked429(): void {
-  if (current?.meta.tmi) current.meta.tmi.risked429++;
+  const test = runningTest();
+  if (test?.meta.tmi) test.meta.tmi.risked429++;
   else pendingRisked++;
 }

@@ -17,6 +17,15 @@
 // whole-second ones. A window a little shorter than a whole second is paced as if it lasted
 // that whole second, as Reset alone would. A target whose answers contradict the model (a 429
 // after the learned end, bounds that cross) is paced by Reset alone.
+//
+// Several requests of a client may be in flight at once (admit, release): one goes while the
+// Remaining last heard, less the client's requests still unanswered, is above 0, so that a
+// window never gets more requests than Remaining allowed, whatever order the answers come back
+// in. As many go at once as the rate and the round trip call for (Limit ÷ window length × round
+// trip, at most MAX_IN_FLIGHT), and one alone while nothing is known of the client's quota, as
+// the first of a new window, or sent early to learn the window's length. Answers may come back
+// in any order: within one window the lowest Remaining holds, and an answer from a window the
+// pacer has already seen end says nothing of the current one.
 import { nonNegativeInteger, rateLimitHeaders } from '../rules/rate-limit-tracker.ts';
 import type { Headers } from '../rules/types.ts';
 
@@ -28,6 +37,8 @@ interface Opener {
 }
 
 interface Quota {
+  /** X-RateLimit-Limit, once an answer said it. */
+  limit?: number;
   remaining: number;
   /** Epoch milliseconds of Reset. */
   resetMs: number;
@@ -40,6 +51,8 @@ interface Quota {
   risks: number;
   /** The model proved wrong once: wait for Reset only. */
   estimateOff: boolean;
+  /** When the request whose answer set `remaining` was sent. */
+  sentAt: number;
 }
 
 /** What an answer tells the caller. */
@@ -63,10 +76,14 @@ const PROBE_MARGIN_MS = 5;
 const TOLERANCE_MS = 10;
 /** 429s risked per client, at most. */
 const MAX_RISKS = 2;
+/** Requests of one client in flight at once, at most, however high its rate and long the round trip. */
+export const MAX_IN_FLIGHT = 8;
+/** Weight of the latest round trip in the running estimate. */
+const ROUND_TRIP_WEIGHT = 0.25;
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-const fresh = (): Quota => ({ remaining: Infinity, resetMs: 0, lo: 0, hi: Infinity, risks: 0, estimateOff: false });
+const fresh = (): Quota => ({ remaining: Infinity, resetMs: 0, lo: 0, hi: Infinity, risks: 0, estimateOff: false, sentAt: -Infinity });
 
 /** The model applies: the window's opener is known and its length bounded. */
 function estimable(quota: Quota): quota is Quota & { opener: Opener } {
@@ -93,12 +110,116 @@ function earlyTime(quota: Quota): number | undefined {
   return at + TOLERANCE_MS < safeTime(quota) ? at : undefined;
 }
 
+/** A request the pacer let go. */
+export interface Admission {
+  /** Sent early on purpose, to learn the window's length: a 429 to it is the pacer's own doing. */
+  early: boolean;
+}
+
+/** What a client's next request must do: go now, wait so many milliseconds, or wait for an answer of the client's. */
+export type Step = { go: true; early: boolean } | { waitMs: number } | { waitForAnswer: true };
+
 export class RateLimitPacer {
   private readonly quotas = new Map<string, Quota>();
+  /** Requests admitted and not yet released, per client. */
+  private readonly inFlight = new Map<string, number>();
+  /** Requests waiting for an answer of their client, per client. */
+  private readonly waiting = new Map<string, Array<() => void>>();
+  /** Running estimate of the round trip, in ms; undefined until an answer came back. */
+  private roundTripMs: number | undefined;
   /** Milliseconds spent waiting for windows, for the run summary. */
   waitedMs = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly wait: (ms: number) => Promise<void> = sleep,
+  ) {}
+
+  /** The Remaining the pacer holds for `client` (the lowest heard in its current window); undefined before any. */
+  remainingOf(client: string): number | undefined {
+    const remaining = this.quotas.get(client)?.remaining;
+    return remaining === undefined || !Number.isFinite(remaining) ? undefined : remaining;
+  }
+
+  /** Requests of `client` admitted and not yet released. */
+  inFlightOf(client: string): number {
+    return this.inFlight.get(client) ?? 0;
+  }
+
+  /**
+   * Requests of `client` that may be in flight at once: the learned rate (Limit over the
+   * window's length, or the time left to Reset while the length is not known) times the round
+   * trip, rounded up, between 1 and MAX_IN_FLIGHT; 1 while the quota or the round trip is not known.
+   */
+  maxInFlight(client: string): number {
+    const quota = this.quotas.get(client);
+    if (!quota || quota.limit === undefined || !Number.isFinite(quota.remaining) || this.roundTripMs === undefined) return 1;
+    const windowMs = Number.isFinite(quota.hi) ? quota.hi : Math.max(SECOND, quota.resetMs - this.now());
+    const wanted = Math.ceil((quota.limit / windowMs) * this.roundTripMs);
+    return Math.min(MAX_IN_FLIGHT, Math.max(1, wanted));
+  }
+
+  /** The most requests maxInFlight lets any one client have in flight: how many independent requests are worth starting at once. */
+  widestMaxInFlight(): number {
+    let widest = 1;
+    for (const client of this.quotas.keys()) widest = Math.max(widest, this.maxInFlight(client));
+    return widest;
+  }
+
+  /**
+   * What `client`'s next request must do. It goes while the Remaining last heard, less the
+   * client's requests in flight, is above 0 and fewer than maxInFlight are in flight; `alone`
+   * (a request whose order matters, such as a token request) only with none in flight. With
+   * Remaining spent it waits for the answers in flight, then for the window to end (or the
+   * moment to send early), and goes alone.
+   */
+  next(client: string, alone = false): Step {
+    const inFlight = this.inFlightOf(client);
+    const quota = this.quotas.get(client);
+    if (inFlight > 0 && (alone || inFlight >= this.maxInFlight(client))) return { waitForAnswer: true };
+    if (!quota || quota.remaining - inFlight > 0) return { go: true, early: false };
+    if (inFlight > 0) return { waitForAnswer: true };
+    const waitMs = this.delayFor(client);
+    if (waitMs > 0) return { waitMs };
+    return { go: true, early: quota.remaining <= 0 && earlyTime(quota) !== undefined && this.now() < safeTime(quota) };
+  }
+
+  /** Waits until `client`'s next request may go, and counts it in flight: release it once answered (or failed). */
+  async admit(client: string, alone = false): Promise<Admission> {
+    for (;;) {
+      const step = this.next(client, alone);
+      if ('go' in step) {
+        this.inFlight.set(client, this.inFlightOf(client) + 1);
+        return { early: step.early };
+      }
+      if ('waitMs' in step) {
+        this.waitedMs += step.waitMs;
+        await this.wait(step.waitMs);
+      } else {
+        await new Promise<void>((resolve) => this.waitersOf(client).push(resolve));
+      }
+    }
+  }
+
+  /** An admitted request of `client` is done (answered, learned from, or failed): the next may go. */
+  release(client: string): void {
+    const left = this.inFlightOf(client) - 1;
+    if (left > 0) this.inFlight.set(client, left);
+    else this.inFlight.delete(client);
+    const waiters = this.waiting.get(client) ?? [];
+    this.waiting.delete(client);
+    // Every waiter looks again; those that still may not go wait for the next answer.
+    for (const wake of waiters) wake();
+  }
+
+  private waitersOf(client: string): Array<() => void> {
+    let list = this.waiting.get(client);
+    if (!list) {
+      list = [];
+      this.waiting.set(client, list);
+    }
+    return list;
+  }
 
   /** How long `client` must wait before its next request. */
   delayFor(client: string): number {
@@ -108,25 +229,32 @@ export class RateLimitPacer {
     return Math.min(MAX_WAIT_MS, Math.max(0, sendAt - this.now()));
   }
 
-  async beforeRequest(client: string): Promise<void> {
-    const delay = this.delayFor(client);
-    if (delay > 0) {
-      this.waitedMs += delay;
-      await sleep(delay);
-    }
-  }
-
-  /** Learns the client's quota from the answer to a request sent at `sentAt` that arrived at `receivedAt`. */
-  afterResponse(client: string, status: number, headers: Headers, sentAt: number = this.now(), receivedAt: number = this.now()): Paced {
+  /**
+   * Learns the client's quota from the answer to a request sent at `sentAt` that arrived at
+   * `receivedAt`. `early`: what admit said of the request (without it, judged from what the
+   * pacer knows now, as when one request at a time is in flight).
+   */
+  afterResponse(client: string, status: number, headers: Headers, sentAt: number = this.now(), receivedAt: number = this.now(), early?: boolean): Paced {
     const h = rateLimitHeaders(headers);
     const limit = nonNegativeInteger(h.limit);
     const remaining = nonNegativeInteger(h.remaining);
     const reset = nonNegativeInteger(h.reset);
     const previous = this.quotas.get(client);
+    // The round trip as the caller lives it, from sending to learning from the answer (judging included).
+    const roundTrip = this.now() - sentAt;
+    if (roundTrip >= 0) this.roundTripMs = this.roundTripMs === undefined ? roundTrip : this.roundTripMs + ROUND_TRIP_WEIGHT * (roundTrip - this.roundTripMs);
     // Sent early on purpose: the pacer's own doing if refused.
-    const risked = status === 429 && previous !== undefined && previous.remaining <= 0 && earlyTime(previous) !== undefined && sentAt < safeTime(previous);
+    const risked = status === 429 && (early ?? (previous !== undefined && previous.remaining <= 0 && earlyTime(previous) !== undefined && sentAt < safeTime(previous)));
     if (remaining !== undefined && reset !== undefined) {
-      const quota: Quota = { ...(previous ?? fresh()), remaining: status === 429 ? 0 : remaining, resetMs: reset * 1000 };
+      const resetMs = reset * 1000;
+      // One window: the same Reset, still ahead when the request went (a Reset already past
+      // names no window). Within it Remaining only goes down, whichever answer comes back first.
+      const sameWindow = previous !== undefined && resetMs === previous.resetMs && resetMs > sentAt;
+      // Overtaken by the answer to a request sent after it, from another window (or none): nothing to learn.
+      if (previous && sentAt < previous.sentAt && !sameWindow) return { retryInMs: status === 429 ? Math.max(this.delayFor(client), SLACK_MS) : 0, risked };
+      const heard = status === 429 ? 0 : remaining;
+      const quota: Quota = { ...(previous ?? fresh()), remaining: sameWindow ? Math.min(previous.remaining, heard) : heard, resetMs, sentAt: Math.max(sentAt, previous?.sentAt ?? -Infinity) };
+      if (limit !== undefined) quota.limit = limit;
       if (risked) quota.risks++;
       if (status !== 429 && limit !== undefined && remaining === limit - 1) {
         openWindow(quota, sentAt, receivedAt);

@@ -8,11 +8,11 @@
 // sends a fixture session the metadata the run restores it to, so even a hole changes nothing
 // the run does not put back. The read asks for the first fixture resource server.
 import { decodeJwt } from 'jose';
-import { describe, it, type TestContext } from 'vitest';
+import { describe, type TestContext } from 'vitest';
 import { CLOCK_SKEW_SECONDS } from '../rules/credential.ts';
 import type { CallOptions } from './api.ts';
 import { malformedAuthorizationExamples, malformedAuthorizations, type MalformedAuthorization } from './arbitraries.ts';
-import { api, checkProperty, config, covers, expectExamined, expectNoFindings, needs, needsProfile, needsServed, restorableSessions, served, unknownId } from './context.ts';
+import { api, concurrentIt, checkIndependentCases, config, covers, expectExamined, expectNoFindings, needs, needsProfile, needsServed, restorableSessions, served, unknownId } from './context.ts';
 import type { Judged } from './http.ts';
 
 /**
@@ -122,11 +122,19 @@ async function attackDelete(options: CallOptions, ids: readonly string[], what: 
   for (const id of deleteTargets()) expectRefused(await api.deleteTokenExchangeProfile(id, { ...options, deliberate: true }), ids, what);
 }
 
-/** Update session and get resource server, those of the two the target serves. */
+/**
+ * Update session and get resource server, those of the two the target serves, both at once: the
+ * update sends the metadata the session already has, so neither answer depends on the other.
+ * The answers are judged in that order.
+ */
 async function attackOthers(options: CallOptions, ids: readonly string[], what: string, examinedAs = ids[0]!): Promise<void> {
   const { id, body } = sessionUpdate();
-  if (served('updateSession')) expectRefused(await api.updateSession(id, body, { ...options, deliberate: true }), ids, what, examinedAs);
-  if (served('getResourceServer')) expectRefused(await api.getResourceServer(resourceServer(), { ...options, deliberate: true }), ids, what, examinedAs);
+  const [update, read] = await Promise.all([
+    served('updateSession') ? api.updateSession(id, body, { ...options, deliberate: true }) : undefined,
+    served('getResourceServer') ? api.getResourceServer(resourceServer(), { ...options, deliberate: true }) : undefined,
+  ]);
+  if (update) expectRefused(update, ids, what, examinedAs);
+  if (read) expectRefused(read, ids, what, examinedAs);
 }
 
 /** The call options that send `header` (none at all when it has no value). */
@@ -135,7 +143,7 @@ const sending = ({ value }: MalformedAuthorization): CallOptions => (value === u
 describe('token attacks', () => {
   for (const attack of ATTACKS) {
     const ids = REQUIREMENTS[attack.kind];
-    it(covers(`delete refuses ${attack.what} (401), for an unknown profile and a disposable one`, ...ids.delete), async (context) => {
+    concurrentIt(covers(`delete refuses ${attack.what} (401), for an unknown profile and a disposable one`, ...ids.delete), async (context) => {
       needsServed(context, 'deleteTokenExchangeProfile');
       await attack.possible?.(context);
       await attack.before?.();
@@ -143,7 +151,7 @@ describe('token attacks', () => {
     });
 
     if (ids.other.length > 0) {
-      it(covers(`update session and get resource server do not carry out a request with ${attack.what}`, ...ids.other), async (context) => {
+      concurrentIt(covers(`update session and get resource server do not carry out a request with ${attack.what}`, ...ids.other), async (context) => {
         needsServed(context, 'updateSession', 'getResourceServer');
         await attack.possible?.(context);
         await attack.before?.();
@@ -151,7 +159,7 @@ describe('token attacks', () => {
       });
     }
 
-    it(covers(`update session and get resource server refuse ${attack.what} with 401`, ...ids.otherInferred), async (context) => {
+    concurrentIt(covers(`update session and get resource server refuse ${attack.what} with 401`, ...ids.otherInferred), async (context) => {
       needsServed(context, 'updateSession', 'getResourceServer');
       await attack.possible?.(context);
       await attack.before?.();
@@ -160,16 +168,16 @@ describe('token attacks', () => {
     });
   }
 
-  it(covers('delete refuses any Authorization header that carries no bearer JWT (401)', ...REQUIREMENTS.missing.delete), async (context) => {
+  concurrentIt(covers('delete refuses any Authorization header that carries no bearer JWT (401)', ...REQUIREMENTS.missing.delete), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');
-    await checkProperty(malformedAuthorizations(), malformedAuthorizationExamples(), async (header) => {
+    await checkIndependentCases(malformedAuthorizations(), malformedAuthorizationExamples(), async (header) => {
       await attackDelete(sending(header), REQUIREMENTS.missing.delete, `Authorization: ${header.name}`);
     });
   });
 
-  it(covers('update session and get resource server carry out no request whose Authorization header carries no bearer JWT', ...REQUIREMENTS.missing.other), async (context) => {
+  concurrentIt(covers('update session and get resource server carry out no request whose Authorization header carries no bearer JWT', ...REQUIREMENTS.missing.other), async (context) => {
     needsServed(context, 'updateSession', 'getResourceServer');
-    await checkProperty(malformedAuthorizations(), malformedAuthorizationExamples(), async (header) => {
+    await checkIndependentCases(malformedAuthorizations(), malformedAuthorizationExamples(), async (header) => {
       await attackOthers(sending(header), REQUIREMENTS.missing.other, `Authorization: ${header.name}`);
     });
   });

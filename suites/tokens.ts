@@ -58,6 +58,8 @@ function refreshAtOf(token: string, now: number): number {
 
 export class TokenProvider {
   private readonly cache = new Map<Profile, CachedToken>();
+  /** Token requests under way, per profile: callers at the same time share one. */
+  private readonly fetching = new Map<Profile, Promise<string>>();
   /** Candidates not yet ruled out: the first is where tokens are asked for. */
   private urls: string[];
 
@@ -84,6 +86,15 @@ export class TokenProvider {
   async token(profile: Profile): Promise<string> {
     const cached = this.cache.get(profile);
     if (cached && cached.refreshAt > this.now()) return cached.token;
+    let fetching = this.fetching.get(profile);
+    if (!fetching) {
+      fetching = this.fetch(profile).finally(() => this.fetching.delete(profile));
+      this.fetching.set(profile, fetching);
+    }
+    return fetching;
+  }
+
+  private async fetch(profile: Profile): Promise<string> {
     const credential: Credential | undefined = this.config.credentials[profile];
     if (!credential) throw new Error(`no credentials for profile "${profile}"`);
     if ('token' in credential) {

@@ -3,7 +3,7 @@
 import { afterAll, describe, it } from 'vitest';
 import { isSuccess } from '../rules/checks/check.ts';
 import { invalidSessionUpdates, invalidUpdateExamples, oddIdExamples, oddIds, validMetadataExamples, validSessionMetadata } from './arbitraries.ts';
-import { api, checkProperty, covers, expectAnswer, expectCarriedOut, expectExamined, expectNoFindings, expectRefused, expectStatus, expectSuccess, needsProfile, needsServed, needsSession, restorableSessions, served, unknownId } from './context.ts';
+import { api, checkIndependentCases, checkProperty, covers, expectAnswer, expectCarriedOut, expectExamined, expectNoFindings, expectRefused, expectStatus, expectSuccess, needsProfile, needsServed, needsSession, restorableSessions, served, unknownId } from './context.ts';
 import type { TestContext } from 'vitest';
 
 
@@ -59,7 +59,8 @@ describe('update session', () => {
 
   it(covers('session_metadata that breaks the rules is refused, not stored', 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH'), async (context) => {
     const id = sessionFor(context);
-    await checkProperty(invalidSessionUpdates(), invalidUpdateExamples(), async ({ why, body }) => {
+    // Each case is refused (what is examined), and a refused update leaves the session as it was: no case changes what another sees.
+    await checkIndependentCases(invalidSessionUpdates(), invalidUpdateExamples(), async ({ why, body }) => {
       const answer = await api.updateSession(id, body, { deliberate: true });
       expectNoFindings(answer, 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
       expectAnswer(answer, !isSuccess(answer.status), 'SES-INVALID-UPDATE-REFUSED', `${why} to be refused`);
@@ -77,7 +78,7 @@ describe('update session', () => {
   it(covers('session ids with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
     needsServed(context, 'updateSession');
     needsProfile(context, 'full');
-    await checkProperty(oddIds(), oddIdExamples(), async ({ value: id }) => {
+    await checkIndependentCases(oddIds(), oddIdExamples(), async ({ value: id }) => {
       expectNoFindings(await api.updateSession(id, { session_metadata: null }), 'GEN-NO-SERVER-ERROR');
     });
   });

@@ -26,6 +26,11 @@ export class KeptExchange {
     return this.kept;
   }
 
+  /** The token attack the exchange sent, if a suite made its token to be refused (no redaction needed: it is a name). */
+  credentialAttack(): string | undefined {
+    return this.exchange.token.attack;
+  }
+
   /** A finding as a report shows it: its documented fields, masked like the evidence, and its message. */
   reported(f: Finding): ReportedFinding {
     this.evidence();

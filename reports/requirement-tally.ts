@@ -47,13 +47,32 @@ export class RequirementTally {
     this.failingExchanges++;
     this.countOperation(kept.operation, true);
     if (findings.some((f) => f.security !== undefined)) this.securityExchanges++;
-    if (this.failures.length >= EVIDENCE_PER_REQUIREMENT) return;
+    if (!this.roomForFailure(failureKind(kept.credentialAttack(), test))) return;
     const item: Evidence = { source: this.source, kind: 'exchange', status: failureStatus(this.requirement.level) };
     if (test !== undefined) item.test = test;
     item.findings = findings.map((f) => kept.reported(f));
     item.message = item.findings.map((f) => f.message).join('\n');
     item.exchange = kept.evidence();
     this.failures.push(item);
+  }
+
+  /**
+   * Whether a failure of this kind is kept: while fewer than the limit are, always; once full,
+   * only a kind not kept yet, in place of the newest repeat of a kind kept twice or more. So the
+   * kept failures show every kind (up to the limit) whatever order they arrived in: tests run
+   * side by side interleave their failures, and each attack a target let through is shown.
+   */
+  private roomForFailure(kind: string): boolean {
+    if (this.failures.length < EVIDENCE_PER_REQUIREMENT) return true;
+    const kinds = this.failures.map((e) => failureKind(e.exchange?.credential?.attack, e.test));
+    if (kinds.includes(kind)) return false;
+    for (let i = kinds.length - 1; i >= 0; i--) {
+      if (kinds.indexOf(kinds[i]!) !== i) {
+        this.failures.splice(i, 1);
+        return true;
+      }
+    }
+    return false;
   }
 
   private countOperation(operation: string, failed: boolean): void {
@@ -93,7 +112,7 @@ export class RequirementTally {
     if (exchange !== undefined) item.exchange = exchange;
     if (outcome.status === 'fail') {
       this.failingTests++;
-      if (this.failures.length < EVIDENCE_PER_REQUIREMENT) this.failures.push(item);
+      if (this.roomForFailure(failureKind(exchange?.credential?.attack, outcome.name))) this.failures.push(item);
     } else if (this.passes.length < PASSING_EVIDENCE_PER_REQUIREMENT) {
       this.passes.push(item);
     }
@@ -128,3 +147,6 @@ export class RequirementTally {
 }
 
 const firstLine = (text: string): string => text.split('\n', 1)[0]!;
+
+/** What tells failures apart as evidence: the token attack an exchange sent, else the test it belongs to. */
+const failureKind = (attack: string | undefined, test: string | undefined): string => (attack !== undefined ? `attack ${attack}` : `test ${test ?? ''}`);

@@ -66,7 +66,11 @@ export async function preflight(config: SuiteConfig, tenant: TenantTokens): Prom
   });
   let probes: Probe[];
   try {
-    for (const profile of PROFILES) if (api.has(profile)) await api.tokens.token(profile);
+    // The first token finds where the token endpoint is (tokens.ts tries each candidate URL);
+    // the others then go side by side: against a tenant far away the round trips add up.
+    const [first, ...others] = PROFILES.filter((profile) => api.has(profile));
+    if (first) await api.tokens.token(first);
+    await Promise.all(others.map((profile) => api.tokens.token(profile)));
     probes = await sendProbes(api, config);
   } catch (error) {
     if (error instanceof CredentialsRefused) throw new UsageError(`run: ${error.message}`);
@@ -91,37 +95,41 @@ export async function preflight(config: SuiteConfig, tenant: TenantTokens): Prom
   return { notServed, exchanges, tokenUrl: api.tokens.tokenUrl, tokens: api.tokens.snapshot() };
 }
 
-/** The requests of the preflight, operation by operation. */
+/**
+ * The requests of the preflight, all side by side (none depends on another's answer; the pacer
+ * keeps them within the tenant's rate), listed operation by operation whatever order they end in.
+ */
 async function sendProbes(api: SuiteApi, config: SuiteConfig): Promise<Probe[]> {
-  const probes: Probe[] = [];
-  const send = async (operation: ApiOperationId, id: string, what: string, options: CallOptions & { body?: unknown }, fixture?: string) => {
-    const call = { ...options, ...(options.as === 'anonymous' ? { deliberate: true } : {}) };
-    const judged =
-      operation === 'deleteTokenExchangeProfile'
-        ? await api.deleteTokenExchangeProfile(id, call)
-        : operation === 'updateSession'
-          ? await api.updateSession(id, options.body, call)
-          : await api.getResourceServer(id, call);
-    probes.push({ operation, what, exchange: judged.exchange, judged, deliberate: call.deliberate === true, ...(fixture !== undefined ? { fixture } : {}) });
-  };
+  const planned: Array<{ operation: ApiOperationId; id: string; what: string; options: CallOptions & { body?: unknown }; fixture?: string }> = [];
   const full = api.has('full');
   for (const operation of API_OPERATION_IDS) {
     const body = operation === 'updateSession' ? { body: { session_metadata: null } } : {};
-    await send(operation, unknownId(operation), 'without a token, for an unknown id', { as: 'anonymous', ...body });
+    planned.push({ operation, id: unknownId(operation), what: 'without a token, for an unknown id', options: { as: 'anonymous', ...body } });
     if (!full) continue;
-    await send(operation, unknownId(operation), 'with the full token, for an unknown id', body);
+    planned.push({ operation, id: unknownId(operation), what: 'with the full token, for an unknown id', options: body });
     if (operation === 'getResourceServer') {
-      for (const id of config.fixtures.resourceServers) await send(operation, id, `with the full token, for fixture ${id}`, {}, id);
+      for (const id of config.fixtures.resourceServers) planned.push({ operation, id, what: `with the full token, for fixture ${id}`, options: {}, fixture: id });
     }
     if (operation === 'updateSession') {
       // Its own original metadata changes nothing; a session given by id only is known only
       // with allow_destructive, and then it is cleared, as the run leaves it anyway.
       for (const session of config.fixtures.sessions.filter((s) => s.original !== undefined)) {
-        await send(operation, session.id, `with the full token, for fixture ${session.id}`, { body: { session_metadata: session.original!.session_metadata } }, session.id);
+        planned.push({ operation, id: session.id, what: `with the full token, for fixture ${session.id}`, options: { body: { session_metadata: session.original!.session_metadata } }, fixture: session.id });
       }
     }
   }
-  return probes;
+  return Promise.all(
+    planned.map(async ({ operation, id, what, options, fixture }): Promise<Probe> => {
+      const call = { ...options, ...(options.as === 'anonymous' ? { deliberate: true } : {}) };
+      const judged =
+        operation === 'deleteTokenExchangeProfile'
+          ? await api.deleteTokenExchangeProfile(id, call)
+          : operation === 'updateSession'
+            ? await api.updateSession(id, options.body, call)
+            : await api.getResourceServer(id, call);
+      return { operation, what, exchange: judged.exchange, judged, deliberate: call.deliberate === true, ...(fixture !== undefined ? { fixture } : {}) };
+    }),
+  );
 }
 
 /** A judgement as the suites record it: a request the kit broke the rules with on purpose leaves out its client findings. */

@@ -8,11 +8,11 @@
 // sends a fixture session the metadata the run restores it to, so even a hole changes nothing
 // the run does not put back. The read asks for the first fixture resource server.
 import { decodeJwt } from 'jose';
-import { describe, it, type TestContext } from 'vitest';
+import { describe, type TestContext } from 'vitest';
 import { CLOCK_SKEW_SECONDS } from '../rules/credential.ts';
 import type { CallOptions } from './api.ts';
 import { malformedAuthorizationExamples, malformedAuthorizations, type MalformedAuthorization } from './arbitraries.ts';
-import { api, checkIndependentCases, config, covers, expectExamined, expectNoFindings, needs, needsProfile, needsServed, restorableSessions, served, unknownId } from './context.ts';
+import { api, concurrentIt, checkIndependentCases, config, covers, expectExamined, expectNoFindings, needs, needsProfile, needsServed, restorableSessions, served, unknownId } from './context.ts';
 import type { Judged } from './http.ts';
 
 /**
@@ -140,12 +140,10 @@ async function attackOthers(options: CallOptions, ids: readonly string[], what: 
 /** The call options that send `header` (none at all when it has no value). */
 const sending = ({ value }: MalformedAuthorization): CallOptions => (value === undefined ? { as: 'anonymous' } : { authorization: value });
 
-// One attack after another: a report keeps the first failures of a requirement as its evidence,
-// and in this order they show every attack a faulty target let through.
 describe('token attacks', () => {
   for (const attack of ATTACKS) {
     const ids = REQUIREMENTS[attack.kind];
-    it(covers(`delete refuses ${attack.what} (401), for an unknown profile and a disposable one`, ...ids.delete), async (context) => {
+    concurrentIt(covers(`delete refuses ${attack.what} (401), for an unknown profile and a disposable one`, ...ids.delete), async (context) => {
       needsServed(context, 'deleteTokenExchangeProfile');
       await attack.possible?.(context);
       await attack.before?.();
@@ -153,7 +151,7 @@ describe('token attacks', () => {
     });
 
     if (ids.other.length > 0) {
-      it(covers(`update session and get resource server do not carry out a request with ${attack.what}`, ...ids.other), async (context) => {
+      concurrentIt(covers(`update session and get resource server do not carry out a request with ${attack.what}`, ...ids.other), async (context) => {
         needsServed(context, 'updateSession', 'getResourceServer');
         await attack.possible?.(context);
         await attack.before?.();
@@ -161,7 +159,7 @@ describe('token attacks', () => {
       });
     }
 
-    it(covers(`update session and get resource server refuse ${attack.what} with 401`, ...ids.otherInferred), async (context) => {
+    concurrentIt(covers(`update session and get resource server refuse ${attack.what} with 401`, ...ids.otherInferred), async (context) => {
       needsServed(context, 'updateSession', 'getResourceServer');
       await attack.possible?.(context);
       await attack.before?.();
@@ -170,14 +168,14 @@ describe('token attacks', () => {
     });
   }
 
-  it(covers('delete refuses any Authorization header that carries no bearer JWT (401)', ...REQUIREMENTS.missing.delete), async (context) => {
+  concurrentIt(covers('delete refuses any Authorization header that carries no bearer JWT (401)', ...REQUIREMENTS.missing.delete), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');
     await checkIndependentCases(malformedAuthorizations(), malformedAuthorizationExamples(), async (header) => {
       await attackDelete(sending(header), REQUIREMENTS.missing.delete, `Authorization: ${header.name}`);
     });
   });
 
-  it(covers('update session and get resource server carry out no request whose Authorization header carries no bearer JWT', ...REQUIREMENTS.missing.other), async (context) => {
+  concurrentIt(covers('update session and get resource server carry out no request whose Authorization header carries no bearer JWT', ...REQUIREMENTS.missing.other), async (context) => {
     needsServed(context, 'updateSession', 'getResourceServer');
     await checkIndependentCases(malformedAuthorizations(), malformedAuthorizationExamples(), async (header) => {
       await attackOthers(sending(header), REQUIREMENTS.missing.other, `Authorization: ${header.name}`);

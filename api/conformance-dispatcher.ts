@@ -6,8 +6,9 @@
 //   const report = await conformance.report();
 // Each request to the target's origin becomes an exchange when its answer has ended, judged by
 // the rule engine as the proxy judges what it observes; other origins pass through unseen. The
-// interceptor only watches: it never changes, delays or fails a request, and a body over the
-// limit is counted, not kept.
+// interceptor only watches: it never changes, delays or fails a request. Bodies are kept as the
+// proxy keeps them (proxy/forward/capture.ts): a body over the limit is counted, not judged, and a
+// content-encoded body (undici hands it on still encoded) is decoded before the rules read it.
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -17,9 +18,11 @@ import { ReportBuilder } from '../reports/builder.ts';
 import type { FailOn } from '../reports/fail-on.ts';
 import type { Baseline, Report } from '../reports/model.ts';
 import { buildExchange, judgeExchange, RateLimitTracker } from '../rules/index.ts';
-import type { CapturedBody, Exchange, Headers } from '../rules/types.ts';
+import { normalizeHeaders } from '../rules/exchange.ts';
+import type { Exchange, Headers } from '../rules/types.ts';
 import { bearerCredential } from '../rules/token.ts';
 import { UsageError } from '../core/errors.ts';
+import { BodyCapture } from '../proxy/forward/capture.ts';
 
 export interface ConformanceDispatcherOptions {
   /** The tenant: requests to its origin are judged (https://tenant.example.com). */
@@ -30,7 +33,7 @@ export interface ConformanceDispatcherOptions {
   jwks?: string;
   /** The issuer the tenant's tokens carry; default: the discovery document's. */
   issuer?: string;
-  /** Bytes of each body kept for judging (default 1 MiB); a longer body is not judged. */
+  /** Bytes of each body kept for judging (default 1 MiB); a longer body, on the wire or once decoded, is not judged. */
   maxBodyBytes?: number;
 }
 
@@ -43,52 +46,36 @@ export interface ConformanceDispatcher extends Dispatcher {
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-/** One body as it streams past: kept up to the limit, counted beyond it. */
-class BodyCapture {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-  private over = false;
+/** A header of undici's as normalizeHeaders reads it: a list value is one header per item. */
+type HeaderLine = { name: string; value: string };
 
-  constructor(private readonly limit: number) {}
-
-  add(chunk: Uint8Array | string): void {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    if (this.over) return;
-    if (this.kept + bytes.length > this.limit) {
-      this.over = true;
-      return;
-    }
-    this.chunks.push(Buffer.from(bytes));
-    this.kept += bytes.length;
-  }
-
-  body(): CapturedBody {
-    if (this.over) return { text: '', truncated: true };
-    return { text: Buffer.concat(this.chunks).toString('utf8') };
-  }
-}
-
-/** undici's request headers in any of their shapes (record, [name, value] pairs, a flat list) as the rule engine's. */
-function requestHeaders(input: Dispatcher.DispatchOptions['headers']): Headers {
-  const out: Headers = {};
-  const add = (name: unknown, value: unknown) => {
-    if (typeof name !== 'string' || value === undefined || value === null) return;
-    const key = name.toLowerCase();
-    const text = Array.isArray(value) ? value.map(String).join(', ') : String(value);
-    out[key] = out[key] === undefined ? text : `${out[key]}, ${text}`;
+/**
+ * undici's headers in any of their shapes (a record, a flat [name, value, …] list, a list or any
+ * iterable of [name, value] pairs; a value a string, a list or a number) as the rule engine's.
+ * Undefined values are left out and null is sent empty, as undici does.
+ */
+export function undiciHeaders(input: Dispatcher.DispatchOptions['headers'] | undefined): Headers {
+  const lines: HeaderLine[] = [];
+  const add = (name: unknown, value: unknown): void => {
+    if (typeof name !== 'string' || value === undefined) return;
+    if (Array.isArray(value)) for (const item of value) lines.push({ name, value: String(item ?? '') });
+    else lines.push({ name, value: String(value ?? '') });
   };
-  if (input === undefined || input === null) return out;
+  if (input === undefined || input === null) return {};
   if (Array.isArray(input)) {
     if (input.length > 0 && Array.isArray(input[0])) for (const pair of input as unknown as unknown[][]) add(pair[0], pair[1]);
     else for (let i = 0; i + 1 < input.length; i += 2) add(input[i], input[i + 1]);
-    return out;
+  } else if (typeof (input as Iterable<unknown>)[Symbol.iterator] === 'function') {
+    for (const pair of input as Iterable<[unknown, unknown]>) add(pair[0], pair[1]);
+  } else {
+    for (const [name, value] of Object.entries(input)) add(name, value);
   }
-  if (typeof (input as Iterable<unknown>)[Symbol.iterator] === 'function') {
-    for (const pair of input as Iterable<[string, string]>) add(pair[0], pair[1]);
-    return out;
-  }
-  for (const [name, value] of Object.entries(input as Record<string, unknown>)) add(name, value);
-  return out;
+  return normalizeHeaders(lines);
+}
+
+/** A chunk as bytes of its own: undici's are views into the socket's read buffer, and a string is sent as utf-8. */
+function bytesOf(chunk: Uint8Array | string): Buffer {
+  return typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk);
 }
 
 /**
@@ -96,9 +83,13 @@ function requestHeaders(input: Dispatcher.DispatchOptions['headers']): Headers {
  * (what fetch hands over) is passed on through a copy that keeps what streams past.
  */
 function watchRequestBody(body: Dispatcher.DispatchOptions['body'], capture: BodyCapture): Dispatcher.DispatchOptions['body'] {
-  if (body === undefined || body === null) return body;
+  if (body === undefined || body === null) {
+    capture.complete = true;
+    return body;
+  }
   if (typeof body === 'string' || body instanceof Uint8Array) {
-    capture.add(body);
+    capture.add(bytesOf(body));
+    capture.complete = true;
     return body;
   }
   const iterable = body as AsyncIterable<Uint8Array | string>;
@@ -106,9 +97,11 @@ function watchRequestBody(body: Dispatcher.DispatchOptions['body'], capture: Bod
   // undici sends any async iterable; its types name only streams.
   return (async function* passOn() {
     for await (const chunk of iterable) {
-      capture.add(chunk);
+      capture.add(bytesOf(chunk));
       yield chunk;
     }
+    // Only a body sent to its end is judged; one cut short stays truncated.
+    capture.complete = true;
   })() as unknown as Dispatcher.DispatchOptions['body'];
 }
 
@@ -152,16 +145,17 @@ class JudgingHandler implements Dispatcher.DispatchHandler {
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
     this.status = statusCode;
-    this.responseHeaders = requestHeaders(headers as Record<string, string>);
+    this.responseHeaders = undiciHeaders(headers);
     this.handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.responseBody.add(chunk);
+    this.responseBody.add(bytesOf(chunk));
     this.handler.onResponseData?.(controller, chunk);
   }
 
   onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    this.responseBody.complete = true;
     try {
       this.finish();
     } catch {
@@ -176,7 +170,7 @@ class JudgingHandler implements Dispatcher.DispatchHandler {
 
   private finish(): void {
     if (this.status === undefined) return;
-    const headers = requestHeaders(this.options.headers);
+    const requestHeaders = undiciHeaders(this.options.headers);
     const exchange = buildExchange({
       id: this.id,
       startedAt: new Date(this.startedAt).toISOString(),
@@ -184,11 +178,12 @@ class JudgingHandler implements Dispatcher.DispatchHandler {
       order: { clock: this.judging.clock, sent: this.sent, received: performance.now() },
       method: this.options.method,
       url: `${this.judging.origin}${this.options.path}`,
-      requestHeaders: headers,
-      requestBody: this.requestBody.body(),
+      requestHeaders,
+      // Bodies as the rules read them: decoded per content-encoding; cut short or over the limit, truncated (not judged).
+      requestBody: this.requestBody.captured(requestHeaders['content-encoding']),
       status: this.status,
       responseHeaders: this.responseHeaders,
-      responseBody: this.responseBody.body(),
+      responseBody: this.responseBody.captured(this.responseHeaders['content-encoding']),
     });
     void this.judging.judged(exchange).catch(() => {});
   }

@@ -2,11 +2,13 @@
 // the global dispatcher, as the proxy judges what it observes: a conforming tenant passes, a
 // fault fails the verdict naming its requirement, a forged token carried out is a security
 // finding, other origins pass unseen, and no secret reaches the report.
-import { createServer, type Server } from 'node:http';
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetch as undiciFetch, getGlobalDispatcher, request, setGlobalDispatcher } from 'undici';
-import { conformanceDispatcher, type ConformanceDispatcher } from '../api/conformance-dispatcher.ts';
+import { conformanceDispatcher, undiciHeaders, type ConformanceDispatcher } from '../api/conformance-dispatcher.ts';
 import { startReference, type RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
 
@@ -47,6 +49,44 @@ async function callEachOperation(reference: RunningReference, dispatcher: Confor
 }
 
 const failed = (report: Report) => report.requirements.filter((r) => r.status === 'fail').map((r) => r.id);
+const statusOf = (report: Report, id: string) => report.requirements.find((r) => r.id === id)?.status;
+
+type Coding = 'gzip' | 'deflate' | 'br';
+const encode: Record<Coding, (data: Buffer) => Buffer> = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
+
+/** An answer of a tenant that compresses its bodies, as tenants behind gateways do. */
+interface EncodedAnswer {
+  status: number;
+  body: string;
+  coding: Coding;
+}
+
+/** A tenant on 127.0.0.1 answering each request as `answer` says, its body content-encoded; what it sent, by path. */
+async function compressingTenant(answer: (request: IncomingMessage) => EncodedAnswer): Promise<{ origin: string; sent: Map<string, Buffer>; close: () => Promise<void> }> {
+  const sent = new Map<string, Buffer>();
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      const { status, body, coding } = answer(request);
+      const bytes = encode[coding](Buffer.from(body));
+      sent.set(request.url!, bytes);
+      response.writeHead(status, { 'content-type': 'application/json', 'content-encoding': coding, 'content-length': bytes.length }).end(bytes);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    sent,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The three operations answered with JSON: the resource server gzip-encoded, the session deflate-encoded, the delete's error brotli-encoded. */
+const encodedJson = (request: IncomingMessage): EncodedAnswer => {
+  if (request.url!.includes('/resource-servers/')) return { status: 200, coding: 'gzip', body: JSON.stringify({ id: 'rs_1', identifier: 'https://api.example.com', name: 'API' }) };
+  if (request.url!.includes('/sessions/')) return { status: 200, coding: 'deflate', body: JSON.stringify({ id: 's_1', session_metadata: { team: 'blue' } }) };
+  return { status: 403, coding: 'br', body: JSON.stringify({ statusCode: 403, error: 'Forbidden', message: 'Insufficient scope' }) };
+};
 
 describe('conformanceDispatcher', () => {
   it('a conforming tenant passes: every call judged, the verdict conforming, no secret in the report', async () => {
@@ -127,6 +167,99 @@ describe('conformanceDispatcher', () => {
       setGlobalDispatcher(previous);
       await reference.close();
     }
+  });
+
+  it('judges content-encoded JSON answers after decoding them (undici.request), and hands the application the bytes as sent', async () => {
+    const tenant = await compressingTenant(encodedJson);
+    try {
+      const dispatcher = await conformanceDispatcher({ target: tenant.origin });
+      const received = new Map<string, Buffer>();
+      for (const [method, path, body] of [
+        ['GET', '/api/v2/resource-servers/rs_1', undefined],
+        ['PATCH', '/api/v2/sessions/s_1', JSON.stringify({ session_metadata: { team: 'blue' } })],
+        ['DELETE', '/api/v2/token-exchange-profiles/tep_1', undefined],
+      ] as const) {
+        const response = await request(`${tenant.origin}${path}`, { dispatcher, method, headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip, deflate, br' }, body });
+        received.set(path, Buffer.from(await response.body.arrayBuffer()));
+      }
+      const report = await dispatcher.report();
+      expect(dispatcher.exchanges).toBe(3);
+      expect(statusOf(report, 'GEN-JSON-RESPONSE')).toBe('pass');
+      // The dispatcher only watches: undici.request does not decode, so the application gets the encoded bytes.
+      expect(received.size).toBe(3);
+      for (const [path, bytes] of received) expect(bytes.equals(tenant.sent.get(path)!)).toBe(true);
+      await dispatcher.close();
+    } finally {
+      await tenant.close();
+    }
+  });
+
+  it('judges content-encoded JSON answers after decoding them (fetch), and fetch still decodes them for the application', async () => {
+    const tenant = await compressingTenant(encodedJson);
+    try {
+      const dispatcher = await conformanceDispatcher({ target: tenant.origin });
+      const read = await undiciFetch(`${tenant.origin}/api/v2/resource-servers/rs_1`, { dispatcher });
+      expect(await read.json()).toMatchObject({ id: 'rs_1' });
+      const update = await undiciFetch(`${tenant.origin}/api/v2/sessions/s_1`, { dispatcher, method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session_metadata: { team: 'blue' } }) });
+      expect(await update.json()).toMatchObject({ id: 's_1' });
+      const remove = await undiciFetch(`${tenant.origin}/api/v2/token-exchange-profiles/tep_1`, { dispatcher, method: 'DELETE' });
+      expect(await remove.json()).toMatchObject({ statusCode: 403 });
+      const report = await dispatcher.report();
+      expect(dispatcher.exchanges).toBe(3);
+      expect(statusOf(report, 'GEN-JSON-RESPONSE')).toBe('pass');
+      await dispatcher.close();
+    } finally {
+      await tenant.close();
+    }
+  });
+
+  it('a gzip-encoded answer that is not JSON still fails GEN-JSON-RESPONSE, shown decoded', async () => {
+    const tenant = await compressingTenant(() => ({ status: 200, coding: 'gzip', body: '<html>gateway error page</html>' }));
+    try {
+      const dispatcher = await conformanceDispatcher({ target: tenant.origin });
+      const response = await request(`${tenant.origin}/api/v2/resource-servers/rs_1`, { dispatcher });
+      await response.body.arrayBuffer();
+      const report = await dispatcher.report();
+      expect(failed(report)).toContain('GEN-JSON-RESPONSE');
+      const findings = report.requirements.find((r) => r.id === 'GEN-JSON-RESPONSE')!.evidence.flatMap((e) => e.findings ?? []);
+      expect(findings).toEqual([expect.objectContaining({ expected: 'a body that parses as JSON', received: expect.stringContaining('gateway error page') })]);
+      await dispatcher.close();
+    } finally {
+      await tenant.close();
+    }
+  });
+
+  it('a body over maxBodyBytes, sent or once decoded, is not judged, and the report says so', async () => {
+    const notJson = '<html>not json</html>'.repeat(20);
+    const hashes = Array.from({ length: 8 }, (_, i) => createHash('sha256').update(String(i)).digest('hex')).join('');
+    // Over the limit on the wire (brotli barely shrinks hex of hashes), and under it on the wire but over it decoded (gzip of a repeated text).
+    const tenant = await compressingTenant((req) => (req.url!.includes('/wire') ? { status: 200, coding: 'br', body: hashes } : { status: 200, coding: 'gzip', body: notJson }));
+    try {
+      const maxBodyBytes = 64;
+      expect(gzipSync(Buffer.from(notJson)).length).toBeLessThan(maxBodyBytes);
+      const dispatcher = await conformanceDispatcher({ target: tenant.origin, maxBodyBytes });
+      for (const id of ['wire', 'decoded']) {
+        const response = await request(`${tenant.origin}/api/v2/resource-servers/${id}`, { dispatcher });
+        await response.body.arrayBuffer();
+      }
+      expect(tenant.sent.get('/api/v2/resource-servers/wire')!.length).toBeGreaterThan(maxBodyBytes);
+      const report = await dispatcher.report();
+      expect(dispatcher.exchanges).toBe(2);
+      expect(failed(report)).not.toContain('GEN-JSON-RESPONSE');
+      expect(report.traffic?.notJudged).toEqual([expect.objectContaining({ reason: expect.stringContaining('response body over the 64 bytes body limit'), exchanges: ['dispatcher-1'] })]);
+      await dispatcher.close();
+    } finally {
+      await tenant.close();
+    }
+  });
+
+  it("reads undici's header shapes alike: a flat list, pairs, an iterable of pairs, a record with a list value", () => {
+    const expected = { 'content-type': 'application/json', accept: 'application/json, text/plain', 'x-count': '2' };
+    expect(undiciHeaders(['Content-Type', 'application/json', 'Accept', 'application/json', 'accept', 'text/plain', 'X-Count', '2'])).toEqual(expected);
+    expect(undiciHeaders([['Content-Type', 'application/json'], ['Accept', 'application/json'], ['accept', 'text/plain'], ['X-Count', '2']] as unknown as string[])).toEqual(expected);
+    expect(undiciHeaders(new Map<string, string | string[]>([['Content-Type', 'application/json'], ['Accept', ['application/json', 'text/plain']], ['X-Count', '2']]))).toEqual(expected);
+    expect(undiciHeaders({ 'Content-Type': 'application/json', Accept: ['application/json', 'text/plain'], 'X-Count': 2, 'x-absent': undefined } as unknown as Record<string, string>)).toEqual(expected);
+    expect(undiciHeaders(null)).toEqual({});
   });
 
   it('a target that is not a URL is a usage error', async () => {

@@ -4,13 +4,14 @@
 // embedded reference when there is no target, calls this, and renders the report.
 import { UsageError } from '../core/errors.ts';
 import { noJwksLine } from '../keys/tenant-keys.ts';
-import { issuerLine, learnTenant, TenantTokens, tenantTokensData, withIssuerFromTokens } from '../keys/tenant.ts';
+import { issuerLine, learnTenant, TenantTokens, tenantTokensData, withIssuerFromTokens, type TenantKnowledge } from '../keys/tenant.ts';
 import type { ReportBuilder } from '../reports/builder.ts';
 import { OPERATION_ROUTES, type ApiOperationId } from '../rules/checks/served.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 import { SuiteApi } from './api.ts';
 import { PROFILES, type SuiteConfig } from './config.ts';
 import { notServedReason, preflight, type PreflightOutcome } from './preflight.ts';
+import { offerHandover } from './handover.ts';
 import { runSuites } from './runner.ts';
 
 export interface ConformanceOptions {
@@ -43,31 +44,44 @@ export interface ConformanceOutcome {
  */
 export async function runConformance(config: SuiteConfig, options: ConformanceOptions): Promise<ConformanceOutcome> {
   const { builder, print, warn } = options;
-  // What the tenant says of its tokens (keys/tenant.ts): never guessed from the address the run reaches it at.
-  let tenant = await learnTenant({ ...(config.issuer !== undefined ? { issuer: config.issuer } : {}), ...(config.jwksUrlGiven ? { jwks: config.jwksUrl } : {}), wellKnownAt: config.authUrl });
-  const keys = tenant.keys!;
-  if ('problem' in keys && config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
-  const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
-  if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
-  // The run's own requests (preflight, restore) are judged here; the suites' in their worker (suites/context.ts), from the same knowledge.
-  const checked = await preflight(config, TenantTokens.of(tenant));
-  // Said once the target has answered: an unreachable target is one line of its own.
-  if ('problem' in keys) warn(noJwksLine(keys));
-  tenant = await withIssuerFromTokens(tenant, tokensFromTheTokenEndpoint(checked.tokens, config));
-  print(issuerLine(tenant));
+  // The suites' worker starts now and waits for the preflight's outcome (suites/handover.ts):
+  // its start overlaps the preflight's round trips. Until the handover it prints nothing.
+  const offer = await offerHandover();
+  let handedOver = false;
+  let stopSuites: (() => Promise<void>) | undefined;
+  let abandoned = false;
+  const onStart = (stop: () => Promise<void>) => {
+    stopSuites = stop;
+    if (abandoned) void stop().catch(() => {});
+  };
+  const suites = runSuites({ config, handover: offer.address, requirements: options.requirements, builder, print: (line) => handedOver && print(line), onStart });
+  let checked: PreflightOutcome;
+  let tenant: TenantKnowledge;
+  try {
+    ({ checked, tenant } = await beforeTheSuites(config, print, warn));
+  } catch (error) {
+    // A setup error: the worker runs nothing, and the run ends without a verdict.
+    offer.withdraw('the run ended in a setup error');
+    abandoned = true;
+    await stopSuites?.().catch(() => {});
+    await suites.catch(() => {});
+    await offer.close();
+    throw error;
+  }
   const served = afterPreflight(checked, config, builder, print, warn);
+  const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
   // The suites ask for tokens where the preflight had them.
-  const suiteConfig: SuiteConfig = { ...config, tokenUrls: [checked.tokenUrl] };
-  const api = new SuiteApi(suiteConfig, TenantTokens.of(tenant), checked.tokens, {
+  const tokenUrls = [checked.tokenUrl];
+  const api = new SuiteApi({ ...config, tokenUrls }, TenantTokens.of(tenant), checked.tokens, {
     exchange: (exchange, judgement) => builder.addExchange(exchange, judgement, 'run: preflight and restore'),
     unplanned429: () => {},
     risked429: () => {},
   });
   try {
-    let stopSuites: (() => Promise<void>) | undefined;
-    // Listening before vitest starts: its own handlers come after ours.
+    // Listening before the suites run: vitest's own handlers are gone (runner.ts).
     const interrupt = options.listenForInterrupt();
-    const suites = runSuites({ config: suiteConfig, tokens: checked.tokens, notServed: checked.notServed, tenant: tenantTokensData(tenant), requirements: options.requirements, builder, print, onStart: (stop) => (stopSuites = stop) });
+    handedOver = true;
+    offer.give({ tokens: checked.tokens, tenant: tenantTokensData(tenant), notServed: checked.notServed, tokenUrls });
     const outcome = await Promise.race([suites.then((r) => ({ kind: 'done' as const, ...r })), interrupt.promise.then(() => ({ kind: 'interrupted' as const }))]);
     interrupt.dispose();
     if (outcome.kind === 'interrupted') {
@@ -93,7 +107,28 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
     return { interrupted: outcome.kind === 'interrupted', totals: outcome.kind === 'done' ? outcome.totals : undefined, waitedMs: api.pacer.waitedMs };
   } finally {
     await api.close();
+    await offer.close();
   }
+}
+
+/**
+ * What the tenant says of its tokens, then the preflight (suites/preflight.ts): throws
+ * UsageError for a setup error. What the tenant's tokens say of its issuer is learned here too.
+ */
+async function beforeTheSuites(config: SuiteConfig, print: (line: string) => void, warn: (line: string) => void): Promise<{ checked: PreflightOutcome; tenant: TenantKnowledge }> {
+  // What the tenant says of its tokens (keys/tenant.ts): never guessed from the address the run reaches it at.
+  let tenant = await learnTenant({ ...(config.issuer !== undefined ? { issuer: config.issuer } : {}), ...(config.jwksUrlGiven ? { jwks: config.jwksUrl } : {}), wellKnownAt: config.authUrl });
+  const keys = tenant.keys!;
+  if ('problem' in keys && config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
+  const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
+  if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
+  // The run's own requests (preflight, restore) are judged here; the suites' in their worker (suites/context.ts), from the same knowledge.
+  const checked = await preflight(config, TenantTokens.of(tenant));
+  // Said once the target has answered: an unreachable target is one line of its own.
+  if ('problem' in keys) warn(noJwksLine(keys));
+  tenant = await withIssuerFromTokens(tenant, tokensFromTheTokenEndpoint(checked.tokens, config));
+  print(issuerLine(tenant));
+  return { checked, tenant };
 }
 
 /** The tokens the token endpoint issued to the run's client credentials profiles (a static token is the user's word, not the endpoint's). */

@@ -10,31 +10,35 @@ import { ConformanceFailure, failureText, receivedAnswer } from './failure.ts';
 import type { Profile, SuiteConfig } from './config.ts';
 import type { Judged } from './http.ts';
 import { SuiteApi } from './api.ts';
-import { TenantTokens, type TenantTokensData } from '../keys/tenant.ts';
+import { TenantTokens } from '../keys/tenant.ts';
+import { receiveHandover, type Handover, type HandoverAddress } from './handover.ts';
 import { assertEdgesThenRandom, assertEdgesThenRandomConcurrently } from './budget.ts';
 export { covers } from './requirement-names.ts';
-import type { CachedToken } from './tokens.ts';
 import type { ApiOperationId } from '../rules/checks/served.ts';
 import { notServedReason } from './preflight.ts';
 
 declare module 'vitest' {
   interface ProvidedContext {
+    /** The run's configuration as the preflight started with it. */
     tmiConfig: SuiteConfig;
-    tmiTokens: Partial<Record<Profile, CachedToken>>;
-    /** Operations the run's preflight found the target does not serve. */
-    tmiNotServed: ApiOperationId[];
-    /** What the run learned of the tenant's tokens (null: nothing, and the run said so). */
-    tmiTenant: TenantTokensData | null;
+    /** Where the preflight's outcome is had (suites/handover.ts). */
+    tmiHandover: HandoverAddress;
   }
 }
 
-export const config: SuiteConfig = inject('tmiConfig');
+// Shared by the run's files (each evaluates this module): the preflight's outcome, had once,
+// and one client, with its tokens, pacing and rate-limit history.
+const shared = globalThis as { tmiHandover?: Promise<Handover>; tmiSuiteApi?: SuiteApi };
+// The worker starts while the preflight runs; no test sends a request before it ended.
+const handover: Handover = await (shared.tmiHandover ??= receiveHandover(inject('tmiHandover')));
 
-// One client per worker: the run's files share its tokens, pacing and rate-limit history. Every
-// token the suites send is settled against what the run learned of the tenant's tokens when it
-// started (keys/tenant.ts: the issuer and the keys, from the config, the discovery document or its tokens).
-const shared = globalThis as { tmiSuiteApi?: SuiteApi };
-export const api: SuiteApi = (shared.tmiSuiteApi ??= new SuiteApi(config, TenantTokens.fromData(inject('tmiTenant')), inject('tmiTokens')));
+/** The configuration, with the token endpoint where the preflight had its tokens. */
+export const config: SuiteConfig = { ...inject('tmiConfig'), tokenUrls: handover.tokenUrls };
+
+// Every token the suites send is settled against what the run learned of the tenant's tokens
+// when it started (keys/tenant.ts: the issuer and the keys, from the config, the discovery
+// document or its tokens).
+export const api: SuiteApi = (shared.tmiSuiteApi ??= new SuiteApi(config, TenantTokens.fromData(handover.tenant), handover.tokens));
 
 // How a test's expectations charge requirements. A test fails only in the kit's words, and its
 // failure is evidence against exactly the requirements it names:
@@ -147,7 +151,7 @@ export function needs(context: TestContext, condition: boolean, reason: string):
   if (!condition) context.skip(reason);
 }
 
-const notServed: ApiOperationId[] = inject('tmiNotServed') ?? [];
+const notServed: ApiOperationId[] = handover.notServed;
 
 /** The target serves the operation (the run's preflight found it answering). */
 export const served = (operation: ApiOperationId): boolean => !notServed.includes(operation);

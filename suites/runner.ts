@@ -4,15 +4,13 @@
 /// <reference types="vitest/config" />
 import { join } from 'node:path';
 import type { TestSpecification } from 'vitest/node';
-import type { TenantTokensData } from '../keys/tenant.ts';
 import type { ReportBuilder } from '../reports/builder.ts';
 import { packageRoot } from '../core/paths.ts';
-import type { Profile, SuiteConfig } from './config.ts';
+import type { SuiteConfig } from './config.ts';
+import type { HandoverAddress } from './handover.ts';
 import { testNamePatternFor } from './requirement-names.ts';
 import { loadVitestNode } from './vitest-node.ts';
 import { SuiteReporter, type RunTotals } from './reporter.ts';
-import type { CachedToken } from './tokens.ts';
-import type { ApiOperationId } from '../rules/checks/served.ts';
 
 /** The suites, in the order they run. */
 export const SUITE_FILES = ['authentication.suite.ts', 'token-attacks.suite.ts', 'delete-token-exchange-profile.suite.ts', 'update-session.suite.ts', 'get-resource-server.suite.ts', 'rate-limits.suite.ts'];
@@ -32,11 +30,8 @@ class InDocumentOrder {
 
 export interface SuiteRunOptions {
   config: SuiteConfig;
-  tokens: Partial<Record<Profile, CachedToken>>;
-  /** What the run learned of the tenant's tokens at start (keys/tenant.ts); the worker settles every token against it. */
-  tenant?: TenantTokensData | null;
-  /** Operations the preflight found the target does not serve: their tests are skipped. */
-  notServed?: ApiOperationId[];
+  /** Where the worker gets the preflight's outcome (suites/handover.ts): it starts before the preflight ends, and waits for it. */
+  handover: HandoverAddress;
   /** Only the tests covering these requirements (empty: all). */
   requirements: string[];
   builder: ReportBuilder;
@@ -77,7 +72,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
         testTimeout: 15 * 60_000,
         hookTimeout: 5 * 60_000,
         passWithNoTests: true,
-        provide: { tmiConfig: options.config, tmiTokens: options.tokens, tmiTenant: options.tenant ?? null, tmiNotServed: options.notServed ?? [] },
+        provide: { tmiConfig: options.config, tmiHandover: options.handover },
         sequence: { sequencer: InDocumentOrder },
       },
     },
@@ -88,10 +83,14 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
     for (const listener of process.listeners(signal)) if (!signalListeners[signal].includes(listener)) process.off(signal, listener);
   }
   // An interrupt cancels the run and stops the worker before the caller touches the target again.
+  let stopped = false;
   options.onStart?.(async () => {
+    stopped = true;
     await vitest.cancelCurrentRun('keyboard-input');
     await vitest.close();
   });
+  // Stopped before it started (the run ended in a setup error): no worker at all.
+  if (stopped) return { totals: reporter.totals, errors: [] };
   await vitest.start(SUITE_FILES.map((f) => join(suitesDir, f)));
   const errors = vitest.state.getUnhandledErrors().map((e) => String((e as Error)?.message ?? e).split('\n')[0]!);
   for (const file of vitest.state.getFiles()) {

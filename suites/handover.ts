@@ -1,0 +1,88 @@
+// What the preflight learned, handed to the suites' worker after the worker started. Starting
+// it (a process, vitest, the kit's modules: 1.5 to 2 s, more on a loaded machine) overlaps the
+// preflight's round trips to the target, and its first test waits for this. vitest's provide
+// is fixed once the worker starts, so the handover goes over loopback: one answer, to the holder
+// of a random key the worker was given through provide. It carries the tokens the preflight
+// got, which never go through a file.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import type { TenantTokensData } from '../keys/tenant.ts';
+import type { ApiOperationId } from '../rules/checks/served.ts';
+import type { Profile } from './config.ts';
+import type { CachedToken } from './tokens.ts';
+
+/** What the worker needs from the preflight. */
+export interface Handover {
+  tokens: Partial<Record<Profile, CachedToken>>;
+  /** What the run learned of the tenant's tokens (keys/tenant.ts); null: nothing. */
+  tenant: TenantTokensData | null;
+  /** Operations the target does not serve: their tests are skipped. */
+  notServed: ApiOperationId[];
+  /** Where tokens are asked for: where the preflight had them. */
+  tokenUrls: string[];
+}
+
+/** Where the worker asks for the handover, and the key it shows. */
+export interface HandoverAddress {
+  url: string;
+  key: string;
+}
+
+export interface HandoverOffer {
+  address: HandoverAddress;
+  /** The preflight is done: the worker gets this. */
+  give(handover: Handover): void;
+  /** The run ends before the suites (a setup error): the worker is told so, and runs nothing. */
+  withdraw(reason: string): void;
+  close(): Promise<void>;
+}
+
+/** Listens on a free loopback port; answers the key's holder once, when the handover is given or withdrawn. */
+export async function offerHandover(): Promise<HandoverOffer> {
+  const key = randomBytes(32).toString('base64url');
+  const expected = Buffer.from(`Bearer ${key}`);
+  let settle!: (outcome: { handover: Handover } | { withdrawn: string }) => void;
+  const outcome = new Promise<{ handover: Handover } | { withdrawn: string }>((resolve) => (settle = resolve));
+  let answered = false;
+  const server: Server = createServer((req, res) => {
+    const shown = Buffer.from(req.headers.authorization ?? '');
+    if (shown.length !== expected.length || !timingSafeEqual(shown, expected) || answered) {
+      res.writeHead(403).end();
+      return;
+    }
+    answered = true;
+    void outcome.then((settled) => {
+      const body = JSON.stringify(settled);
+      res.writeHead('handover' in settled ? 200 : 409, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    address: { url: `http://127.0.0.1:${port}/handover`, key },
+    give: (handover) => settle({ handover }),
+    withdraw: (reason) => settle({ withdrawn: reason }),
+    close: async () => {
+      // A worker still waiting is told before the connection goes (the answer is written on the next turn).
+      settle({ withdrawn: 'the run ended' });
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** In the worker: waits for the handover (as long as the preflight takes); throws when it was withdrawn. */
+export async function receiveHandover(address: HandoverAddress): Promise<Handover> {
+  const answer = await request(address.url, { headers: { authorization: `Bearer ${address.key}` }, headersTimeout: 0, bodyTimeout: 0 });
+  const settled = (await answer.body.json()) as { handover: Handover } | { withdrawn: string };
+  if (!('handover' in settled)) throw new Error(`the suites did not run: ${settled.withdrawn}`);
+  return settled.handover;
+}

@@ -25,11 +25,11 @@ const unescapeSegment = (segment: string): string => segment.replace(/~1/g, '/')
 const escapeToken = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Keywords followed by a name or an index whose subschema holds for the same place: both skipped. */
-const SAME_PLACE_NAMED = new Set(['allOf', 'anyOf', 'oneOf', 'dependentSchemas', '$defs', 'definitions']);
+const SAME_PLACE_NAMED: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf', 'dependentSchemas', '$defs', 'definitions']);
 /** Keywords followed by a name or an index whose subschema holds for a free key or any element: "*". */
-const ANY_MEMBER_NAMED = new Set(['patternProperties', 'prefixItems']);
+const ANY_MEMBER_NAMED: ReadonlySet<string> = new Set(['patternProperties', 'prefixItems']);
 /** Keywords whose subschema holds for a free key or any element: "*". */
-const ANY_MEMBER = new Set(['additionalProperties', 'unevaluatedProperties', 'propertyNames', 'items', 'additionalItems', 'unevaluatedItems', 'contains']);
+const ANY_MEMBER: ReadonlySet<string> = new Set(['additionalProperties', 'unevaluatedProperties', 'propertyNames', 'items', 'additionalItems', 'unevaluatedItems', 'contains']);
 
 /**
  * The place in the documented shape of the body a schema error is about, as an RFC 6901 JSON

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { finding } from '../rules/checks/check.ts';
 import { pointerOfSchemaError, schemaFindings } from '../rules/checks/schema.ts';
 import { judgeExchange } from '../rules/index.ts';
+import { loadSchema } from '../rules/schemas.ts';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Exchange, Finding } from '../rules/types.ts';
 import { recordExchange } from '../recordings/write.ts';
@@ -64,6 +65,21 @@ describe('pointerOfSchemaError', () => {
   it('required: the missing property is the place', () => {
     expect(placesOf({ required: ['id'] }, {})).toEqual(['/id']);
     expect(placesOf({ properties: { encryption_key: { required: ['pem'] } } }, { encryption_key: {} })).toEqual(['/encryption_key/pem']);
+  });
+
+  it('the failing keyword itself is dropped: additionalProperties false and contains are about the object or the array', () => {
+    expect(placesOf({ properties: { c: { additionalProperties: false } } }, { c: { x: 1 } })).toEqual(['/c']);
+    expect(placesOf({ properties: { d: { contains: { type: 'string' } } } }, { d: [1] })).toEqual(['/d/*', '/d']);
+  });
+
+  it('a name or an index after allOf, dependentSchemas or $defs is never read as a keyword', () => {
+    expect(placesOf({ properties: { a: { dependentSchemas: { properties: { required: ['b'] } } } } }, { a: { properties: 1 } })).toEqual(['/a/b']);
+    // Through a $ref ajv's path starts at the definition, and so does the place: the kit's schemas have none (below).
+    expect(placesOf({ properties: { list: { $ref: '#/$defs/items' } }, $defs: { items: { type: 'array' } } }, { list: 1 })).toEqual(['']);
+  });
+
+  it("the kit's schemas have no $ref, so every place is read from the root of the body", () => {
+    for (const name of ['session', 'resource-server', 'update-session-request', 'error'] as const) expect(JSON.stringify(loadSchema(name)), name).not.toContain('"$ref"');
   });
 
   it('escapes ~ and / in a name (RFC 6901)', () => {

@@ -262,6 +262,22 @@ describe('renderSarif', () => {
     expect(status.message.text).toMatch(/^RS-SUCCESS-200: expected 200 on success; received 201\n/);
   });
 
+  it('at most as many results per operation as a report keeps places; the "" result says the others are counted in it', () => {
+    const exchange = updateExchange(undefined, { ...session(), created_at: 'yesterday' });
+    const judgement = judgeExchange(exchange);
+    const [schemaFinding] = judgement.findings.filter((f) => f.requirement === 'SES-RESPONSE-SCHEMA');
+    const findings = Array.from({ length: 20 }, (_, i) => ({ ...schemaFinding!, pointer: `/field_${String(i).padStart(2, '0')}` }));
+    const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
+    builder.addExchange(exchange, { ...judgement, findings });
+    const log = logOf(builder.build({ failOn: 'must' }));
+    expect(schemaErrors(log)).toEqual([]);
+    const results = resultsOf(log).filter((r) => r.ruleId === 'SES-RESPONSE-SCHEMA');
+    expect(results).toHaveLength(16);
+    expect(results[0]!.properties).toEqual({ operation: 'updateSession', pointer: '' });
+    expect(results[0]!.message.text).toContain('It failed at more places on updateSession than a report lists; the others are counted here.');
+    expect(results[1]!.message.text).not.toContain('more places');
+  });
+
   it('never holds a secret an exchange carried: the received value is there, masked', () => {
     const secret = 'k7Qw9ZpR2xL4vN8mT1sB6yH3cF5jD0aE';
     const exchange = getExchange(resourceServer({ id: secret, signing_secret: secret }), 'rs_lookup');

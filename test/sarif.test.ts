@@ -1,6 +1,7 @@
 // report.sarif: a SARIF 2.1.0 log that validates against the official schema, one rule per
-// requirement, one result per failed requirement and operation located at the quote's line in
-// the document, fingerprints that do not change between runs of the same fault, a baseline's
+// requirement, one result per failed requirement, operation and place in the body located at the
+// quote's line in the document, fingerprints that do not change between runs of the same fault
+// (nor with the keys and indices of generated bodies), a baseline's
 // acceptance as a suppression, and no secret from an exchange. Three runs of the reference are
 // shared by the cases (a fault, the same fault under a baseline, a conforming run), side by side.
 import { createHash } from 'node:crypto';

@@ -70,6 +70,7 @@ export function safeFindings(findings: Finding[], secrets: SecretSink): Finding[
     const received = scrubSecrets(f.received, secrets);
     const kept: Finding = { requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, expected, received };
     if (f.security !== undefined) kept.security = scrubSecrets(f.security, secrets);
+    if (f.pointer !== undefined) kept.pointer = f.pointer;
     safe.push(kept);
   }
   return safe;

@@ -47,6 +47,8 @@ function reportedFinding(f: Finding, secrets: SecretSink): ReportedFinding {
   const received = scrubSecrets(f.received, secrets);
   const reported: ReportedFinding = { requirement: f.requirement, level: f.level, subject: f.subject, check: f.check, expected, received, message: '' };
   if (f.security !== undefined) reported.security = scrubSecrets(f.security, secrets);
+  // Made from the document's shape, never from the exchange: nothing in it to mask.
+  if (f.pointer !== undefined) reported.pointer = f.pointer;
   reported.message = findingMessage(reported);
   return reported;
 }

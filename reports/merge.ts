@@ -4,6 +4,7 @@
 // represented, traffic statistics are added up, and the verdict is taken again at `failOn`.
 import { assembleReport } from './assemble.ts';
 import { ClientFindingTally } from './client-findings.ts';
+import { FailedPlaces } from './failed-places.ts';
 import { EVIDENCE_PER_REQUIREMENT, PASSING_EVIDENCE_PER_REQUIREMENT } from './evidence-limits.ts';
 import type { FailOn } from './fail-on.ts';
 import type { Evidence, OperationTraffic, Report, RequirementResult, Source, TrafficStats } from './model.ts';
@@ -102,6 +103,7 @@ function mergeRequirements(inputs: Renamed[]): RequirementResult[] {
     if (status === 'skip') merged.reason = skipReason(parts);
     const byOperation = mergeByOperation(parts.map((p) => p.result));
     if (byOperation) merged.byOperation = byOperation;
+    mergePlaces(parts.map((p) => p.result)).writeTo(merged);
     return merged;
   });
 }
@@ -117,6 +119,16 @@ function mergeByOperation(results: RequirementResult[]): RequirementResult['byOp
     }
   }
   return Object.keys(into).length > 0 ? into : undefined;
+}
+
+/** The places each operation failed at, in any part, bounded again; with what any part had folded. */
+function mergePlaces(results: RequirementResult[]): FailedPlaces {
+  const places = new FailedPlaces();
+  for (const r of results) {
+    for (const [operation, pointers] of Object.entries(r.pointers ?? {})) for (const pointer of pointers) places.add(operation, pointer);
+    for (const operation of r.pointersFolded ?? []) places.addFolded(operation);
+  }
+  return places;
 }
 
 /** Every source skipped it: say why, naming the sources when their reasons differ. */

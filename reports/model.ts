@@ -30,7 +30,7 @@ export interface Source {
  * A finding as a report keeps it: the rule engine's data (what was expected, what was
  * received), its secrets masked, and the message rendered from them for people.
  */
-export interface ReportedFinding extends Pick<Finding, 'requirement' | 'level' | 'subject' | 'check' | 'expected' | 'received' | 'security'> {
+export interface ReportedFinding extends Pick<Finding, 'requirement' | 'level' | 'subject' | 'check' | 'expected' | 'received' | 'security' | 'pointer'> {
   message: string;
 }
 
@@ -125,6 +125,16 @@ export interface RequirementResult extends RequirementFacts {
    * how many of them failed it, so that each operation's table row shows its own result.
    */
   byOperation?: Record<string, { exchanges: number; findings: number }>;
+  /**
+   * Where it failed, per operation id: the distinct places (Finding.pointer, RFC 6901 JSON
+   * pointers into the documented body) the findings of every failing exchange named, sorted; ""
+   * for a failure that named none (or a failed test without a finding of its exchange). At most
+   * PLACES_PER_OPERATION per operation (reports/failed-places.ts). Absent: it did not fail, or a
+   * report of an earlier version.
+   */
+  pointers?: Record<string, string[]>;
+  /** Operations with more places than `pointers` holds: the rest are folded into its "". */
+  pointersFolded?: string[];
   /** Failed or warned, and accepted by the baseline (--baseline): not counted in the verdict. */
   accepted?: { reason: string; until?: string };
 }

@@ -6,6 +6,7 @@ import { checksOf } from '../rules/checks/index.ts';
 import type { Finding } from '../rules/types.ts';
 import { EVIDENCE_PER_REQUIREMENT, PASSING_EVIDENCE_PER_REQUIREMENT, PASSING_EXCHANGES_PER_REQUIREMENT } from './evidence-limits.ts';
 import type { KeptExchange } from './kept-exchange.ts';
+import { FailedPlaces } from './failed-places.ts';
 import type { Evidence, ExchangeEvidence, RequirementResult, Status, TestOutcome } from './model.ts';
 import { requirementResult } from './requirement-result.ts';
 import { failureStatus } from './status.ts';
@@ -24,6 +25,10 @@ export class RequirementTally {
   private readonly passes: Evidence[] = [];
   /** Per operation id, for a requirement of several: exchanges that examined it, and those that failed it. */
   private readonly byOperation = new Map<string, { exchanges: number; findings: number }>();
+  /** Per operation id, the places its findings named, of every failing exchange (one of any number of operations). */
+  private readonly places = new FailedPlaces();
+  /** Tests with an exchange that failed it: their failure is at the places of its findings. */
+  private readonly testsWithFindings = new Set<string>();
 
   constructor(
     readonly requirement: Requirement,
@@ -47,6 +52,8 @@ export class RequirementTally {
     this.failingExchanges++;
     this.countOperation(kept.operation, true);
     if (findings.some((f) => f.security !== undefined)) this.securityExchanges++;
+    for (const f of findings) this.places.add(kept.operation, f.pointer ?? '');
+    if (test !== undefined) this.testsWithFindings.add(test);
     if (!this.roomForFailure(failureKind(kept.credentialAttack(), test))) return;
     const item: Evidence = { source: this.source, kind: 'exchange', status: failureStatus(this.requirement.level) };
     if (test !== undefined) item.test = test;
@@ -112,10 +119,22 @@ export class RequirementTally {
     if (exchange !== undefined) item.exchange = exchange;
     if (outcome.status === 'fail') {
       this.failingTests++;
+      this.testFailedWithoutFindings(outcome.name);
       if (this.roomForFailure(failureKind(exchange?.credential?.attack, outcome.name))) this.failures.push(item);
     } else if (this.passes.length < PASSING_EVIDENCE_PER_REQUIREMENT) {
       this.passes.push(item);
     }
+  }
+
+  /**
+   * A failed test none of whose exchanges had a finding against it (an expectation of its own
+   * failed) names no place: "" on the requirement's operation, when it has one. A requirement of
+   * several operations is left to report.sarif, which gives an operation without places "".
+   */
+  private testFailedWithoutFindings(test: string): void {
+    const [operation, ...others] = this.requirement.operations;
+    if (this.testsWithFindings.has(test) || operation === undefined || others.length > 0 || operation === 'all') return;
+    this.places.add(operation, '');
   }
 
   /** Why nothing examined it (e.g. a missing credential profile); each reason once. */
@@ -136,6 +155,7 @@ export class RequirementTally {
     });
     if (status === 'skip') result.reason = this.skipReason();
     if (this.byOperation.size > 0) result.byOperation = Object.fromEntries(this.byOperation);
+    this.places.writeTo(result);
     return result;
   }
 

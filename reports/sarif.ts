@@ -9,10 +9,18 @@
 // (the package root), never to %SRCROOT%: a code scanning upload reads a relative path as one in
 // the repository, lists the alert with the document's path and line, and has no file to show.
 //
-// Alerts are told apart across runs by `partialFingerprints`: a hash of the requirement and the
-// operation only, nothing a run changes (times, ports, exchange ids, seeds). A failure accepted
-// by a baseline is a result with an external suppression carrying the baseline's reason.
-// Everything from an exchange comes from the model's evidence, already redacted.
+// A failed operation has one result per place of the body its failures named (the requirement's
+// `pointers`: RFC 6901 JSON pointers into the documented shape, "" for a failure that named none),
+// so two broken fields are two alerts, each fixed on its own.
+//
+// Alerts are told apart across runs by `partialFingerprints`: a hash of the requirement, the
+// operation and the place only, nothing a run changes (times, ports, exchange ids, seeds, the
+// keys of generated bodies). Beside it stays the key of earlier versions, the hash of the
+// requirement and the operation, with its old value: a viewer that compares the keys two results
+// share matches an alert of an earlier version to the results of its requirement and operation,
+// and tells the places apart by the new key. A failure accepted by a baseline is a result with
+// an external suppression carrying the baseline's reason. Everything from an exchange comes from
+// the model's evidence, already redacted.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,8 +36,10 @@ const INFORMATION_URI = 'https://www.npmjs.com/package/tmi-conform';
 const DOCUMENT = 'schemas/tenant-management-api.md';
 /** The base id of the document's location: the root of the tmi-conform package that wrote the log. */
 const PACKAGE_ROOT = 'TMI_CONFORM';
-/** The key of the fingerprint, versioned: a change to what it hashes gets a new key, not silently new alerts. */
-const FINGERPRINT = 'tmiConformRequirementOperation/v1';
+/** The keys of the fingerprints, versioned: a change to what they hash gets a new key, not silently new alerts. */
+const FINGERPRINT = 'tmiConformRequirementOperationPointer/v1';
+/** The key of earlier versions (requirement and operation), kept with its value so their alerts stay matched. */
+const FINGERPRINT_WITHOUT_POINTER = 'tmiConformRequirementOperation/v1';
 /**
  * GitHub's severity of a security alert (0.1–3.9 low, 4.0–6.9 medium, 7.0–8.9 high, 9.0+
  * critical): a request carried out that a stated rule says to refuse is high, one an inferred
@@ -131,21 +141,46 @@ function failedOperations(r: RequirementResult): string[] {
   return failed.length > 0 ? failed : r.operations;
 }
 
-/** The evidence of the failure on `operation`: an exchange of that operation, or for a single operation any failure. */
-function evidenceOn(r: RequirementResult, operation: string, operations: readonly string[]): Evidence | undefined {
+/**
+ * The places a failure on `operation` was at: those the report recorded, or "" when it recorded
+ * none there (a failed test without a finding, a report of an earlier version).
+ */
+function failedPlaces(r: RequirementResult, operation: string): string[] {
+  const places = r.pointers?.[operation] ?? [];
+  return places.length > 0 ? places : [''];
+}
+
+/** A finding of the requirement at `pointer` (a finding without one is at ""). */
+const findingAt = (r: RequirementResult, e: Evidence, pointer: string) => e.findings?.find((f) => f.requirement === r.id && (f.pointer ?? '') === pointer);
+
+/**
+ * The evidence of the failure on `operation` at `pointer`: an exchange of that operation with a
+ * finding there (for "", a failed test without findings will do); failing that, for "", any
+ * failure of that operation, or for a single operation any failure. None for a place the
+ * sampled evidence does not show: another place's finding would mislead.
+ */
+function evidenceOn(r: RequirementResult, operation: string, operations: readonly string[], pointer: string): Evidence | undefined {
   const against = r.evidence.filter((e) => e.status === r.status);
+  const onOperation = (e: Evidence) => e.exchange?.operation === operation || (e.exchange?.operation === undefined && operations.length === 1);
+  const at = against.find((e) => onOperation(e) && (findingAt(r, e, pointer) !== undefined || (pointer === '' && e.kind === 'test' && !e.findings)));
+  if (at || pointer !== '') return at;
   return against.find((e) => e.exchange?.operation === operation) ?? (operations.length === 1 ? against[0] : undefined);
 }
 
 const firstLine = (text: string): string => text.split('\n', 1)[0]!;
 
-/** Expected and received (the finding's message), then the exchange behind it. */
-function resultMessage(r: RequirementResult, operation: string, evidence: Evidence | undefined): string {
+/** " at /signing_alg of the response body": where in the body; nothing for "" (the body itself, or no one place). */
+const placeText = (pointer: string): string => (pointer === '' ? '' : ` at ${pointer} of the response body`);
+
+/** Expected and received (the finding's message), where, then the exchange behind it. */
+function resultMessage(r: RequirementResult, operation: string, pointer: string, evidence: Evidence | undefined): string {
   const counts = r.byOperation?.[operation];
   const tally = counts ? ` ${counts.findings} of ${counts.exchanges} exchange(s) of ${operation} against it.` : '';
-  if (!evidence) return `${r.id}: ${r.title}, not met on ${operation}.${tally} The sampled evidence is in report.html and report.json.`;
-  const said = evidence.findings?.find((f) => f.requirement === r.id)?.message ?? firstLine(evidence.message ?? `${r.id}: ${r.title}`);
-  const lines = [said];
+  const folded = pointer === '' && r.pointersFolded?.includes(operation) ? ` It failed at more places on ${operation} than a report lists; the others are counted here.` : '';
+  if (!evidence) return `${r.id}: ${r.title}, not met on ${operation}${placeText(pointer)}.${folded}${tally} The sampled evidence is in report.html and report.json.`;
+  const said = (findingAt(r, evidence, pointer) ?? evidence.findings?.find((f) => f.requirement === r.id))?.message ?? firstLine(evidence.message ?? `${r.id}: ${r.title}`);
+  const lines = [pointer === '' ? said : `${said} (at ${pointer} of the response body)`];
+  if (folded) lines.push(folded.trim());
   const exchange = evidence.exchange;
   if (exchange) {
     const outcome = exchange.response?.status ?? exchange.error ?? 'no response';
@@ -158,10 +193,8 @@ function resultMessage(r: RequirementResult, operation: string, evidence: Eviden
   return lines.join('\n');
 }
 
-/** Stable across runs of the same fault: the requirement and the operation, nothing a run changes. */
-function fingerprint(requirement: string, operation: string): string {
-  return createHash('sha256').update(JSON.stringify([requirement, operation])).digest('hex');
-}
+/** Stable across runs of the same fault: what it hashes, nothing a run changes. */
+const fingerprint = (parts: readonly string[]): string => createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 
 function location(r: RequirementResult): Location {
   const region = quoteRegion(r.quote);
@@ -173,22 +206,27 @@ function location(r: RequirementResult): Location {
 
 function results(r: RequirementResult, ruleIndex: number): Result[] {
   const operations = failedOperations(r);
-  return operations.map((operation) => {
-    const result: Result = {
-      ruleId: r.id,
-      ruleIndex,
-      level: r.status === 'fail' ? 'error' : 'warning',
-      message: { text: resultMessage(r, operation, evidenceOn(r, operation, operations)) },
-      locations: [location(r)],
-      partialFingerprints: { [FINGERPRINT]: fingerprint(r.id, operation) },
-      properties: { operation },
-    };
-    if (r.accepted) {
-      const justification = `${r.accepted.reason}${r.accepted.until ? ` (accepted until ${r.accepted.until})` : ''}`;
-      result.suppressions = [{ kind: 'external', status: 'accepted', justification }];
-    }
-    return result;
-  });
+  return operations.flatMap((operation) =>
+    failedPlaces(r, operation).map((pointer) => {
+      const result: Result = {
+        ruleId: r.id,
+        ruleIndex,
+        level: r.status === 'fail' ? 'error' : 'warning',
+        message: { text: resultMessage(r, operation, pointer, evidenceOn(r, operation, operations, pointer)) },
+        locations: [location(r)],
+        partialFingerprints: {
+          [FINGERPRINT]: fingerprint([r.id, operation, pointer]),
+          [FINGERPRINT_WITHOUT_POINTER]: fingerprint([r.id, operation]),
+        },
+        properties: { operation, pointer },
+      };
+      if (r.accepted) {
+        const justification = `${r.accepted.reason}${r.accepted.until ? ` (accepted until ${r.accepted.until})` : ''}`;
+        result.suppressions = [{ kind: 'external', status: 'accepted', justification }];
+      }
+      return result;
+    }),
+  );
 }
 
 export function renderSarif(report: Report): string {

@@ -140,6 +140,15 @@ export interface Finding {
    * credential or scope it needs is one, whatever the requirement's level.
    */
   security?: string;
+  /**
+   * The place in the documented shape of the body the finding is about (the response body for an
+   * implementation finding, the request body for a client one), as an RFC 6901 JSON pointer: ""
+   * the body itself, "/signing_alg" a field, "/session_metadata/*" any free key (or any element
+   * of an array). Made from the document's shape, never from the body's own keys or indices, so
+   * the same fault names the same place whatever inputs a run generated. Undefined: the finding
+   * names no one field of a body (a header, a status, the body as a whole not being JSON).
+   */
+  pointer?: string;
   // No message: where a finding is shown, its message is made from these (rules/message.ts).
 }
 

@@ -1,7 +1,7 @@
-// Every check's complete findings for an exchange: requirement, check, level, subject, expected
-// and received, and nothing else. test/rules.test.ts proves each check fires; these prove what
-// it says, and that it stays silent where it has nothing to judge (a changed guard, message or
-// de-duplication key shows up here).
+// Every check's complete findings for an exchange: requirement, check, level, subject, expected,
+// received and the place (pointer), and nothing else. test/rules.test.ts proves each check fires;
+// these prove what it says, and that it stays silent where it has nothing to judge (a changed
+// guard, message or de-duplication key shows up here).
 import { describe, expect, it } from 'vitest';
 import { buildExchange } from '../rules/exchange.ts';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
@@ -18,6 +18,9 @@ function f(check: string, requirement: string, level: Level, subject: Subject, e
   if (security !== undefined) made.security = security;
   return made;
 }
+
+/** A finding about one place of the body: its JSON pointer into the documented shape. */
+const at = (pointer: string, made: Finding): Finding => ({ ...made, pointer });
 
 /** The exchange's findings are exactly `expected`, in the engine's order. */
 function expectFindings(exchange: Exchange, expected: Finding[], tracker?: RateLimitTracker): void {
@@ -312,27 +315,27 @@ describe('delete checks: complete findings', () => {
 describe('schema checks: complete findings', () => {
   it('responseBodyMatchesSchema: two different violations in one body are two findings, each with its requirement', () => {
     expectFindings(getExchange(resourceServer({ signing_alg: 'HS512', token_dialect: 'opaque' })), [
-      f('responseBodyMatchesSchema', 'RS-SIGNING-ALG', 'must', 'implementation', 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"', '"HS512"'),
-      f('responseBodyMatchesSchema', 'RS-TOKEN-DIALECT', 'must', 'implementation', 'token_dialect to be one of "access_token", "access_token_authz", "rfc9068_profile", "rfc9068_profile_authz"', '"opaque"'),
+      at('/signing_alg', f('responseBodyMatchesSchema', 'RS-SIGNING-ALG', 'must', 'implementation', 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"', '"HS512"')),
+      at('/token_dialect', f('responseBodyMatchesSchema', 'RS-TOKEN-DIALECT', 'must', 'implementation', 'token_dialect to be one of "access_token", "access_token_authz", "rfc9068_profile", "rfc9068_profile_authz"', '"opaque"')),
     ]);
   });
 
   it('responseBodyMatchesSchema: one requirement broken in two places is two findings', () => {
     expectFindings(getExchange(resourceServer({ is_system: 'false', token_lifetime: '86400' })), [
-      f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'is_system must be boolean', '"false"'),
-      f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'token_lifetime must be integer', '"86400"'),
+      at('/is_system', f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'is_system must be boolean', '"false"')),
+      at('/token_lifetime', f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'token_lifetime must be integer', '"86400"')),
     ]);
   });
 
   it('responseBodyMatchesSchema: a secret by its length, a value inside a secret never shown, a body that is no object', () => {
     expectFindings(getExchange(resourceServer({ signing_secret: 'hunter2-secret' })), [
-      f('responseBodyMatchesSchema', 'RS-SIGNING-SECRET-LENGTH', 'must', 'implementation', 'signing_secret must NOT have fewer than 16 characters', 'a secret of 14 characters (redacted)'),
+      at('/signing_secret', f('responseBodyMatchesSchema', 'RS-SIGNING-SECRET-LENGTH', 'must', 'implementation', 'signing_secret must NOT have fewer than 16 characters', 'a secret of 14 characters (redacted)')),
     ]);
     expectFindings(getExchange(resourceServer({ token_encryption: { format: 'jwe', encryption_key: { pem: 7, name: 'k', kid: '1' } } })), [
-      f('responseBodyMatchesSchema', 'RS-TOKEN-ENCRYPTION', 'must', 'implementation', 'token_encryption.format to be "compact-nested-jwe"', '"jwe"'),
-      f('responseBodyMatchesSchema', 'RS-TOKEN-ENCRYPTION', 'must', 'implementation', 'token_encryption.encryption_key.pem must be string', 'a secret (redacted)'),
+      at('/token_encryption/format', f('responseBodyMatchesSchema', 'RS-TOKEN-ENCRYPTION', 'must', 'implementation', 'token_encryption.format to be "compact-nested-jwe"', '"jwe"')),
+      at('/token_encryption/encryption_key/pem', f('responseBodyMatchesSchema', 'RS-TOKEN-ENCRYPTION', 'must', 'implementation', 'token_encryption.encryption_key.pem must be string', 'a secret (redacted)')),
     ]);
-    expectFindings(getExchange(['rs_1']), [f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'the body must be object', '["rs_1"]')]);
+    expectFindings(getExchange(['rs_1']), [at('', f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'the body must be object', '["rs_1"]'))]);
   });
 
   it('responseBodyMatchesSchema: a success without a body', () => {
@@ -349,9 +352,9 @@ describe('schema checks: complete findings', () => {
   it('updateRequestMatchesSchema and invalidUpdateRefused: the client finding, and the update accepted', () => {
     const tooMany = Object.fromEntries(Array.from({ length: 26 }, (_, i) => [`k${i}`, 'v']));
     const shownTooMany = `${JSON.stringify(tooMany).slice(0, 80)}…`;
-    const tooManyFinding = f('updateRequestMatchesSchema', 'SES-METADATA-MAX-PROPERTIES', 'must', 'client', 'session_metadata must NOT have more than 25 properties', shownTooMany);
+    const tooManyFinding = at('/session_metadata', f('updateRequestMatchesSchema', 'SES-METADATA-MAX-PROPERTIES', 'must', 'client', 'session_metadata must NOT have more than 25 properties', shownTooMany));
     expectFindings(updateExchange({ session_metadata: tooMany }, session(tooMany)), [
-      f('responseBodyMatchesSchema', 'SES-METADATA-MAX-PROPERTIES', 'must', 'implementation', 'session_metadata must NOT have more than 25 properties', shownTooMany),
+      at('/session_metadata', f('responseBodyMatchesSchema', 'SES-METADATA-MAX-PROPERTIES', 'must', 'implementation', 'session_metadata must NOT have more than 25 properties', shownTooMany)),
       tooManyFinding,
       f('invalidUpdateRefused', 'SES-INVALID-UPDATE-REFUSED', 'must', 'implementation', 'a 4xx refusal of a body that breaks the rules (SES-METADATA-MAX-PROPERTIES: expected session_metadata must NOT have more than 25 properties)', '200, the update was accepted'),
     ]);
@@ -359,10 +362,10 @@ describe('schema checks: complete findings', () => {
     const long = 'x'.repeat(256);
     const broken = { a: 1, b: { c: 'd' }, e: long, g: [1] };
     expectFindings(updateExchange({ session_metadata: broken }, session(null)), [
-      f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.a must be string', '1'),
-      f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.b must be string', '{"c":"d"}'),
-      f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.e must NOT have more than 255 characters', `${JSON.stringify(long).slice(0, 80)}…`),
-      f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.g must be string', '[1]'),
+      at('/session_metadata/*', f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.a must be string', '1')),
+      at('/session_metadata/*', f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.b must be string', '{"c":"d"}')),
+      at('/session_metadata/*', f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.e must NOT have more than 255 characters', `${JSON.stringify(long).slice(0, 80)}…`)),
+      at('/session_metadata/*', f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.g must be string', '[1]')),
       f(
         'invalidUpdateRefused',
         'SES-INVALID-UPDATE-REFUSED',
@@ -371,7 +374,7 @@ describe('schema checks: complete findings', () => {
         'a 4xx refusal of a body that breaks the rules (SES-METADATA-VALUE-LENGTH: expected session_metadata.a must be string | SES-METADATA-VALUE-LENGTH: expected session_metadata.b must be string | SES-METADATA-VALUE-LENGTH: expected session_metadata.e must NOT have more than 255 characters)',
         '200, the update was accepted',
       ),
-      f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', `session_metadata ${JSON.stringify(broken).slice(0, 120)}… as sent`, 'null'),
+      at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', `session_metadata ${JSON.stringify(broken).slice(0, 120)}… as sent`, 'null')),
     ]);
     // Refused, or throttled: the client's finding only.
     expectFindings(updateExchange({ session_metadata: tooMany }, { statusCode: 400, message: 'Too many properties' }, { status: 400 }), [tooManyFinding]);
@@ -396,7 +399,7 @@ describe('update session checks: complete findings', () => {
   it('sessionMetadataCleared: what was sent, and what was left', () => {
     for (const sent of [null, {}]) {
       expectFindings(updateExchange({ session_metadata: sent }, session({ a: 'b' })), [
-        f('sessionMetadataCleared', 'SES-METADATA-CLEARED', 'must', 'implementation', `no session metadata left after sending ${JSON.stringify(sent)}`, 'session_metadata {"a":"b"}'),
+        at('/session_metadata', f('sessionMetadataCleared', 'SES-METADATA-CLEARED', 'must', 'implementation', `no session metadata left after sending ${JSON.stringify(sent)}`, 'session_metadata {"a":"b"}')),
       ]);
       expectFindings(updateExchange({ session_metadata: sent }, session({})), []);
     }
@@ -408,23 +411,23 @@ describe('update session checks: complete findings', () => {
   it('sessionMetadataEchoed: metadata that comes back different, missing or null', () => {
     const expected = 'session_metadata {"plan":"gold"} as sent';
     const echoed = (returned: unknown) => updateExchange({ session_metadata: { plan: 'gold' } }, session(returned));
-    expectFindings(echoed({ plan: 'silver' }), [f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"plan":"silver"}')]);
-    expectFindings(echoed({ plan: 'gold', old: 'kept' }), [f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"plan":"gold","old":"kept"}')]);
-    expectFindings(echoed({ other: 'gold' }), [f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"other":"gold"}')]);
-    expectFindings(echoed(null), [f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, 'null')]);
+    expectFindings(echoed({ plan: 'silver' }), [at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"plan":"silver"}'))]);
+    expectFindings(echoed({ plan: 'gold', old: 'kept' }), [at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"plan":"gold","old":"kept"}'))]);
+    expectFindings(echoed({ other: 'gold' }), [at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"other":"gold"}'))]);
+    expectFindings(echoed(null), [at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, 'null'))]);
     expectFindings(updateExchange({ session_metadata: { plan: 'gold' } }, (({ session_metadata: _m, ...rest }) => rest)(session())), [
-      f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, 'nothing'),
+      at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, 'nothing')),
     ]);
     expectFindings(echoed('gold'), [
-      f('responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA', 'must', 'implementation', 'session_metadata must be object,null', '"gold"'),
-      f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '"gold"'),
+      at('/session_metadata', f('responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA', 'must', 'implementation', 'session_metadata must be object,null', '"gold"')),
+      at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '"gold"')),
     ]);
     expectFindings(echoed({ plan: 'gold' }), []);
   });
 
   it('sessionIdMatchesPath: the id in the path and the id returned', () => {
     expectFindings(updateExchange(undefined, session({ plan: 'gold' }, 'sess_2')), [
-      f('sessionIdMatchesPath', 'SES-ID-MATCHES', 'should', 'implementation', 'the session "sess_1" named in the path', 'id "sess_2"'),
+      at('/id', f('sessionIdMatchesPath', 'SES-ID-MATCHES', 'should', 'implementation', 'the session "sess_1" named in the path', 'id "sess_2"')),
     ]);
     expect(examined(updateExchange(undefined, { ...session(), id: 7 }))).not.toContain('SES-ID-MATCHES');
   });
@@ -442,7 +445,7 @@ describe('update session checks: complete findings', () => {
 describe('resource server checks: complete findings', () => {
   it('tokenLifetimeForWebWithinTokenLifetime: the two lifetimes', () => {
     expectFindings(getExchange(resourceServer({ token_lifetime_for_web: 86401 })), [
-      f('tokenLifetimeForWebWithinTokenLifetime', 'RS-TOKEN-LIFETIME-FOR-WEB', 'must', 'implementation', 'token_lifetime_for_web not greater than token_lifetime (86400)', '86401'),
+      at('/token_lifetime_for_web', f('tokenLifetimeForWebWithinTokenLifetime', 'RS-TOKEN-LIFETIME-FOR-WEB', 'must', 'implementation', 'token_lifetime_for_web not greater than token_lifetime (86400)', '86401')),
     ]);
     expectFindings(getExchange(resourceServer({ token_lifetime_for_web: 86400 })), []);
   });

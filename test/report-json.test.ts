@@ -63,7 +63,7 @@ describe('report.json', () => {
     const alg = r.get('RS-SIGNING-ALG')!;
     expect(alg).toMatchObject({ status: 'fail', level: 'must', quote: expect.stringContaining('HS256') });
     expect(alg.evidence[0]).toMatchObject({ kind: 'exchange', status: 'fail', source: 'run', exchange: { request: { method: 'GET' }, response: { status: 200 } } });
-    expect(alg.evidence[0]!.findings![0]).toEqual({ requirement: 'RS-SIGNING-ALG', level: 'must', subject: 'implementation', check: expect.any(String), expected: 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"', received: '"HS512"', message: expect.stringContaining('"HS512"') });
+    expect(alg.evidence[0]!.findings![0]).toEqual({ requirement: 'RS-SIGNING-ALG', level: 'must', subject: 'implementation', check: expect.any(String), expected: 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"', received: '"HS512"', pointer: '/signing_alg', message: expect.stringContaining('"HS512"') });
     expect(r.get('GEN-STATUS-DOCUMENTED')).toMatchObject({ status: 'warn', level: 'should', inferred: expect.any(String) });
     const cleared = r.get('SES-METADATA-CLEARED')!;
     expect(cleared.status).toBe('fail');

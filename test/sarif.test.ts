@@ -1,8 +1,10 @@
 // report.sarif: a SARIF 2.1.0 log that validates against the official schema, one rule per
-// requirement, one result per failed requirement and operation located at the quote's line in
-// the document, fingerprints that do not change between runs of the same fault, a baseline's
+// requirement, one result per failed requirement, operation and place in the body located at the
+// quote's line in the document, fingerprints that do not change between runs of the same fault
+// (nor with the keys and indices of generated bodies), a baseline's
 // acceptance as a suppression, and no secret from an exchange. Three runs of the reference are
 // shared by the cases (a fault, the same fault under a baseline, a conforming run), side by side.
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -14,7 +16,7 @@ import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot, schemasDir } from '../core/paths.ts';
 import { mask } from '../core/redact.ts';
-import { errorExchange, getExchange, resourceServer, updateExchange } from '../fixtures/exchanges.ts';
+import { errorExchange, getExchange, resourceServer, session, updateExchange } from '../fixtures/exchanges.ts';
 import { judgeExchange } from '../rules/index.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import type { Report } from '../reports/model.ts';
@@ -212,6 +214,69 @@ describe('renderSarif', () => {
     expect(serverErrors[0]!.message.text).toContain('GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 500');
     expect(serverErrors[1]!.message.text).toContain('PATCH https://tenant.example.com/api/v2/sessions/sess_1 → 500');
     expect(new Set(fingerprints(log)).size).toBe(resultsOf(log).length);
+  });
+
+  it('one result per place a requirement failed at on an operation, each fingerprint its own and the same whatever keys and indices the inputs had', () => {
+    // A session whose created_at and one client's client_id are wrong, and whose metadata has a value too long, under generated keys.
+    const logFor = (key: string, index: number): Log => {
+      const metadata = { [key]: 'v'.repeat(256) };
+      const clients = [...Array.from({ length: index }, (_, i) => ({ client_id: `app_${i}` })), { client_id: 7 }];
+      const exchange = updateExchange({ session_metadata: metadata }, { ...session(metadata), created_at: 'yesterday', clients });
+      const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
+      builder.addExchange(exchange, judgeExchange(exchange));
+      return logOf(builder.build({ failOn: 'must' }));
+    };
+    const first = logFor('plan', 0);
+    const second = logFor('zz-tier', 3);
+    for (const log of [first, second]) expect(schemaErrors(log)).toEqual([]);
+    expect(JSON.stringify(second)).not.toBe(JSON.stringify(first)); // the messages quote the body's own keys and indices
+    const schema = resultsOf(first).filter((r) => r.ruleId === 'SES-RESPONSE-SCHEMA');
+    expect(schema.map((r) => r.properties)).toEqual([
+      { operation: 'updateSession', pointer: '/clients/*/client_id' },
+      { operation: 'updateSession', pointer: '/created_at' },
+    ]);
+    const [clientId, createdAt] = schema.map((r) => r.partialFingerprints!);
+    expect(clientId!['tmiConformRequirementOperationPointer/v1']).not.toBe(createdAt!['tmiConformRequirementOperationPointer/v1']);
+    expect(clientId!['tmiConformRequirementOperationPointer/v1']).toBe(createHash('sha256').update(JSON.stringify(['SES-RESPONSE-SCHEMA', 'updateSession', '/clients/*/client_id'])).digest('hex'));
+    // The key of earlier versions stays, with its value: their alert of this requirement and operation is matched.
+    for (const fingerprint of [clientId!, createdAt!]) expect(fingerprint['tmiConformRequirementOperation/v1']).toBe(createHash('sha256').update(JSON.stringify(['SES-RESPONSE-SCHEMA', 'updateSession'])).digest('hex'));
+    expect(schema[0]!.message.text).toMatch(/^SES-RESPONSE-SCHEMA: expected clients\.0\.client_id must be string; received 7 \(at \/clients\/\*\/client_id of the response body\)\n/);
+    expect(schema[1]!.message.text).toMatch(/^SES-RESPONSE-SCHEMA: expected created_at must match format "date-time"; received "yesterday" \(at \/created_at of the response body\)\n/);
+    expect(resultsOf(first).find((r) => r.ruleId === 'SES-METADATA-VALUE-LENGTH')!.properties).toEqual({ operation: 'updateSession', pointer: '/session_metadata/*' });
+    expect(fingerprints(second)).toEqual(fingerprints(first));
+    expect(new Set(fingerprints(first)).size).toBe(resultsOf(first).length);
+  });
+
+  it('a place the sampled evidence does not show is named without another place\'s finding; a failure at no place is at ""', () => {
+    const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
+    const exchanges = [...Array.from({ length: 12 }, () => updateExchange(undefined, { ...session(), created_at: 'yesterday' })), updateExchange(undefined, { ...session(), device: { last_ip: 10 } })];
+    for (const exchange of exchanges) builder.addExchange(exchange, judgeExchange(exchange));
+    const log = logOf(builder.build({ failOn: 'must' }));
+    expect(schemaErrors(log)).toEqual([]);
+    const lastIp = resultsOf(log).find((r) => r.properties?.['pointer'] === '/device/last_ip')!;
+    expect(lastIp.message.text).toBe('SES-RESPONSE-SCHEMA: The update answers with the session in the documented shape, not met on updateSession at /device/last_ip of the response body. The sampled evidence is in report.html and report.json.');
+    const created = getExchange(resourceServer(), 'rs_1', { status: 201 });
+    const createdReport = new ReportBuilder({ kind: 'validate', source: 'test' });
+    createdReport.addExchange(created, judgeExchange(created));
+    const status = resultsOf(logOf(createdReport.build({ failOn: 'must' }))).find((r) => r.ruleId === 'RS-SUCCESS-200')!;
+    expect(status.properties).toEqual({ operation: 'getResourceServer', pointer: '' });
+    expect(status.message.text).toMatch(/^RS-SUCCESS-200: expected 200 on success; received 201\n/);
+  });
+
+  it('at most as many results per operation as a report keeps places; the "" result says the others are counted in it', () => {
+    const exchange = updateExchange(undefined, { ...session(), created_at: 'yesterday' });
+    const judgement = judgeExchange(exchange);
+    const [schemaFinding] = judgement.findings.filter((f) => f.requirement === 'SES-RESPONSE-SCHEMA');
+    const findings = Array.from({ length: 20 }, (_, i) => ({ ...schemaFinding!, pointer: `/field_${String(i).padStart(2, '0')}` }));
+    const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
+    builder.addExchange(exchange, { ...judgement, findings });
+    const log = logOf(builder.build({ failOn: 'must' }));
+    expect(schemaErrors(log)).toEqual([]);
+    const results = resultsOf(log).filter((r) => r.ruleId === 'SES-RESPONSE-SCHEMA');
+    expect(results).toHaveLength(16);
+    expect(results[0]!.properties).toEqual({ operation: 'updateSession', pointer: '' });
+    expect(results[0]!.message.text).toContain('It failed at more places on updateSession than a report lists; the others are counted here.');
+    expect(results[1]!.message.text).not.toContain('more places');
   });
 
   it('never holds a secret an exchange carried: the received value is there, masked', () => {

@@ -95,9 +95,15 @@ export function defineCheck(
   };
 }
 
-/** A finding about `requirementId`, by `subject`: what was `expected`, what was `received`. defineCheck names the check. */
-export function finding(requirementId: string, subject: Subject, expected: string, received: string): Finding {
-  return { requirement: requirementId, level: requirement(requirementId).level, subject, check: '', expected, received };
+/**
+ * A finding about `requirementId`, by `subject`: what was `expected`, what was `received`, and
+ * (`pointer`) the one documented field of the body it is about, when it names one. defineCheck
+ * names the check.
+ */
+export function finding(requirementId: string, subject: Subject, expected: string, received: string, pointer?: string): Finding {
+  const f: Finding = { requirement: requirementId, level: requirement(requirementId).level, subject, check: '', expected, received };
+  if (pointer !== undefined) f.pointer = pointer;
+  return f;
 }
 
 /**

@@ -14,7 +14,7 @@ export function tokenLifetimeForWebWithinTokenLifetime(input: CheckInput): Check
   const lifetime = rs?.['token_lifetime'];
   if (typeof web !== 'number' || typeof lifetime !== 'number') return undefined;
   if (web <= lifetime) return [];
-  return [finding('RS-TOKEN-LIFETIME-FOR-WEB', 'implementation', `token_lifetime_for_web not greater than token_lifetime (${lifetime})`, String(web))];
+  return [finding('RS-TOKEN-LIFETIME-FOR-WEB', 'implementation', `token_lifetime_for_web not greater than token_lifetime (${lifetime})`, String(web), '/token_lifetime_for_web')];
 }
 
 export function resourceServerMatchesLookup(input: CheckInput): CheckResult {

@@ -19,6 +19,59 @@ export function requirementOfSchemaError(schema: Record<string, unknown>, schema
   return found;
 }
 
+/** A schema path's segment as written: `~1` is `/`, `~0` is `~` (RFC 6901). */
+const unescapeSegment = (segment: string): string => segment.replace(/~1/g, '/').replace(/~0/g, '~');
+/** A reference token of a JSON pointer: `~` → `~0`, `/` → `~1` (RFC 6901). */
+const escapeToken = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Keywords followed by a name or an index whose subschema holds for the same place: both skipped. */
+const SAME_PLACE_NAMED: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf', 'dependentSchemas', '$defs', 'definitions']);
+/** Keywords followed by a name or an index whose subschema holds for a free key or any element: "*". */
+const ANY_MEMBER_NAMED: ReadonlySet<string> = new Set(['patternProperties', 'prefixItems']);
+/** Keywords whose subschema holds for a free key or any element: "*". */
+const ANY_MEMBER: ReadonlySet<string> = new Set(['additionalProperties', 'unevaluatedProperties', 'propertyNames', 'items', 'additionalItems', 'unevaluatedItems', 'contains']);
+
+/**
+ * The place in the documented shape of the body a schema error is about, as an RFC 6901 JSON
+ * pointer: read from ajv's `schemaPath` (the schema's own keys), never from the instance path,
+ * whose keys and indices change with every generated body. `properties/<name>` is `/<name>`; a
+ * free key or any element (`additionalProperties`, `patternProperties/<p>`, `items`,
+ * `prefixItems/<n>`, …) is `/*`; keywords that hold for the same place (`allOf/<n>`, `anyOf/<n>`,
+ * `oneOf/<n>`, `not`, `if`/`then`/`else`, `$ref`, `$defs/<name>`) add nothing; the failing keyword
+ * itself is dropped, and a `required` keyword adds the missing property. "" is the body itself.
+ * The kit's schemas have no `$ref`: through one, ajv's path starts at the referenced definition,
+ * and the place would be read from there.
+ */
+export function pointerOfSchemaError(error: Pick<ErrorObject, 'keyword' | 'schemaPath' | 'params'>): string {
+  const segments = error.schemaPath
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter((segment) => segment !== '')
+    .map(unescapeSegment);
+  segments.pop(); // the failing keyword
+  let pointer = '';
+  for (let i = 0; i < segments.length; i++) {
+    const keyword = segments[i]!;
+    if (keyword === 'properties') {
+      i++;
+      pointer += `/${escapeToken(segments[i] ?? '')}`;
+    } else if (ANY_MEMBER_NAMED.has(keyword)) {
+      i++;
+      pointer += '/*';
+    } else if (ANY_MEMBER.has(keyword)) {
+      // Draft-07 `items` may be an array of schemas: the index goes with it.
+      if (/^\d+$/.test(segments[i + 1] ?? '')) i++;
+      pointer += '/*';
+    } else if (SAME_PLACE_NAMED.has(keyword)) {
+      i++;
+    }
+    // Any other keyword (not, if, then, else, $ref) holds for the same place.
+  }
+  const missing = (error.params as { missingProperty?: unknown }).missingProperty;
+  if (error.keyword === 'required' && typeof missing === 'string') pointer += `/${escapeToken(missing)}`;
+  return pointer;
+}
+
 function valueAt(document: unknown, instancePath: string): unknown {
   let node = document;
   for (const raw of instancePath.split('/').slice(1)) {
@@ -67,7 +120,7 @@ export function schemaFindings(name: SchemaName, document: unknown, subject: Sub
         : isSecretPath(error.instancePath)
           ? describeSecret(valueAt(document, error.instancePath))
           : show(valueAt(document, error.instancePath));
-    findings.push(finding(id, subject, describeError(error), received));
+    findings.push(finding(id, subject, describeError(error), received, pointerOfSchemaError(error)));
   }
   return findings;
 }

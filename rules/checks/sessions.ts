@@ -22,7 +22,7 @@ export function sessionMetadataCleared(input: CheckInput): CheckResult {
   if (!sent || !session || !(sent.value === null || isEmptyObject(sent.value))) return undefined;
   const returned = session['session_metadata'];
   if (hasNoMetadata(returned)) return [];
-  return [finding('SES-METADATA-CLEARED', 'implementation', `no session metadata left after sending ${show(sent.value)}`, `session_metadata ${show(returned, 120)}`)];
+  return [finding('SES-METADATA-CLEARED', 'implementation', `no session metadata left after sending ${show(sent.value)}`, `session_metadata ${show(returned, 120)}`, '/session_metadata')];
 }
 
 function sameMetadata(a: unknown, b: unknown): boolean {
@@ -38,7 +38,7 @@ export function sessionMetadataEchoed(input: CheckInput): CheckResult {
   if (!sent || !session || sent.value === null || typeof sent.value !== 'object' || isEmptyObject(sent.value)) return undefined;
   const returned = session['session_metadata'];
   if (sameMetadata(sent.value, returned)) return [];
-  return [finding('SES-METADATA-ECHOED', 'implementation', `session_metadata ${show(sent.value, 120)} as sent`, show(returned, 120))];
+  return [finding('SES-METADATA-ECHOED', 'implementation', `session_metadata ${show(sent.value, 120)} as sent`, show(returned, 120), '/session_metadata')];
 }
 
 export function sessionIdMatchesPath(input: CheckInput): CheckResult {
@@ -46,7 +46,7 @@ export function sessionIdMatchesPath(input: CheckInput): CheckResult {
   const id = session?.['id'];
   if (typeof id !== 'string') return undefined;
   if (id === input.operation.id) return [];
-  return [finding('SES-ID-MATCHES', 'implementation', `the session ${show(input.operation.id)} named in the path`, `id ${show(id)}`)];
+  return [finding('SES-ID-MATCHES', 'implementation', `the session ${show(input.operation.id)} named in the path`, `id ${show(id)}`, '/id')];
 }
 
 export function updateRequestIsJson({ exchange }: CheckInput): CheckResult {

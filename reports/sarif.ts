@@ -38,8 +38,6 @@ const DOCUMENT = 'schemas/tenant-management-api.md';
 const PACKAGE_ROOT = 'TMI_CONFORM';
 /** The keys of the fingerprints, versioned: a change to what they hash gets a new key, not silently new alerts. */
 const FINGERPRINT = 'tmiConformRequirementOperationPointer/v1';
-/** The key of earlier versions (requirement and operation), kept with its value so their alerts stay matched. */
-const FINGERPRINT_WITHOUT_POINTER = 'tmiConformRequirementOperation/v1';
 /**
  * GitHub's severity of a security alert (0.1–3.9 low, 4.0–6.9 medium, 7.0–8.9 high, 9.0+
  * critical): a request carried out that a stated rule says to refuse is high, one an inferred
@@ -214,10 +212,8 @@ function results(r: RequirementResult, ruleIndex: number): Result[] {
         level: r.status === 'fail' ? 'error' : 'warning',
         message: { text: resultMessage(r, operation, pointer, evidenceOn(r, operation, operations, pointer)) },
         locations: [location(r)],
-        partialFingerprints: {
-          [FINGERPRINT]: fingerprint([r.id, operation, pointer]),
-          [FINGERPRINT_WITHOUT_POINTER]: fingerprint([r.id, operation]),
-        },
+        // One key only: a viewer matching on any key two results share would merge the places of an operation into one alert.
+        partialFingerprints: { [FINGERPRINT]: fingerprint([r.id, operation, pointer]) },
         properties: { operation, pointer },
       };
       if (r.accepted) {

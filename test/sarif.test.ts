@@ -238,8 +238,8 @@ describe('renderSarif', () => {
     const [clientId, createdAt] = schema.map((r) => r.partialFingerprints!);
     expect(clientId!['tmiConformRequirementOperationPointer/v1']).not.toBe(createdAt!['tmiConformRequirementOperationPointer/v1']);
     expect(clientId!['tmiConformRequirementOperationPointer/v1']).toBe(createHash('sha256').update(JSON.stringify(['SES-RESPONSE-SCHEMA', 'updateSession', '/clients/*/client_id'])).digest('hex'));
-    // The key of earlier versions stays, with its value: their alert of this requirement and operation is matched.
-    for (const fingerprint of [clientId!, createdAt!]) expect(fingerprint['tmiConformRequirementOperation/v1']).toBe(createHash('sha256').update(JSON.stringify(['SES-RESPONSE-SCHEMA', 'updateSession'])).digest('hex'));
+    // One key only: results of one operation share no fingerprint, so no viewer merges their places.
+    for (const fingerprint of [clientId!, createdAt!]) expect(Object.keys(fingerprint)).toEqual(['tmiConformRequirementOperationPointer/v1']);
     expect(schema[0]!.message.text).toMatch(/^SES-RESPONSE-SCHEMA: expected clients\.0\.client_id must be string; received 7 \(at \/clients\/\*\/client_id of the response body\)\n/);
     expect(schema[1]!.message.text).toMatch(/^SES-RESPONSE-SCHEMA: expected created_at must match format "date-time"; received "yesterday" \(at \/created_at of the response body\)\n/);
     expect(resultsOf(first).find((r) => r.ruleId === 'SES-METADATA-VALUE-LENGTH')!.properties).toEqual({ operation: 'updateSession', pointer: '/session_metadata/*' });

@@ -50,8 +50,12 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
   let handedOver = false;
   let stopSuites: (() => Promise<void>) | undefined;
   let abandoned = false;
+  let vitestMade!: () => void;
+  // runner.ts takes vitest's signal handlers away once vitest is made: the run's own go on after that.
+  const made = new Promise<void>((resolve) => (vitestMade = resolve));
   const onStart = (stop: () => Promise<void>) => {
     stopSuites = stop;
+    vitestMade();
     if (abandoned) void stop().catch(() => {});
   };
   const suites = runSuites({ config, handover: offer.address, requirements: options.requirements, builder, print: (line) => handedOver && print(line), onStart });
@@ -78,7 +82,9 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
     risked429: () => {},
   });
   try {
-    // Listening before the suites run: vitest's own handlers are gone (runner.ts).
+    // Listening before the suites run, and once vitest's own handlers are gone (runner.ts
+    // removes every handler added while vitest was made: ours too, were they there already).
+    await Promise.race([made, suites.catch(() => {})]);
     const interrupt = options.listenForInterrupt();
     handedOver = true;
     offer.give({ tokens: checked.tokens, tenant: tenantTokensData(tenant), notServed: checked.notServed, tokenUrls });

@@ -11,6 +11,7 @@
 // content-encoded body (undici hands it on still encoded) is decoded before the rules read it.
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { stringify } from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { learnTenant, TenantTokens } from '../keys/tenant.ts';
@@ -177,7 +178,7 @@ class JudgingHandler implements Dispatcher.DispatchHandler {
       durationMs: Date.now() - this.startedAt,
       order: { clock: this.judging.clock, sent: this.sent, received: performance.now() },
       method: this.options.method,
-      url: `${this.judging.origin}${this.options.path}`,
+      url: `${this.judging.origin}${pathWithQuery(this.options)}`,
       requestHeaders,
       // Bodies as the rules read them: decoded per content-encoding; cut short or over the limit, truncated (not judged).
       requestBody: this.requestBody.captured(requestHeaders['content-encoding']),
@@ -187,6 +188,13 @@ class JudgingHandler implements Dispatcher.DispatchHandler {
     });
     void this.judging.judged(exchange).catch(() => {});
   }
+}
+
+/** The path as sent: undici appends a `query` option to it as node:querystring writes it. */
+function pathWithQuery({ path, query }: Dispatcher.DispatchOptions): string {
+  if (query === undefined || query === null) return path;
+  const written = stringify(query as Record<string, string | number | boolean | readonly string[]>);
+  return written === '' ? path : `${path}?${written}`;
 }
 
 /** A dispatcher that sends as `options.dispatcher` does and judges every exchange with the tenant (see the file's header). */

@@ -262,6 +262,25 @@ describe('conformanceDispatcher', () => {
     expect(undiciHeaders(null)).toEqual({});
   });
 
+  it("judges the query undici's query option adds to the path: a client's include_fields=yes is a client finding, a boolean none", async () => {
+    const reference = await startReference({ rateLimit: false });
+    try {
+      const dispatcher = await conformanceDispatcher({ target: reference.origin });
+      const authorization = `Bearer ${await tokenOf(reference, dispatcher)}`;
+      const path = `/api/v2/resource-servers/${encodeURIComponent(reference.fixtures.resource_servers[0]!)}`;
+      for (const include_fields of ['yes', true]) {
+        const answer = await request(`${reference.origin}${path}`, { dispatcher, query: { include_fields, fields: 'name' }, headers: { authorization } });
+        await answer.body.text();
+      }
+      const report = await dispatcher.report();
+      expect(report.clientFindings.map((f) => [f.requirement, f.received, f.count])).toEqual([['RS-INCLUDE-FIELDS-BOOLEAN', 'include_fields="yes"', 1]]);
+      expect(report.clientFindings[0]!.example?.request.url).toBe(`${reference.origin}${path}?include_fields=yes&fields=name`);
+      await dispatcher.close();
+    } finally {
+      await reference.close();
+    }
+  });
+
   it('a target that is not a URL is a usage error', async () => {
     await expect(conformanceDispatcher({ target: 'tenant.example.com' })).rejects.toThrow('conformanceDispatcher: target "tenant.example.com" is not a URL');
   });

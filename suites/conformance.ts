@@ -59,10 +59,12 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
     if (abandoned) void stop().catch(() => {});
   };
   const suites = runSuites({ config, handover: offer.address, requirements: options.requirements, builder, print: (line) => handedOver && print(line), onStart });
+  // Fixture sessions given by id only: said before the preflight, accounted for after the restore.
+  const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
   let checked: PreflightOutcome;
   let tenant: TenantKnowledge;
   try {
-    ({ checked, tenant } = await beforeTheSuites(config, print, warn));
+    ({ checked, tenant } = await beforeTheSuites(config, cleared, print, warn));
   } catch (error) {
     // A setup error: the worker runs nothing, and the run ends without a verdict.
     offer.withdraw('the run ended in a setup error');
@@ -73,7 +75,6 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
     throw error;
   }
   const served = afterPreflight(checked, config, builder, print, warn);
-  const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
   // The suites ask for tokens where the preflight had them.
   const tokenUrls = [checked.tokenUrl];
   const api = new SuiteApi({ ...config, tokenUrls }, TenantTokens.of(tenant), checked.tokens, {
@@ -121,12 +122,11 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
  * What the tenant says of its tokens, then the preflight (suites/preflight.ts): throws
  * UsageError for a setup error. What the tenant's tokens say of its issuer is learned here too.
  */
-async function beforeTheSuites(config: SuiteConfig, print: (line: string) => void, warn: (line: string) => void): Promise<{ checked: PreflightOutcome; tenant: TenantKnowledge }> {
+async function beforeTheSuites(config: SuiteConfig, cleared: string[], print: (line: string) => void, warn: (line: string) => void): Promise<{ checked: PreflightOutcome; tenant: TenantKnowledge }> {
   // What the tenant says of its tokens (keys/tenant.ts): never guessed from the address the run reaches it at.
   let tenant = await learnTenant({ ...(config.issuer !== undefined ? { issuer: config.issuer } : {}), ...(config.jwksUrlGiven ? { jwks: config.jwksUrl } : {}), wellKnownAt: config.authUrl });
   const keys = tenant.keys!;
   if ('problem' in keys && config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
-  const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
   if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
   // The run's own requests (preflight, restore) are judged here; the suites' in their worker (suites/context.ts), from the same knowledge.
   const checked = await preflight(config, TenantTokens.of(tenant));

@@ -18,7 +18,8 @@ import { learnTenant, TenantTokens } from '../keys/tenant.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import type { FailOn } from '../reports/fail-on.ts';
 import type { Baseline, Report } from '../reports/model.ts';
-import { buildExchange, judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import { ApiLayout, buildExchange, judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import { apiBaseOfTarget } from '../rules/api-base.ts';
 import { normalizeHeaders } from '../rules/exchange.ts';
 import type { Exchange, Headers } from '../rules/types.ts';
 import { bearerCredential } from '../rules/token.ts';
@@ -209,6 +210,8 @@ export async function conformanceDispatcher(options: ConformanceDispatcherOption
   if (options.jwks !== undefined && knowledge.keys && 'problem' in knowledge.keys) throw new UsageError(`conformanceDispatcher: jwks: ${knowledge.keys.problem}`);
   const tenant = TenantTokens.of(knowledge);
   const builder = new ReportBuilder({ kind: 'proxy', source: 'dispatcher', target: origin });
+  // The API base path behind the target, as the proxy finds it behind --target.
+  const layout = new ApiLayout({ base: apiBaseOfTarget(new URL(options.target).pathname) });
   let exchanges = 0;
   let sent = 0;
   // Judged in the order answers end, one after another (a token's signature check may wait for keys).
@@ -224,7 +227,7 @@ export async function conformanceDispatcher(options: ConformanceDispatcherOption
       queue = queue.then(async () => {
         const credential = bearerCredential(exchange.request.headers['authorization']);
         await tenant.check(exchange.token, credential);
-        builder.addExchange(exchange, judgeExchange(exchange, judging.tracker));
+        builder.addExchange(exchange, judgeExchange(exchange, judging.tracker, layout));
         exchanges++;
       });
       return queue;

@@ -9,6 +9,7 @@ import type { Baseline, Report } from '../reports/model.ts';
 import { readReport } from '../reports/read.ts';
 import { judgeRecording as judgeEachExchange } from '../recordings/judge-recording.ts';
 import { loadOpenApiFile } from '../rules/openapi/load.ts';
+import { ApiLayout } from '../rules/api-layout.ts';
 import { embeddedReferenceConfig, refuseTargetKeysWithoutBaseUrl, resolveConfig, type RawConfig } from '../suites/config.ts';
 import { runConformance } from '../suites/conformance.ts';
 import { startProxy as startProxySession, type RunningProxy } from '../proxy/session.ts';
@@ -73,9 +74,10 @@ export interface JudgeRecordingOptions {
 export async function judgeRecording(paths: string | string[], options: JudgeRecordingOptions = {}): Promise<Report> {
   const openapi = options.openapi === undefined ? undefined : await loadOpenApiFile(options.openapi);
   const files = Array.isArray(paths) ? paths : [paths];
+  const layout = new ApiLayout(openapi ? { openapi } : {});
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${files.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
   for (const file of files) {
-    await judgeEachExchange(file, { ...(openapi ? { openapi } : {}), ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) }, (exchange, judgement) => {
+    await judgeEachExchange(file, { layout, ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) }, (exchange, judgement) => {
       if (!judgement) return;
       builder.addExchange(exchange, judgement);
     });

@@ -25,6 +25,7 @@ import { checkReportDir } from '../reports/write.ts';
 import { watchLauncher } from './launcher.ts';
 import { SignalQueue } from './signals.ts';
 import { CommandError, findCommand, startCommand, type CommandEnd } from './wrapped-command.ts';
+import { type ApiBase, apiBaseOfTarget, DOCUMENT_PREFIX } from '../rules/api-base.ts';
 
 const DEFAULT_LISTEN = '127.0.0.1:8080';
 const DEFAULT_REPORT_DIR = 'reports/latest';
@@ -32,8 +33,6 @@ const JOURNAL_NAME = 'traffic.jsonl';
 /** The report interval when the journal rotates (a run meant to last) and none is given. */
 const DEFAULT_ROTATING_REPORT_INTERVAL_S = 300;
 const DEFAULT_TLS_DIR = '.tmi-conform/tls';
-/** The management API's base path on a tenant; the token endpoint is beside it, at /oauth/token. */
-const API_BASE_PATH = '/api/v2';
 
 export const help = `Usage: tmi-conform proxy --target URL [--listen HOST:PORT] [--record FILE.har] [--journal FILE.jsonl]
                          [--rotate-size SIZE] [--rotate-interval DURATION] [--compress] [--report-interval DURATION]
@@ -57,8 +56,8 @@ most the upstream timeout plus one second; a second signal cuts them short), the
 HAR file and the reports and exits 0.
 
 With "-- CMD ARGS...", once listening it runs CMD (stdin, stdout and stderr shared) with
-TMI_PROXY_URL set to the management API's base URL through the proxy (the proxy's URL plus
-${API_BASE_PATH}, or plus nothing when --target already ends in ${API_BASE_PATH}) and TMI_PROXY_ORIGIN to
+TMI_PROXY_URL set to the management API's base URL through the proxy (the proxy's URL plus the
+API base path below --target's path) and TMI_PROXY_ORIGIN to
 the proxy's URL alone (the token endpoint is TMI_PROXY_ORIGIN/oauth/token); with --tls also
 ${ADDING_VARIABLE} set to the proxy's CA certificate and ${REPLACING_VARIABLES.join(', ')}
 (which replace the roots) to ${CA_BUNDLE_NAME} beside it, the system's roots plus the CA; a variable
@@ -290,7 +289,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     await nextSignal;
     nextSignal = signals.next();
   } else {
-    const env = await commandEnvironment(proxy.url, proxy.caPath, target, log);
+    const env = await commandEnvironment(proxy.url, proxy.caPath, target, apiBaseOfTarget(target.basePath, openapi?.declaredBasePaths), log);
     log(`running ${command.join(' ')} with TMI_PROXY_URL=${env['TMI_PROXY_URL']}`);
     const running = startCommand(commandFile!, command[0]!, command.slice(1), env);
     while (ended === undefined) {
@@ -333,11 +332,12 @@ function decideExit(name: string, ended: CommandEnd, summary: ProxySummary, fail
 }
 
 /** CMD's environment: where the proxy is, and with --tls its CA for the usual TLS stacks. */
-async function commandEnvironment(proxyUrl: string, caPath: string | undefined, target: Target, log: (line: string) => void): Promise<NodeJS.ProcessEnv> {
-  // The proxy forwards its paths under the target's base path: a target that already names the
-  // API's base path makes the proxy's root the API's base URL.
-  const apiBase = target.basePath.endsWith(API_BASE_PATH) ? '' : API_BASE_PATH;
-  const env: NodeJS.ProcessEnv = { ...process.env, TMI_PROXY_URL: proxyUrl + apiBase, TMI_PROXY_ORIGIN: proxyUrl };
+async function commandEnvironment(proxyUrl: string, caPath: string | undefined, target: Target, apiBase: ApiBase, log: (line: string) => void): Promise<NodeJS.ProcessEnv> {
+  // The proxy forwards its paths under the target's base path: the API base path the proxy judges
+  // at (rules/api-base.ts), less the target's path, is where the API is behind the proxy.
+  const apiPath = apiBase.paths?.[0] ?? DOCUMENT_PREFIX;
+  const apiBehindProxy = apiPath.startsWith(target.basePath) ? apiPath.slice(target.basePath.length) : '';
+  const env: NodeJS.ProcessEnv = { ...process.env, TMI_PROXY_URL: proxyUrl + apiBehindProxy, TMI_PROXY_ORIGIN: proxyUrl };
   if (caPath === undefined) return env;
   try {
     await trustCa(env, caPath, log);

@@ -19,6 +19,7 @@ import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
 import { baselineOption } from './baseline-option.ts';
+import { ApiLayout } from '../rules/api-layout.ts';
 import { openApiLine, openApiOption, openApiProblemLines } from './openapi-option.ts';
 import { DEFAULT_MAX_BODY_BYTES, describeBytes } from '../core/body-limit.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
@@ -36,7 +37,8 @@ folder, are one recording: judged as if never split, with the verdict the proxy 
 Every exchange under the API base path is judged: the document's three operations by all of
 its rules, any other operation (named by its templated path, "GET /users/{id}") by the rules the
 document states for every operation; with --openapi, also against the user's OpenAPI
-description. Exchanges outside the API base path are counted, never judged.
+description. Exchanges outside the API base path are counted, never judged. The API base path
+is the one the --openapi description's servers declare, else /api/v2 after any tenant path.
 
 Credentials: the proxy's journal and HAR keep whether each request had an Authorization header,
 its shape and the token's non-secret claims (the token itself never), and whether its signature
@@ -180,6 +182,8 @@ export async function run(argv: string[]): Promise<number> {
   const openapiPath = stringFlag(args, 'openapi');
   const openapi = await openApiOption(openapiPath);
   if (openapi) process.stdout.write(`${openApiLine(openapi)}\n`);
+  // The API base path: the servers the description declares, else the document's /api/v2.
+  const layout = new ApiLayout(openapi ? { openapi } : {});
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
   const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), headersNotJudged: new Map(), openapiNotes: [] };
   const unreadable: string[] = [];
@@ -212,7 +216,7 @@ export async function run(argv: string[]): Promise<number> {
         onFile: (file) => (current = file),
         onFileError: failed,
         maxBodyBytes,
-        ...(openapi ? { openapi } : {}),
+        layout,
         beforeJudging: (batch) => {
           for (const exchange of batch) fileOf.set(exchange, current);
           return settleTokens(batch, tenant);

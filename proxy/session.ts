@@ -168,6 +168,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
       {
         targetOrigin: options.target.origin,
         reportTarget: options.target.origin + options.target.basePath,
+        targetBasePath: options.target.basePath,
         journalPath: options.journalPath,
         appendToJournal: options.appendToJournal === true,
         ...(options.harPath !== undefined ? { harPath: options.harPath } : {}),

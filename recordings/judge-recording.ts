@@ -4,7 +4,7 @@
 // the proxy's replay of a resumed journal both judge recordings through here.
 import { judgeExchange, RateLimitTracker, type Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
-import type { OpenApiDescription } from '../rules/openapi/description.ts';
+import type { ApiLayout } from '../rules/api-layout.ts';
 import type { ReadProgress } from './jsonl-journal.ts';
 import type { ReadOptions } from './read-options.ts';
 import { readRecordingBatches } from './read.ts';
@@ -22,8 +22,8 @@ export interface JudgeRecordingOptions extends ReadOptions {
   onFile?: (path: string) => void;
   /** Called with each batch before it is judged: settle tokens, mark clients. */
   beforeJudging?: (batch: readonly Exchange[]) => void | Promise<void>;
-  /** The user's OpenAPI description of the operations the document does not detail (--openapi). */
-  openapi?: OpenApiDescription;
+  /** The API base path and the user's OpenAPI description (--openapi), rules/api-layout.ts; default: the document's alone. */
+  layout?: ApiLayout;
   /** An exchange the engine failed on: without this, the failure ends the reading. */
   onJudgeError?: (exchange: Exchange, error: unknown) => void;
 }
@@ -37,7 +37,7 @@ export interface JudgeRecordingOptions extends ReadOptions {
  * Throws RecordingError when the recording cannot be read (see recordings/read.ts).
  */
 export async function judgeRecording(path: string | readonly string[], options: JudgeRecordingOptions, judged: (exchange: Exchange, judgement: Judgement | undefined) => void): Promise<number> {
-  const { progress, progressOf, onFileError, onFile, tracker = new RateLimitTracker(), beforeJudging, onJudgeError, openapi, ...readOptions } = options;
+  const { progress, progressOf, onFileError, onFile, tracker = new RateLimitTracker(), beforeJudging, onJudgeError, layout, ...readOptions } = options;
   // Rate-limit sequences are the recording's own: a pause lies between one recording and the
   // next, none between two segments of one recording (a client's sequence goes on across them).
   const gate = new KeptHeadersGate(judged);
@@ -50,7 +50,7 @@ export async function judgeRecording(path: string | readonly string[], options: 
         for (const exchange of batch) {
           let judgement: Judgement | undefined;
           try {
-            judgement = judgeExchange(exchange, tracker, openapi);
+            judgement = judgeExchange(exchange, tracker, layout);
           } catch (error) {
             if (!onJudgeError) throw error;
             onJudgeError(exchange, error);

@@ -70,7 +70,7 @@ export class ReportBuilder {
   /** One judged exchange: counted in the traffic statistics, and evidence for what it examined. */
   addExchange(exchange: Exchange, judgement: Judgement, test?: string): void {
     if (!judgement.operation) {
-      this.traffic.notCoveredExchange(exchange);
+      this.traffic.notCoveredExchange(exchange, judgement.notCovered);
       return;
     }
     const operation = judgement.operation.operation;

@@ -174,7 +174,7 @@ export interface OperationTraffic {
 
 export interface TrafficStats {
   exchanges: number;
-  /** Exchanges that call no operation (a path outside the API base path /api/v2, a CORS preflight): counted, never judged. */
+  /** Exchanges that call no operation (a path outside the API base path, a CORS preflight): counted, never judged. */
   notCovered: number;
   /** operation id -> status code (or "error") -> count */
   byOperation: Record<string, Record<string, number>>;

@@ -6,6 +6,7 @@ import type { Exchange } from '../rules/types.ts';
 import type { NotJudgedTally, OperationTraffic, TrafficStats } from './model.ts';
 import type { Judgement } from '../rules/index.ts';
 import { describeBytes } from '../core/body-limit.ts';
+import { CORS_PREFLIGHT } from '../rules/operations.ts';
 
 import { RateLimitSeries } from './rate-limit-series.ts';
 
@@ -13,8 +14,8 @@ import { RateLimitSeries } from './rate-limit-series.ts';
 export const NOT_JUDGED_NAMED = 5;
 
 /**
- * Operations the table lists: a tenant's interface has a few hundred. Paths whose identifiers do
- * not look like identifiers (templatePath) could make more; their exchanges are counted in one row.
+ * Operations the table lists: a tenant's interface has a few hundred. Paths at places no known path
+ * names (templatePath) could make more; their exchanges are counted in one row.
  */
 export const OPERATIONS_LISTED = 1000;
 export const OPERATIONS_OVERFLOW = '(operations beyond the first 1000)';
@@ -22,11 +23,8 @@ export const OPERATIONS_OVERFLOW = '(operations beyond the first 1000)';
 /** Why a requirement about response headers was not judged on an exchange of a recording. */
 export const RESPONSE_HEADERS_NOT_KEPT = 'its response headers (RL-429-HEADERS): the recording kept no response header but Content-Type';
 
-/** Why an OPTIONS request was not judged. */
-export const PREFLIGHT = 'an OPTIONS request (a CORS preflight): not a call of an operation';
-
-/** Why an exchange outside the API was not judged. */
-export const OUTSIDE_API = 'outside the API base path /api/v2 (not an operation of the interface)';
+/** Why an exchange outside the API was not judged, when its judgement does not say (the rule engine's names the base path). */
+export const OUTSIDE_API = 'outside the API base path (not an operation of the interface)';
 
 /** The requirements judged on one exchange: those examined, and those found broken. */
 function judgedRequirements(judgement: Judgement): string[] {
@@ -48,10 +46,11 @@ export class TrafficTally {
   private readonly notJudged = new Map<string, NotJudgedTally>();
   private readonly operations = new Map<string, { row: OperationTraffic; requirements: Set<string> }>();
 
-  notCoveredExchange(exchange: Exchange): void {
+  /** `reason`: the judgement's notCovered. */
+  notCoveredExchange(exchange: Exchange, reason?: string): void {
     this.exchanges++;
     this.notCovered++;
-    this.notJudgedExchange(exchange.request.method.toUpperCase() === 'OPTIONS' ? PREFLIGHT : OUTSIDE_API, exchange.id ?? '(no id)');
+    this.notJudgedExchange(reason ?? (exchange.request.method.toUpperCase() === 'OPTIONS' ? CORS_PREFLIGHT : OUTSIDE_API), exchange.id ?? '(no id)');
   }
 
   coveredExchange(exchange: Exchange, operation: string, judgement: Judgement, rateLimit: RateLimitObservation | null | undefined): void {

@@ -2,7 +2,9 @@
 // caller hands in. Suites, proxy and validate all judge through judgeExchange.
 import { CHECKS } from './checks/index.ts';
 import type { Check, CheckInput, ParsedBody } from './checks/check.ts';
-import { matchOperation } from './operations.ts';
+import { type ApiLayout, documentLayout } from './api-layout.ts';
+import { outsideApiBase } from './api-base.ts';
+import { CORS_PREFLIGHT } from './operations.ts';
 import { requirement } from './requirements.ts';
 import { rateLimitClient, type RateLimitTracker, type RateLimitObservation } from './rate-limit-tracker.ts';
 import { rateLimitObservationOf } from './checks/check.ts';
@@ -10,17 +12,20 @@ import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } f
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH, valueNestsDeeperThan } from '../core/json-depth.ts';
 import { perFrozenObject, perKey } from '../core/memo.ts';
 import type { OverLimit } from './types.ts';
-import type { OpenApiDescription, OpenApiOperation } from './openapi/description.ts';
+import type { OpenApiOperation } from './openapi/description.ts';
 
 export { matchOperation } from './operations.ts';
+export { ApiLayout } from './api-layout.ts';
 export { RateLimitTracker } from './rate-limit-tracker.ts';
 export { buildExchange } from './exchange.ts';
 export { loadRequirements } from './requirements.ts';
 export type * from './types.ts';
 
 export interface Judgement {
-  /** Undefined: the path is not one the document covers; such exchanges are counted, not judged. */
+  /** Undefined: the exchange calls no operation (notCovered says why); such exchanges are counted, not judged. */
   operation?: MatchedOperation;
+  /** Why an exchange calls no operation: a CORS preflight, or a path outside the API base path (naming it). */
+  notCovered?: string;
   findings: Finding[];
   /**
    * Requirements this exchange put to the test (a check had something to examine), found
@@ -111,13 +116,19 @@ const planFor = perKey(Number.POSITIVE_INFINITY, (operation: OperationId): Plann
   return plan;
 });
 
+/** Why an exchange is no call of an operation. */
+function notCoveredReason(exchange: Exchange, layout: ApiLayout): string {
+  return exchange.request.method.toUpperCase() === 'OPTIONS' ? CORS_PREFLIGHT : outsideApiBase(layout.base);
+}
+
 /**
  * The operation an exchange calls; an other operation that the user's OpenAPI description
  * (--openapi) describes is named by it: "GET /users/{id} (get_user)".
  */
-function operationOf(exchange: Exchange, openapi: OpenApiDescription | undefined): { operation: MatchedOperation; described?: OpenApiOperation } | undefined {
-  const operation = matchOperation(exchange.request.method, exchange.request.url);
+function operationOf(exchange: Exchange, layout: ApiLayout): { operation: MatchedOperation; described?: OpenApiOperation } | undefined {
+  const operation = layout.match(exchange.request.method, exchange.request.url);
   if (!operation) return undefined;
+  const { openapi } = layout;
   if (operation.operation !== 'otherOperation' || !openapi) return { operation };
   const described = openapi.match(exchange.request.method, exchange.request.url);
   if (!described) return { operation };
@@ -127,11 +138,12 @@ function operationOf(exchange: Exchange, openapi: OpenApiDescription | undefined
 
 /**
  * The findings of one exchange. `tracker`: the earlier exchanges of the run or recording (rate
- * limits); `openapi`: the user's description of the operations the document does not detail.
+ * limits); `layout`: the driver's API base path and the user's description of the operations the
+ * document does not detail (rules/api-layout.ts; default: the document's alone).
  */
-export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, openapi?: OpenApiDescription): Judgement {
-  const matched = operationOf(exchange, openapi);
-  if (!matched) return { findings: [], examined: [] };
+export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, layout: ApiLayout = documentLayout()): Judgement {
+  const matched = operationOf(exchange, layout);
+  if (!matched) return { findings: [], examined: [], notCovered: notCoveredReason(exchange, layout) };
   const { operation, described } = matched;
   // Checks quote and validate bodies recursively: a body nested thousands deep would exhaust the stack.
   const notJudged = unjudgeable(exchange);

@@ -1,49 +1,58 @@
-// Places an exchange on the interface: which operation (method + path after any base prefix) and
-// which path parameter. The document details three operations and the token endpoint; any other
-// path under the API base path is an operation of the interface too, named by its templated path
-// (templatePath), and judged by the rules that hold for every operation. Paths outside the API
-// base path are not matched.
+// Places an exchange on the interface: which operation (method + path after the API base path,
+// rules/api-base.ts) and which path parameter. The document details three operations and the token
+// endpoint; any other path under the API base path is an operation of the interface too, named by
+// its templated path (templatePath), and judged by the rules that hold for every operation. Paths
+// outside the API base path are not matched.
+import { once } from '../core/memo.ts';
+import { type ApiBase, DOCUMENT_API_BASE, splitAtApiBase } from './api-base.ts';
+import { managementApiPaths, PathNames } from './path-names.ts';
 import type { MatchedOperation, OperationId } from './types.ts';
 
 interface Route {
   operation: OperationId;
   method: string;
-  /** The operation's own path; group 2 is the raw `{id}` segment. */
+  /** The operation's own path after the API base path; group 1 is the raw `{id}` segment. */
   pattern: RegExp;
   /** How the report names it. */
   name: string;
 }
 
-// Group 1: the prefix ("" or ending in "/api/v2", so "/api/v2/users/sessions/x" is not a session).
 const ROUTES: Route[] = [
-  { operation: 'deleteTokenExchangeProfile', method: 'DELETE', pattern: /^((?:.*\/api\/v2)?)\/token-exchange-profiles\/([^/]+)\/?$/, name: 'DELETE /token-exchange-profiles/{id}' },
-  { operation: 'updateSession', method: 'PATCH', pattern: /^((?:.*\/api\/v2)?)\/sessions\/([^/]+)\/?$/, name: 'PATCH /sessions/{id}' },
-  { operation: 'getResourceServer', method: 'GET', pattern: /^((?:.*\/api\/v2)?)\/resource-servers\/([^/]+)\/?$/, name: 'GET /resource-servers/{id}' },
-  { operation: 'getToken', method: 'POST', pattern: /^(.*?)\/oauth\/token()\/?$/, name: 'POST /oauth/token' },
+  { operation: 'deleteTokenExchangeProfile', method: 'DELETE', pattern: /^\/token-exchange-profiles\/([^/]+)\/?$/, name: 'DELETE /token-exchange-profiles/{id}' },
+  { operation: 'updateSession', method: 'PATCH', pattern: /^\/sessions\/([^/]+)\/?$/, name: 'PATCH /sessions/{id}' },
+  { operation: 'getResourceServer', method: 'GET', pattern: /^\/resource-servers\/([^/]+)\/?$/, name: 'GET /resource-servers/{id}' },
 ];
 
-/** Every other operation: a path under the API base path, group 1 the prefix, group 2 the operation's own path. */
-const UNDER_API_BASE = /^(.*?\/api\/v2)(\/.*[^/].*)$/;
+/** Why an OPTIONS request calls no operation. */
+export const CORS_PREFLIGHT = 'an OPTIONS request (a CORS preflight): not a call of an operation';
+
+/** The token endpoint: at {auth_url}, beside the API rather than under it; group 1 is the prefix. */
+const TOKEN_ENDPOINT = /^(.*?)\/oauth\/token\/?$/;
+
+/** The document's paths, as templates after the API base path. */
+const DOCUMENT_PATHS = ROUTES.map((route) => route.name.slice(route.name.indexOf(' ') + 1));
+
+/** The names of the document's paths and the management API's, and of any more templates (a user's description). */
+export function pathNamesWith(templates: Iterable<string> = []): PathNames {
+  return new PathNames([...DOCUMENT_PATHS, ...managementApiPaths(), ...templates]);
+}
+
+/** The names known without a user's description. */
+export const knownPathNames = once((): PathNames => pathNamesWith());
 
 /**
- * A path segment that names a collection or an action, not an object: lower-case words joined
- * by "-" or "_" ("users", "resource-servers", "custom-text", "post-login"). Identifiers carry a
- * digit, an upper-case letter or another character ("auth0|123", "rol_a1B2", "con_X",
- * "https://api.example.com/", "5f3c…"): generated ids almost always do.
- */
-const WORD_SEGMENT = /^[a-z][a-z_-]{0,39}$/;
-
-/**
- * The operation's path with its identifiers collapsed: "/users/auth0%7C123/roles" is
+ * The operation's own path with its identifiers collapsed: "/users/auth0%7C123/roles" is
  * "/users/{id}/roles", and a second identifier on the same path is {id2}, then {id3}. A segment
- * is decoded once before it is read (as a server does); a trailing slash is dropped.
+ * (decoded once, as a server does) is a name only where a known path has that name at that place
+ * (rules/path-names.ts); a trailing slash is dropped, an empty segment kept.
  */
-export function templatePath(path: string): string {
+export function templatePath(path: string, names: PathNames = knownPathNames()): string {
   const segments = path.split('/').slice(1);
   if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
+  const named = names.namesAt(segments.map(decodeSegment));
   let ids = 0;
-  const templated = segments.map((raw) => {
-    if (raw === '' || WORD_SEGMENT.test(decodeSegment(raw))) return raw;
+  const templated = segments.map((raw, i) => {
+    if (raw === '' || named[i]) return raw;
     ids++;
     return ids === 1 ? '{id}' : `{id${ids}}`;
   });
@@ -85,26 +94,22 @@ export function parseQuery(search: string): Record<string, string> {
 
 /**
  * The operation an exchange calls: one of the document's (with its id), or any other under the
- * API base path (named by its templated path). Undefined: the path is outside the API or the
- * base path itself, or the request is an OPTIONS (a CORS preflight).
+ * API base path (named by its templated path). Undefined: the path is outside the API base path or
+ * the base path itself, or the request is an OPTIONS (a CORS preflight).
  */
-export function matchOperation(method: string, url: string): MatchedOperation | undefined {
+export function matchOperation(method: string, url: string, base: ApiBase = DOCUMENT_API_BASE, names: PathNames = knownPathNames()): MatchedOperation | undefined {
   const upper = method.toUpperCase();
   const { path, search } = splitUrl(url);
-  for (const route of ROUTES) {
-    if (route.method !== upper) continue;
-    const match = route.pattern.exec(path);
-    if (!match) continue;
-    const matched: MatchedOperation = { operation: route.operation, name: route.name, query: parseQuery(search), prefix: match[1]! };
-    if (route.operation !== 'getToken') {
-      matched.rawId = match[2]!;
-      matched.id = decodeSegment(match[2]!);
-    }
-    return matched;
-  }
+  const token = upper === 'POST' ? TOKEN_ENDPOINT.exec(path) : null;
+  if (token) return { operation: 'getToken', name: 'POST /oauth/token', query: parseQuery(search), prefix: token[1]! };
   // A CORS preflight asks what the operation allows, without a credential by design: not a call of the operation.
   if (upper === 'OPTIONS') return undefined;
-  const other = UNDER_API_BASE.exec(path);
-  if (!other) return undefined;
-  return { operation: 'otherOperation', name: `${upper} ${templatePath(other[2]!)}`, query: parseQuery(search), prefix: other[1]! };
+  const under = splitAtApiBase(path, base);
+  if (!under) return undefined;
+  for (const route of ROUTES) {
+    if (route.method !== upper) continue;
+    const match = route.pattern.exec(under.own);
+    if (match) return { operation: route.operation, name: route.name, query: parseQuery(search), prefix: under.prefix, rawId: match[1]!, id: decodeSegment(match[1]!) };
+  }
+  return { operation: 'otherOperation', name: `${upper} ${templatePath(under.own, names)}`, query: parseQuery(search), prefix: under.prefix };
 }

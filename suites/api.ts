@@ -8,6 +8,8 @@ import type { Profile, SuiteConfig } from './config.ts';
 import { recordExchange, recordRisked429, recordUnplanned429 } from './evidence.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange, TokenAttack } from '../rules/types.ts';
+import { ApiLayout } from '../rules/api-layout.ts';
+import { apiBaseOfUrl } from '../rules/api-base.ts';
 import { sendAndJudge, targetAgent, type Judged, type OutgoingRequest, type SendContext } from './http.ts';
 import type { TenantTokens } from '../keys/tenant.ts';
 import { RateLimitPacer, sleep } from './pacing.ts';
@@ -91,7 +93,7 @@ export class SuiteApi {
     seed: Partial<Record<Profile, CachedToken>> = {},
     private readonly recorder: Recorder = testEvidence,
   ) {
-    this.sending = { dispatcher: targetAgent(config.requestTimeoutMs), tracker: this.tracker, tenant };
+    this.sending = { dispatcher: targetAgent(config.requestTimeoutMs), tracker: this.tracker, tenant, layout: new ApiLayout({ base: apiBaseOfUrl(config.baseUrl) }) };
     this.tokens = new TokenProvider(config, (request) => this.send(request, 'token-endpoint', { alone: true }), seed);
   }
 

@@ -4,7 +4,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { TenantTokens } from '../keys/tenant.ts';
 import { buildExchange } from '../rules/exchange.ts';
 import { bearerCredential } from '../rules/token.ts';
-import { judgeExchange, type Judgement, type RateLimitTracker } from '../rules/index.ts';
+import { type ApiLayout, judgeExchange, type Judgement, type RateLimitTracker } from '../rules/index.ts';
 import type { BearerToken, Exchange } from '../rules/types.ts';
 
 export interface OutgoingRequest {
@@ -24,6 +24,8 @@ export interface SendContext {
   tracker: RateLimitTracker;
   /** What the run knows of the tenant's tokens (keys/tenant.ts): every request's token is settled against it before judging. */
   tenant: TenantTokens;
+  /** Where the operations are: the API base path of the run's base_url (rules/api-layout.ts). */
+  layout: ApiLayout;
 }
 
 function authorizationOf(headers: Record<string, string>): string | undefined {
@@ -65,7 +67,7 @@ function parseJson(text: string): unknown {
  */
 const SUITE_CLOCK = `performance.now() of process ${process.pid} from ${performance.timeOrigin}`;
 
-export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, tracker, tenant }: SendContext): Promise<Judged> {
+export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, tracker, tenant, layout }: SendContext): Promise<Judged> {
   const started = Date.now();
   const sent = performance.now();
   let response: Awaited<ReturnType<typeof request>>;
@@ -107,6 +109,6 @@ export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, trac
     ...(bodyError !== undefined ? { error: bodyError } : {}),
   });
   await tenant.check(exchange.token, bearerCredential(authorizationOf(outgoing.headers)));
-  const judgement = judgeExchange(exchange, tracker);
+  const judgement = judgeExchange(exchange, tracker, layout);
   return { ...judgement, status, headers: exchange.response!.headers, text, json: parseJson(text), exchange };
 }

@@ -3,6 +3,8 @@
 // each a warning named OAS-*, the operation named by the description. The document's own
 // operations keep the document's rules. Through the engine, validate and the proxy.
 import { spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +14,7 @@ import { BASE, claims, getExchange, jwt, resourceServer, STARTED_AT } from '../f
 import { startReference, type RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { buildExchange, type ExchangeParts } from '../rules/exchange.ts';
-import { judgeExchange } from '../rules/index.ts';
+import { ApiLayout, judgeExchange } from '../rules/index.ts';
 import type { OpenApiDescription } from '../rules/openapi/description.ts';
 import { loadOpenApiFile } from '../rules/openapi/load.ts';
 import { startTestProxy } from './helpers/proxy.ts';
@@ -82,13 +84,13 @@ beforeAll(async () => {
 
 /** requirement: received, of the OAS findings of one exchange. */
 const oas = (parts: Partial<ExchangeParts>) =>
-  judgeExchange(call(parts), undefined, openapi)
+  judgeExchange(call(parts), undefined, new ApiLayout({ openapi }))
     .findings.filter((f) => f.requirement.startsWith('OAS-'))
     .map((f) => `${f.requirement} ${f.subject} ${f.level}: ${f.received}`);
 
 describe('the OAS checks, through the engine', () => {
   it('name the operation as the description does', () => {
-    expect(judgeExchange(call({}), undefined, openapi).operation).toMatchObject({ operation: 'otherOperation', name: 'GET /users/{id} (get_user)' });
+    expect(judgeExchange(call({}), undefined, new ApiLayout({ openapi })).operation).toMatchObject({ operation: 'otherOperation', name: 'GET /users/{id} (get_user)' });
     expect(judgeExchange(call({}), undefined).operation!.name).toBe('GET /users/{id}');
   });
 
@@ -114,7 +116,7 @@ describe('the OAS checks, through the engine', () => {
   });
 
   it("the document's operations keep the document's rules: the description is not applied to them", () => {
-    const judgement = judgeExchange(getExchange(resourceServer()), undefined, openapi);
+    const judgement = judgeExchange(getExchange(resourceServer()), undefined, new ApiLayout({ openapi }));
     expect(judgement.operation!.operation).toBe('getResourceServer');
     expect(judgement.findings).toEqual([]);
   });
@@ -201,6 +203,71 @@ describe('proxy --openapi', () => {
       expect(status.status).toBe('warn');
       expect(status.evidence[0]!.message).toContain(`received ${answer.status}`);
       expect(report.traffic!.operations!.map((o) => o.name)).toContain('GET /users/{id} (get_user)');
+    } finally {
+      await under.dispose();
+    }
+  });
+});
+
+describe('a target that serves the operations at the root (a mock of the description), with --openapi', () => {
+  // A mock without a server prefix: the document's resource server read and a client's credentials, at the root.
+  const ROOT_DESCRIPTION = `openapi: 3.1.0
+info: { title: mock, version: '2' }
+servers:
+  - url: http://127.0.0.1:4010
+paths:
+  /resource-servers/{id}:
+    get:
+      operationId: getResourceServer
+      responses: { '200': { description: the resource server } }
+  /clients/{client_id}/credentials:
+    get:
+      operationId: get_credentials
+      responses:
+        '200':
+          description: the credentials
+          content: { application/json: { schema: { type: array } } }
+`;
+  let mock: Server;
+  let origin: string;
+  beforeAll(async () => {
+    mock = createServer((req, res) => {
+      const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url?.startsWith('/resource-servers/')) return json(200, resourceServer({ id: 'rs_main' }));
+      if (/^\/clients\/[^/]+\/credentials$/.test(req.url ?? '')) return json(200, []);
+      return json(404, { message: 'not found' });
+    });
+    await new Promise<void>((resolve) => mock.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(mock.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => mock.close(() => resolve())));
+
+  it('proxy, then validate of its recording: every exchange calls an operation, lower-case ids with "_" collapse into one', async () => {
+    const descriptionAtRoot = join(dir, 'root.yaml');
+    writeFileSync(descriptionAtRoot, ROOT_DESCRIPTION);
+    const under = await startTestProxy(origin, { openapiPath: descriptionAtRoot });
+    try {
+      const token = jwt(claims('read:resource_servers read:clients read:client_credentials'));
+      for (const path of ['/resource-servers/rs_main', '/clients/cl_a/credentials', '/clients/cl_b/credentials', '/clients/cl_full/credentials']) {
+        const answer = await fetch(`${under.proxy.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+        await answer.arrayBuffer();
+      }
+      await under.proxy.stop();
+      const operations = (report: Report) => [report.traffic!.notCovered, report.traffic!.operations!.map((o) => [o.name, o.exchanges])];
+      const expected = [0, [['GET /resource-servers/{id}', 1], ['GET /clients/{client_id}/credentials (get_credentials)', 3]]];
+      const live = JSON.parse(readFileSync(join(under.reportDir, 'report.json'), 'utf8')) as Report;
+      expect(operations(live)).toEqual(expected);
+      expect(JSON.stringify(live)).not.toContain('outside the API base path');
+
+      const reportDir = join(dir, 'root-validate');
+      const { code, stdout, stderr } = validate(under.journalPath, '--openapi', descriptionAtRoot, '--report-dir', reportDir);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(stdout).not.toContain('outside the API base path');
+      const offline = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
+      expect(operations(offline)).toEqual(expected);
+      // The description's checks ran on the operations it describes.
+      expect(offline.requirements.find((r) => r.id === 'OAS-STATUS-DECLARED')!.status).toBe('pass');
     } finally {
       await under.dispose();
     }

@@ -3,7 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildExchange } from '../rules/exchange.ts';
-import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import { ApiLayout, judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import { apiBaseAt } from '../rules/api-base.ts';
 import { findingMessage } from '../rules/message.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
 import {
@@ -78,7 +79,7 @@ describe('conforming exchanges', () => {
     for (const [method, path, name] of [
       ['GET', '/api/v2/users/u1', 'GET /users/{id}'],
       ['GET', '/api/v2/sessions/sess_1', 'GET /sessions/{id}'],
-      ['PATCH', '/api/v2/users/sessions/sess_1', 'PATCH /users/sessions/{id}'],
+      ['PATCH', '/api/v2/users/sessions/sess_1', 'PATCH /users/{id}/{id2}'],
       ['DELETE', '/api/v2/resource-servers/rs_1', 'DELETE /resource-servers/{id}'],
     ] as const) {
       const judgement = judgeExchange(buildExchange({ method, url: `https://t.example.com${path}`, status: 200 }));
@@ -431,10 +432,12 @@ describe('resource server checks', () => {
 });
 
 describe('operation matching', () => {
-  it('ids are decoded once; any prefix ending in /api/v2, or none, is accepted', () => {
+  it('ids are decoded once; with no base path configured, any prefix ending in /api/v2 is accepted, and a path at the root is outside', () => {
     expect(judgeExchange(getExchange(resourceServer(), 'rs%2F1')).operation?.id).toBe('rs/1');
     const bare = buildExchange({ method: 'GET', url: '/resource-servers/rs_1' });
-    expect(judgeExchange(bare).operation?.operation).toBe('getResourceServer');
+    expect(judgeExchange(bare)).toMatchObject({ findings: [], notCovered: 'outside the API base path /api/v2 (not an operation of the interface)' });
+    expect(judgeExchange(bare).operation).toBeUndefined();
+    expect(judgeExchange(bare, undefined, new ApiLayout({ base: apiBaseAt(['']) })).operation).toMatchObject({ operation: 'getResourceServer', id: 'rs_1', prefix: '' });
     const proxied = buildExchange({ method: 'PATCH', url: `http://127.0.0.1:9/tenant-a/api/v2/sessions/s?x=1` });
     expect(judgeExchange(proxied).operation).toMatchObject({ operation: 'updateSession', id: 's', prefix: '/tenant-a/api/v2', query: { x: '1' } });
     expect(BASE).toContain('/api/v2');

@@ -4,7 +4,7 @@
 import { judgeRecording } from '../../recordings/judge-recording.ts';
 import type { Judgement, RateLimitTracker } from '../../rules/index.ts';
 import type { Exchange } from '../../rules/types.ts';
-import type { OpenApiDescription } from '../../rules/openapi/description.ts';
+import type { ApiLayout } from '../../rules/api-layout.ts';
 import { markNonGlobalClient } from './judge.ts';
 
 /**
@@ -17,14 +17,14 @@ export async function judgeEarlierTraffic(
   nonGlobalClients: ReadonlySet<string>,
   add: (exchange: Exchange, judgement: Judgement | undefined) => void,
   warn: (message: string) => void,
-  openapi?: OpenApiDescription,
+  layout?: ApiLayout,
   tracker?: RateLimitTracker,
 ): Promise<number> {
   let failed = 0;
   return judgeRecording(
     path,
     {
-      ...(openapi ? { openapi } : {}),
+      ...(layout ? { layout } : {}),
       ...(tracker ? { tracker } : {}),
       beforeJudging: (batch) => {
         for (const exchange of batch) markNonGlobalClient(exchange, nonGlobalClients);

@@ -6,7 +6,7 @@ import type { ExchangeParts } from '../../rules/exchange.ts';
 import type { Exchange } from '../../rules/types.ts';
 import type { Addon, Flow } from '../flow.ts';
 import type { TenantTokens } from '../../keys/tenant.ts';
-import type { OpenApiDescription } from '../../rules/openapi/description.ts';
+import type { ApiLayout } from '../../rules/api-layout.ts';
 import { bearerCredential } from '../../rules/token.ts';
 
 export class JudgeAddon implements Addon {
@@ -24,14 +24,14 @@ export class JudgeAddon implements Addon {
    * `origin`: the target's, which recorded URLs start with. `nonGlobalClients`: client ids
    * the operator declared not global (no token claim says it), so the rule that such a
    * client may not delete can be judged. `tenant`: what is known of the tenant's tokens (keys/tenant.ts);
-   * each batch's tokens are verified (prepareTokens) before it is judged. `openapi`: the user's
-   * description of the operations the document does not detail (--openapi).
+   * each batch's tokens are verified (prepareTokens) before it is judged. `layout`: the API base
+   * path behind the target and the user's description (--openapi), rules/api-layout.ts.
    */
   constructor(
     private readonly origin: string,
     private readonly nonGlobalClients: ReadonlySet<string> = new Set(),
     private readonly tenant?: TenantTokens,
-    private readonly openapi?: OpenApiDescription,
+    private readonly layout?: ApiLayout,
   ) {}
 
   done(flow: Flow): void {
@@ -40,7 +40,7 @@ export class JudgeAddon implements Addon {
     markNonGlobalClient(exchange, this.nonGlobalClients);
     this.tenant?.settle(exchange.token, credentialOf(flow));
     flow.exchange = exchange;
-    flow.judgement = judgeExchange(exchange, this.tracker, this.openapi);
+    flow.judgement = judgeExchange(exchange, this.tracker, this.layout);
   }
 }
 

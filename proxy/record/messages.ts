@@ -28,6 +28,8 @@ export interface RecorderSettings {
   maxBodyBytes: number;
   /** What was learned of the tenant's tokens at start (issuer, keys); undefined: nothing, neither is judged. */
   tenant?: TenantTokensData;
+  /** The --target's path ("" or "/base"): with the description's servers, where the API base path is (rules/api-base.ts apiBaseOfTarget). */
+  targetBasePath?: string;
   /** The user's OpenAPI description of the operations the document does not detail (--openapi), read by the recorder thread. */
   openapiPath?: string;
   /** Accepted failures (--baseline): left out of the reports' verdict. */

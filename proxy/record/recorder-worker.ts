@@ -15,6 +15,8 @@ import { Pipeline } from './pipeline.ts';
 import { RecordAddon } from './record.ts';
 import { TenantTokens } from '../../keys/tenant.ts';
 import type { OpenApiDescription } from '../../rules/openapi/description.ts';
+import { ApiLayout } from '../../rules/api-layout.ts';
+import { apiBaseOfTarget } from '../../rules/api-base.ts';
 import { loadOpenApiFile } from '../../rules/openapi/load.ts';
 import { ReportAddon } from './report.ts';
 import { StatusAddon } from './status.ts';
@@ -84,7 +86,8 @@ if (journal) {
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
   admin?.follow(() => ({ counts: status.counts, verdict: verdictSoFar(report) }));
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
-  const judge = new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, openapi ?? undefined);
+  const layout = new ApiLayout({ base: apiBaseOfTarget(settings.targetBasePath ?? '', openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) });
+  const judge = new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, layout);
   const pipeline = new Pipeline([judge, new RecordAddon(), open, report, status, ...(adminFeed ? [adminFeed] : [])], warn);
   if (admin) {
     open.onSize = (bytes, segments) => admin.metrics.journalSize(bytes, segments);
@@ -124,7 +127,7 @@ if (journal) {
       earlier++;
     };
     const earlierFiles = settings.rotation ? open.earlierSegments : open.path;
-    earlierDone = judgeEarlierTraffic(earlierFiles, nonGlobal, add, warn, openapi ?? undefined, judge.tracker).then(
+    earlierDone = judgeEarlierTraffic(earlierFiles, nonGlobal, add, warn, layout, judge.tracker).then(
       () => {
         judgingEarlier = false;
       },

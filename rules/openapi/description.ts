@@ -46,6 +46,13 @@ export class OpenApiDescription {
   private readonly schemas: DescriptionSchemas;
   private readonly matcher: PathMatcher<DescribedOperation>;
   readonly operationCount: number;
+  /**
+   * The base paths of the servers the description declares at its top ("/api/v2", "/" for a mock at
+   * the root); undefined when it declares none: it then says nothing of where the API is.
+   */
+  readonly declaredBasePaths: readonly string[] | undefined;
+  /** The keys under `paths` ("/users/{id}/roles"): where the description's paths have names. */
+  readonly pathTemplates: readonly string[];
 
   private constructor(
     document: Record<string, unknown>,
@@ -56,6 +63,8 @@ export class OpenApiDescription {
     const routes = routesOf(document, this.schemas);
     this.operationCount = routes.length;
     this.matcher = new PathMatcher(routes);
+    this.declaredBasePaths = basePathsOf(document.servers);
+    this.pathTemplates = Object.keys(document.paths as Record<string, unknown>).filter((template) => template.startsWith('/'));
   }
 
   /** Takes a parsed description after checking only its outline; throws OpenApiError when it is not OpenAPI 3.0 or 3.1. */

@@ -2,7 +2,15 @@
 // Entry point of the `tmi-conform` command. The kit ships as TypeScript and runs it through
 // tsx's loader, so there is no build step between a checkout and a working command.
 import util from 'node:util';
-import { register } from 'tsx/esm/api';
+
+// Checked before anything else loads: on an older Node the kit's dependencies fail while loading
+// (undici 7 needs the global File of Node 20), with a stack trace instead of the reason.
+const [major, minor] = process.versions.node.split('.').map(Number);
+const supported = major === 20 ? minor >= 19 : major === 22 ? minor >= 12 : major > 22;
+if (!supported) {
+  process.stderr.write(`tmi-conform: Node.js ${process.versions.node} is not supported: use Node.js 20.19 or later, 22.12 or later, or 24 (package.json "engines")\n`);
+  process.exit(2);
+}
 
 // http-proxy 1.18 (the proxy's relay) copies objects with util._extend, which Node 22 and later
 // deprecate with a warning on stderr at its first use, in the middle of the proxy's output. The
@@ -10,6 +18,7 @@ import { register } from 'tsx/esm/api';
 // loads, as it takes util._extend when it loads.
 util._extend = (target, source) => (source === null || typeof source !== 'object' ? target : Object.assign(target, source));
 
+const { register } = await import('tsx/esm/api');
 register();
 const { main } = await import('../cli/main.ts');
 process.exitCode = await main(process.argv.slice(2));

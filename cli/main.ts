@@ -12,7 +12,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   proxy: { summary: 'recording, validating reverse proxy in front of a live tenant', load: () => import('./proxy.ts') },
   validate: { summary: 'judge recorded traffic offline (HAR 1.2, JSONL journal)', load: () => import('./validate.ts') },
   serve: { summary: 'start the reference implementation alone', load: () => import('./serve.ts') },
-  report: { summary: 'combine reports: report merge DIR... --out DIR', load: () => import('./report.ts') },
+  report: {
+    summary: 'reports: merge, baseline, diff, matrix (tmi-conform report --help)',
+    load: () => import('./report.ts'),
+  },
   token: { summary: 'make an attack case\'s token again from a valid one in TOKEN: token --attack NAME', load: () => import('./token.ts') },
 };
 
@@ -26,7 +29,9 @@ ${Object.entries(COMMANDS)
   .join('\n')}
 
 Run "tmi-conform <command> --help" for a command's options.
-Exit codes: 0 conforming, 1 a "must" requirement failed, 2 usage, config or connection error.`;
+Exit codes: 0 every "must" requirement that was judged passed (with --fail-on should: and no
+warning); 1 at least one failed; 2 usage or config error, unreadable input, or a setup error
+found before any work (target unreachable, credentials refused); 130 run interrupted (no verdict).`;
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

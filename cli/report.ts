@@ -2,11 +2,12 @@
 // from several runs (e.g. the suite run in CI plus a day of proxy traffic).
 // `tmi-conform report baseline REPORT --out FILE`: the accepted failures of a run, as a baseline
 // to edit (a reason each) and pass to --baseline.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { bringsNewFailure, diffReports, renderDiff } from '../reports/diff.ts';
 import { buildMatrix, renderMatrixConsole, renderMatrixHtml, renderMatrixMarkdown } from '../reports/matrix.ts';
 import { baselineYaml } from '../reports/baseline.ts';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Report } from '../reports/model.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { mergeReports, type MergeInput } from '../reports/merge.ts';
@@ -18,7 +19,7 @@ import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 export const help = `Usage: tmi-conform report merge DIR... --out DIR [--fail-on must|should]
        tmi-conform report baseline REPORT --out FILE.yaml
        tmi-conform report diff BEFORE AFTER [--out DIR]
-       tmi-conform report matrix REPORT... --out DIR
+       tmi-conform report matrix [LABEL=]REPORT... --out DIR
 
 report diff compares two reports (directories or report.json files): new failures (with the
 exchange behind each), fixed, still failing, new and gone warnings; requirements only one side
@@ -27,9 +28,11 @@ diff.md (short enough for a pull-request comment) and diff.json. Exit 1 when a "
 did not before.
 
 report matrix renders the requirement × target table of several reports (one CI job per target):
-matrix.md (for a pull-request comment), matrix.html (each cell links to the requirement in that
-target's report.html), matrix.json, and on the console the requirements that do not pass
-everywhere. Targets are named from the reports. Exit 0: each target's own job carries its verdict.
+matrix.md (for a pull-request comment), matrix.html (each cell links to the requirement in the
+copy of that target's report.html kept in the --out folder, which can be uploaded alone),
+matrix.json, and on the console the requirements that do not pass everywhere. A column is named
+by its LABEL (staging=reports/staging), else by its target's host. Exit 0: each target's own job
+carries its verdict.
 
 report baseline writes the failed and warned requirements of REPORT (a report directory or
 report.json) as a baseline for --baseline on run, validate and proxy: one entry each, with a
@@ -112,13 +115,26 @@ async function writeMatrix(argv: string[]): Promise<number> {
   const out = stringFlag(args, 'out');
   if (out === undefined) throw new UsageError('report matrix: --out DIR is required (where matrix.md, matrix.html and matrix.json go)');
   const reports = [];
-  for (const location of args.positionals) reports.push({ report: await readReport(location, 'report matrix'), origin: location });
+  for (const input of args.positionals) {
+    // LABEL=REPORT names the column; a bare REPORT is named by its target's host.
+    const labelled = /^([^=/\\]+)=(.+)$/.exec(input);
+    const location = labelled ? labelled[2]! : input;
+    reports.push({ report: await readReport(location, 'report matrix'), origin: location, ...(labelled ? { label: labelled[1]! } : {}) });
+  }
   const matrix = buildMatrix(reports);
   process.stdout.write(`${renderMatrixConsole(matrix).join('\n')}\n`);
   try {
     await mkdir(out, { recursive: true });
+    const linked = new Set<string>();
+    for (const target of matrix.targets) {
+      const html = target.origin.endsWith('.json') ? join(dirname(target.origin), 'report.html') : join(target.origin, 'report.html');
+      if (!existsSync(html)) continue;
+      await mkdir(join(out, target.folder), { recursive: true });
+      await copyFile(html, join(out, target.folder, 'report.html'));
+      linked.add(target.folder);
+    }
     await writeFile(join(out, 'matrix.md'), renderMatrixMarkdown(matrix));
-    await writeFile(join(out, 'matrix.html'), renderMatrixHtml(matrix, out));
+    await writeFile(join(out, 'matrix.html'), renderMatrixHtml(matrix, linked));
     await writeFile(join(out, 'matrix.json'), `${JSON.stringify(matrix, null, 2)}\n`);
   } catch (error) {
     throw new UsageError(`report matrix: cannot write to ${out} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);

@@ -1,5 +1,6 @@
 // `tmi-conform run`: the conformance suites against an implementation (default: the embedded
 // reference, started in-process on a free loopback port), ending in the compliance reports.
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stopSignal } from './signals.ts';
@@ -21,6 +22,9 @@ import { baselineOption } from './baseline-option.ts';
 import { CONFIG_KEYS } from '../suites/config-keys.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 
+/** Config files a run uses from the working directory when none is named, in this order. */
+const DISCOVERED_CONFIG_FILES = ['tmi-conform.yaml', 'tmi-conform.yml', 'tmi.yaml', 'tmi.yml'];
+
 export const help = `Usage: tmi-conform run [--config FILE] [--base-url URL] [--report-dir DIR] [options]
 
 Runs the conformance suites (vitest + fast-check + undici) against an implementation of the
@@ -29,7 +33,8 @@ base_url in the config), it starts the embedded reference implementation on a fr
 port and runs against it.
 
 Target and credentials (flag > environment > config file; see schemas/conformance.schema.json):
-  --config FILE          YAML config file (env TMI_CONFIG)
+  --config FILE          YAML config file (env TMI_CONFIG; default: the first of ${DISCOVERED_CONFIG_FILES.join(', ')}
+                         in the working directory, if any)
 ${configKeyLines()}
 
 Selection and output:
@@ -85,9 +90,16 @@ function configKeyLines(): string {
   }).join('\n');
 }
 
+/** The config file named by --config or TMI_CONFIG, else the first of DISCOVERED_CONFIG_FILES in the working directory. */
+function configFileOf(args: ReturnType<typeof parseArgs>, env: NodeJS.ProcessEnv): { path: string; discovered: boolean } | undefined {
+  const named = stringFlag(args, 'config') ?? (env['TMI_CONFIG'] || undefined);
+  if (named !== undefined) return { path: named, discovered: false };
+  const found = DISCOVERED_CONFIG_FILES.find((name) => existsSync(name));
+  return found === undefined ? undefined : { path: found, discovered: true };
+}
+
 /** The target and the run's options, from the three layers. */
-async function configuration(args: ReturnType<typeof parseArgs>, env: NodeJS.ProcessEnv): Promise<RawConfig> {
-  const configFile = stringFlag(args, 'config') ?? (env['TMI_CONFIG'] || undefined);
+async function configuration(args: ReturnType<typeof parseArgs>, env: NodeJS.ProcessEnv, configFile: string | undefined): Promise<RawConfig> {
   const file = configFile ? await readConfigFile(configFile) : {};
   const flag = (name: string): string | true | undefined => (args.flags[name] === true ? true : stringFlag(args, name));
   return mergeConfig(file, configFromEnv(env), configFromFlags(flag));
@@ -123,13 +135,15 @@ export async function run(argv: string[]): Promise<number> {
   const baseline = await baselineOption(stringFlag(args, 'baseline'));
   await removeEarlierReports(reportDir);
 
-  const raw = await configuration(args, process.env);
+  const configFile = configFileOf(args, process.env);
+  const raw = await configuration(args, process.env, configFile?.path);
   const embedded = raw.base_url === undefined;
   refuseTargetKeysWithoutBaseUrl(raw, 'run');
   if (!embedded && (args.flags['fault'] !== undefined || args.flags['rate-limit'] !== undefined)) throw new UsageError('run: --fault and --rate-limit apply to the embedded reference only (no --base-url)');
   void loadVitestNode();
   const reference = embedded ? await startReference(referenceOptions(args)) : undefined;
   const print = (line: string) => process.stdout.write(`${line}\n`);
+  if (configFile?.discovered) print(`config: ${configFile.path} (found in the working directory; --config FILE names another)`);
 
   try {
     const config = reference ? embeddedReferenceConfig(reference.config(), raw) : resolveConfig(raw);

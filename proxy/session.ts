@@ -3,9 +3,8 @@
 // (finish in-flight exchanges, let the recorder write the journal's last lines, the HAR file
 // and the reports). Used by `tmi-conform proxy` and by the tests.
 import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
-import { constants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
 import { UsageError } from '../core/errors.ts';
 import type { FailOn } from '../reports/fail-on.ts';
 import { checkReportDir } from '../reports/write.ts';
@@ -110,11 +109,11 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
   // Everything that could fail at stop is tried now: hours of traffic must not end in "cannot write".
   try {
     await checkReportDir(options.reportDir);
-    await mkdir(options.reportDir, { recursive: true });
-    await access(options.reportDir, constants.W_OK);
+    await checkReportDir(dirname(options.journalPath), 'the journal');
+    if (options.harPath !== undefined) await checkReportDir(dirname(options.harPath), 'the HAR');
   } catch (error) {
     if (error instanceof UsageError) throw new ProxyStartError(error.message);
-    throw new ProxyStartError(`cannot write reports to ${options.reportDir}: ${(error as Error).message}`);
+    throw error;
   }
   let certificate: Awaited<ReturnType<typeof listenerCertificate>> | undefined;
   try {

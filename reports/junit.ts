@@ -1,8 +1,11 @@
 // junit.xml: one testsuite of requirements (one testcase each) and, when suites ran, one
 // testsuite of suite tests per source (one testcase each). CI test viewers read it as is.
 // A failed `must` is a <failure>; a warned `should` is a <failure> only with --fail-on should,
-// otherwise it passes with the warning in <system-out>, so the failure count always agrees
-// with the exit code. A skipped requirement or test is <skipped> with the reason.
+// otherwise a <skipped> whose message starts "warning (should)" (the form CI test tabs show
+// with its text; a passing testcase's <system-out> they do not show), with the details in
+// <system-out>: the failure count always agrees with the exit code. A skipped requirement or
+// test is <skipped> with the reason. The attributes are those of the common JUnit schema
+// (none beyond it: `skipped` is a <testsuite>'s count, not the root's).
 import type { Evidence, Report, RequirementResult, Status, TestResult } from './model.ts';
 import { escapeXml as esc } from './xml.ts';
 
@@ -69,7 +72,7 @@ function renderCase(c: Case, failOnShould: boolean): string {
   if (c.status === 'fail' || (c.status === 'warn' && failOnShould)) {
     return `${open}>\n      <failure message="${esc(c.message)}" type="${esc(c.type)}">${esc(c.details)}</failure>\n    </testcase>`;
   }
-  if (c.status === 'warn') return `${open}>\n      <system-out>${esc(`WARNING (should): ${c.details}`)}</system-out>\n    </testcase>`;
+  if (c.status === 'warn') return `${open}>\n      <skipped message="${esc(`warning (should): ${c.message}`)}"/>\n      <system-out>${esc(`WARNING (should): ${c.details}`)}</system-out>\n    </testcase>`;
   if (c.status === 'skip') return `${open}>\n      <skipped message="${esc(c.message)}"/>\n    </testcase>`;
   return `${open}/>`;
 }
@@ -78,12 +81,14 @@ function countsOf(cases: Case[], failOnShould: boolean): Counts {
   return {
     tests: cases.length,
     failures: cases.filter((c) => c.status === 'fail' || (c.status === 'warn' && failOnShould)).length,
-    skipped: cases.filter((c) => c.status === 'skip').length,
+    skipped: cases.filter((c) => c.status === 'skip' || (c.status === 'warn' && !failOnShould)).length,
     seconds: cases.reduce((total, c) => total + c.seconds, 0),
   };
 }
 
 const countAttributes = (c: Counts) => `tests="${c.tests}" failures="${c.failures}" errors="0" skipped="${c.skipped}" time="${c.seconds.toFixed(3)}"`;
+/** <testsuites> has no `skipped` attribute in the common schema. */
+const rootCountAttributes = (c: Counts) => `tests="${c.tests}" failures="${c.failures}" errors="0" time="${c.seconds.toFixed(3)}"`;
 
 function renderSuite(name: string, cases: Case[], report: Report, failOnShould: boolean, properties: Record<string, string>): { xml: string; counts: Counts } {
   const counts = countsOf(cases, failOnShould);
@@ -116,5 +121,5 @@ export function renderJunit(report: Report): string {
     total.seconds += counts.seconds;
   }
   const title = `tmi-conform ${report.kind}${report.target ? ` ${report.target}` : ''}`;
-  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="${esc(title)}" ${countAttributes(total)}>`, ...suites.map((s) => s.xml), '</testsuites>', ''].join('\n');
+  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="${esc(title)}" ${rootCountAttributes(total)}>`, ...suites.map((s) => s.xml), '</testsuites>', ''].join('\n');
 }

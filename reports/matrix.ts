@@ -1,14 +1,18 @@
 // Many targets, one view: the requirement × target table of several reports (one CI job per
 // implementation or tenant), each cell the requirement's status in that target's report and, in
-// HTML, a link to it there. Targets are named from the reports.
-import { relative } from 'node:path';
+// HTML, a link to it there. Each column is named by the label the user gave its report, else by
+// its target's host. The HTML links only inside the matrix's own folder (each target's
+// report.html is copied there, into a folder named after the column), so the folder can be
+// uploaded alone.
 import type { Report, Status } from './model.ts';
 
 export interface MatrixTarget {
-  /** Its column's name: the report's target, else its source. */
+  /** Its column's name: the label given, else the report's target host, else its source. */
   name: string;
   /** The report.json it was read from, as the user named it. */
   origin: string;
+  /** The folder of the matrix that holds a copy of its report.html: a file-name-safe form of `name`. */
+  folder: string;
   passed: boolean;
   failOn: Report['failOn'];
 }
@@ -26,11 +30,34 @@ export interface Matrix {
   rows: MatrixRow[];
 }
 
-/** The matrix of `reports` (`origin`: where each was read from), requirements in the first report's order. */
-export function buildMatrix(reports: Array<{ report: Report; origin: string }>): Matrix {
-  const names = reports.map(({ report }) => report.target ?? report.sources.map((s) => s.name).join(', '));
+/** The host (and port) of a target URL; the text itself when it is no URL. */
+function hostOf(target: string): string {
+  try {
+    return new URL(target).host || target;
+  } catch {
+    return target;
+  }
+}
+
+/** A column's default name: its target's host, else the sources that made the report. */
+const defaultName = (report: Report): string => (report.target !== undefined ? hostOf(report.target) : report.sources.map((s) => s.name).join(', '));
+
+/** A folder name for a column: letters, digits, '.', '-' and '_' only. */
+const folderOf = (name: string): string => name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+|-+$/g, '') || 'target';
+
+/** The matrix of `reports` (`origin`: where each was read from; `label`: its column's name), requirements in the first report's order. */
+export function buildMatrix(reports: Array<{ report: Report; origin: string; label?: string }>): Matrix {
+  const names = reports.map(({ report, label }) => label ?? defaultName(report));
   // Two columns of one name (two runs against the same target) are told apart by where they came from.
-  const targets = reports.map(({ report, origin }, i) => ({ name: names.filter((n) => n === names[i]).length > 1 ? `${names[i]} (${origin})` : names[i]!, origin, passed: report.passed, failOn: report.failOn }));
+  const unique = names.map((name, i) => (names.filter((n) => n === name).length > 1 ? `${name} (${reports[i]!.origin})` : name));
+  const folders: string[] = [];
+  for (const name of unique) {
+    const base = folderOf(name);
+    let folder = base;
+    for (let n = 2; folders.includes(folder); n++) folder = `${base}-${n}`;
+    folders.push(folder);
+  }
+  const targets = reports.map(({ report, origin }, i) => ({ name: unique[i]!, origin, folder: folders[i]!, passed: report.passed, failOn: report.failOn }));
   const order: string[] = [];
   const facts = new Map<string, { level: 'must' | 'should'; title: string }>();
   for (const { report } of reports) {
@@ -65,9 +92,9 @@ export function renderMatrixMarkdown(matrix: Matrix): string {
   const out = [
     '## tmi-conform: requirements × targets',
     '',
-    ...matrix.targets.map((t, i) => `${i + 1}. ${escapeCell(t.name)}: ${t.passed ? '✅ conforming' : `❌ NOT conforming (fail-on ${t.failOn})`}`),
+    ...matrix.targets.map((t) => `- ${escapeCell(t.name)}: ${t.passed ? '✅ conforming' : `❌ NOT conforming (fail-on ${t.failOn})`}`),
     '',
-    `| requirement | ${matrix.targets.map((_, i) => `${i + 1}`).join(' | ')} |`,
+    `| requirement | ${matrix.targets.map((t) => escapeCell(t.name)).join(' | ')} |`,
     `|---|${matrix.targets.map(() => ':---:').join('|')}|`,
   ];
   for (const row of matrix.rows) out.push(`| \`${row.requirement}\` ${row.level} | ${row.cells.map((c) => cellText(c, true)).join(' | ')} |`);
@@ -77,23 +104,27 @@ export function renderMatrixMarkdown(matrix: Matrix): string {
 
 /** The console's table: the verdict of each target, then the requirements whose status is not the same pass everywhere. */
 export function renderMatrixConsole(matrix: Matrix): string[] {
-  const out = matrix.targets.map((t, i) => `target ${i + 1}: ${t.name}: ${t.passed ? 'conforming' : 'NOT conforming'}`);
+  const out = matrix.targets.map((t) => `${t.name}: ${t.passed ? 'conforming' : 'NOT conforming'}`);
   const width = Math.max(...matrix.rows.map((r) => r.requirement.length));
+  const columns = matrix.targets.map((t) => Math.max(8, t.name.length));
   const differing = matrix.rows.filter((r) => !r.cells.every((c) => c?.status === 'pass'));
-  out.push(`${''.padEnd(width)}  ${matrix.targets.map((_, i) => String(i + 1).padEnd(8)).join(' ')}`);
-  for (const row of differing) out.push(`${row.requirement.padEnd(width)}  ${row.cells.map((c) => cellText(c, false).padEnd(8)).join(' ')}`);
+  out.push(`${''.padEnd(width)}  ${matrix.targets.map((t, i) => t.name.padEnd(columns[i]!)).join(' ')}`);
+  for (const row of differing) out.push(`${row.requirement.padEnd(width)}  ${row.cells.map((c, i) => cellText(c, false).padEnd(columns[i]!)).join(' ')}`);
   out.push(`${matrix.rows.length - differing.length} requirement(s) pass for every target`);
   return out;
 }
 
-/** The HTML page: each cell links to the requirement in that target's report.html. */
-export function renderMatrixHtml(matrix: Matrix, outDir: string): string {
+/**
+ * The HTML page: each cell links to the requirement in the copy of that target's report.html in
+ * the matrix's folder (`linked`: the targets whose report.html was copied; the others get no link).
+ */
+export function renderMatrixHtml(matrix: Matrix, linked: ReadonlySet<string>): string {
   const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-  const reportHtml = (origin: string) => relative(outDir, origin.endsWith('report.json') ? origin.replace(/report\.json$/, 'report.html') : `${origin}/report.html`);
-  const head = matrix.targets.map((t) => `<th><a href="${esc(reportHtml(t.origin))}">${esc(t.name)}</a><div class="${t.passed ? 'pass' : 'fail'}">${t.passed ? 'conforming' : 'NOT conforming'}</div></th>`).join('');
+  const link = (t: MatrixTarget, text: string, anchor = '') => (linked.has(t.folder) ? `<a href="${esc(`${encodeURIComponent(t.folder)}/report.html${anchor}`)}">${text}</a>` : text);
+  const head = matrix.targets.map((t) => `<th>${link(t, esc(t.name))}<div class="${t.passed ? 'pass' : 'fail'}">${t.passed ? 'conforming' : 'NOT conforming'}</div></th>`).join('');
   const rows = matrix.rows
     .map((row) => {
-      const cells = row.cells.map((c, i) => (c ? `<td class="${c.status}"><a href="${esc(reportHtml(matrix.targets[i]!.origin))}#req-${esc(row.requirement)}">${esc(cellText(c, false))}</a></td>` : '<td class="absent">·</td>')).join('');
+      const cells = row.cells.map((c, i) => (c ? `<td class="${c.status}">${link(matrix.targets[i]!, esc(cellText(c, false)), `#req-${row.requirement}`)}</td>` : '<td class="absent">·</td>')).join('');
       return `<tr><th scope="row"><code>${esc(row.requirement)}</code> <span class="muted">${row.level}</span><div class="muted">${esc(row.title)}</div></th>${cells}</tr>`;
     })
     .join('\n');

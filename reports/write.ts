@@ -2,8 +2,8 @@
 // temporary name in the same directory; only when all are complete are they renamed into place,
 // so a reader never sees half a report and a run that fails while writing leaves the earlier
 // report as it was. With GITHUB_STEP_SUMMARY set, report.md is appended to the job summary too.
-import { appendFile, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { appendFile, mkdir, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../core/errors.ts';
 import { renderHtml } from './html.ts';
 import { renderJson } from './json.ts';
@@ -21,17 +21,55 @@ export const REPORT_FILES = {
 } as const;
 
 /**
- * Throws a UsageError (one line, exit 2) when reports cannot go to `dir` because something other
- * than a directory is there: checked before a long run, not after it.
+ * The kernel's own views, where no file of ours can live: a report dir there would never be
+ * written (procfs even spins on the attempt). By statfs type, as the kernel names them.
  */
-export async function checkReportDir(dir: string): Promise<void> {
-  let isDirectory: boolean;
-  try {
-    isDirectory = (await stat(dir)).isDirectory();
-  } catch {
-    return; // missing: made when the reports are written (a parent that is a file is said then)
+const KERNEL_FILE_SYSTEMS = new Map<number, string>([
+  [0x9fa0, 'procfs'],
+  [0x62656572, 'sysfs'],
+  [0x64626720, 'debugfs'],
+  [0x74726163, 'tracefs'],
+  [0x27e0eb, 'cgroup'],
+  [0x63677270, 'cgroup2'],
+  [0x1cd1, 'devpts'],
+  [0x73636673, 'securityfs'],
+]);
+
+/** The directory itself when it exists, else the nearest ancestor that does. */
+async function nearestExisting(dir: string): Promise<string> {
+  let path = resolve(dir);
+  for (;;) {
+    try {
+      await stat(path);
+      return path;
+    } catch {
+      const parent = dirname(path);
+      if (parent === path) return path;
+      path = parent;
+    }
   }
-  if (!isDirectory) throw new UsageError(`cannot write reports to ${dir}: it is a file, not a directory`);
+}
+
+/**
+ * Throws a UsageError (one line, exit 2) when reports cannot go to `dir`: under a kernel file
+ * system, a file where the directory or a parent should be, or no right to write there. The
+ * directory is made and a file written and removed in it, so that a long run (possibly a
+ * destructive one) never ends in "cannot write reports": checked before its first request.
+ */
+export async function checkReportDir(dir: string, what = 'reports'): Promise<void> {
+  const existing = await nearestExisting(dir);
+  const kernel = KERNEL_FILE_SYSTEMS.get((await statfs(existing)).type);
+  if (kernel !== undefined) throw new UsageError(`cannot write ${what} to ${dir}: it is on ${kernel}, the kernel's view, which holds no files (choose a directory on a disk)`);
+  if (existing === resolve(dir) && !(await stat(existing)).isDirectory()) throw new UsageError(`cannot write ${what} to ${dir}: it is a file, not a directory`);
+  const probe = join(dir, `.tmi-conform-write-check.${process.pid}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(probe, '');
+  } catch (error) {
+    throw new UsageError(`cannot write ${what} to ${dir}: ${fsReason(error)}`);
+  } finally {
+    await rm(probe, { force: true }).catch(() => {});
+  }
 }
 
 /** `jobSummary: false`: not appended to GITHUB_STEP_SUMMARY (a report rewritten while a run goes on). */

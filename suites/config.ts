@@ -95,33 +95,74 @@ const ALTERNATIVES: Array<[RegExp, string]> = [
   [/^\/fixtures\/sessions\/\d+$/, 'expected a session id or {id, session_metadata}'],
 ];
 
-/** One line for the first thing wrong in a layer, naming the key. */
-export function describeConfigErrors(errors: ErrorObject[]): string {
-  const key = (path: string) => (path === '' ? '(top level)' : path.slice(1).replace(/\//g, '.'));
+/** Where a layer came from, and how the user wrote each of its keys there. */
+interface Layer {
+  /** "config tmi.yaml", "environment (TMI_*)", "flags". */
+  where: string;
+  /** The key as the user typed it in this layer: `key "base_url"`, TMI_BASE_URL, --base-url. */
+  nameOf(key: ConfigKey): string;
+}
+
+const FILE_LAYER = (path: string): Layer => ({ where: `config ${path}`, nameOf: (key) => `config ${path}: key "${key.key}"` });
+const ENV_LAYER: Layer = { where: 'environment (TMI_*)', nameOf: (key) => key.env };
+const FLAG_LAYER: Layer = { where: 'flags', nameOf: (key) => (key.flag ? `--${key.flag.name}` : `key "${key.key}"`) };
+
+/** What a valid value of the key looks like, in words, with an example where one helps. */
+function validValue(key: ConfigKey, given: unknown): string {
+  switch (key.kind) {
+    case 'url':
+      // The commonest slip: a host and port without the scheme.
+      return typeof given === 'string' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(given) ? `an http(s) URL with its scheme, e.g. http://${given}` : 'an http(s) URL, e.g. https://tenant.example.com/api/v2';
+    case 'integer':
+      return `a whole number from ${key.range!.min} to ${key.range!.max}${key.default !== undefined ? ` (default ${key.default})` : ''}`;
+    case 'switch':
+      return 'true or false';
+    case 'ids':
+      return 'a list of ids';
+    default:
+      return 'a non-empty text';
+  }
+}
+
+/** The value at an ajv instance path of the layer. */
+function valueAt(raw: unknown, instancePath: string): unknown {
+  let value = raw;
+  for (const part of instancePath.split('/').slice(1)) value = (value as Record<string, unknown> | undefined)?.[part];
+  return value;
+}
+
+const KEY_BY_PATH = new Map(CONFIG_KEYS.map((key) => [`/${key.key.replace('.', '/')}`, key]));
+
+/** One line for the first thing wrong in a layer, naming the key as the user wrote it, the value, and what a valid one is. */
+export function describeConfigErrors(errors: ErrorObject[], raw: unknown, layer: Layer): string {
+  const path = (instancePath: string) => (instancePath === '' ? '(top level)' : instancePath.slice(1).replace(/\//g, '.'));
   const oneOf = errors.find((e) => e.keyword === 'oneOf');
   if (oneOf) {
     const hint = ALTERNATIVES.find(([pattern]) => pattern.test(oneOf.instancePath))?.[1] ?? 'has the wrong shape';
-    return `key "${key(oneOf.instancePath)}": ${hint}`;
+    return `${layer.where}: key "${path(oneOf.instancePath)}": ${hint}`;
   }
   const first = errors.find((e) => e.keyword === 'additionalProperties') ?? errors[0]!;
   if (first.keyword === 'additionalProperties') {
     const name = (first.params as { additionalProperty: string }).additionalProperty;
-    return `unknown key "${first.instancePath === '' ? name : `${key(first.instancePath)}.${name}`}"`;
+    return `${layer.where}: unknown key "${first.instancePath === '' ? name : `${path(first.instancePath)}.${name}`}"`;
   }
-  if (first.keyword === 'type' && first.instancePath === '') return 'expected a mapping of keys (see schemas/conformance.schema.json)';
-  return `key "${key(first.instancePath)}": ${first.message ?? 'is invalid'}`;
+  if (first.keyword === 'type' && first.instancePath === '') return `${layer.where}: expected a mapping of keys (see schemas/conformance.schema.json)`;
+  const key = KEY_BY_PATH.get(first.instancePath);
+  if (key === undefined) return `${layer.where}: key "${path(first.instancePath)}": ${first.message ?? 'is invalid'}`;
+  const given = valueAt(raw, first.instancePath);
+  return `${layer.nameOf(key)}: ${JSON.stringify(given)} is not ${validValue(key, given)}`;
 }
 
-function checkLayer(raw: unknown, where: string): RawConfig {
+function checkLayer(raw: unknown, layer: Layer): RawConfig {
   const errors = validateRaw(raw);
-  if (errors.length > 0) throw new UsageError(`run: ${where}: ${describeConfigErrors(errors)}`);
+  if (errors.length > 0) throw new UsageError(`run: ${describeConfigErrors(errors, raw, layer)}`);
   const config = raw as RawConfig;
   // The schema checks the scheme only; a URL must also parse (a port above 65535 does not).
-  for (const key of ['base_url', 'auth_url', 'jwks_url'] as const) {
-    const value = config[key];
+  for (const name of ['base_url', 'auth_url', 'jwks_url'] as const) {
+    const value = config[name];
     if (value === undefined || !/^https?:\/\//i.test(value)) continue; // jwks_url may be a file
     const problem = urlProblem(value);
-    if (problem !== undefined) throw new UsageError(`run: ${where}: key "${key}": ${problem} in "${value}"`);
+    if (problem !== undefined) throw new UsageError(`run: ${layer.nameOf(KEY_BY_PATH.get(`/${name}`)!)}: ${problem} in "${value}"`);
   }
   return config;
 }
@@ -144,7 +185,7 @@ export async function readConfigFile(path: string): Promise<RawConfig> {
     if (tag !== undefined) throw new UsageError(`run: config ${path}: unknown tag ${tag.replace(/^tag:yaml\.org,2002:/, '!!')}${lineOf(warning)} (the config is plain YAML, without tags)`);
     throw new UsageError(`run: config ${path}: ${firstSentence(warning)}${lineOf(warning)}`);
   }
-  return checkLayer(document.toJS() ?? {}, `config ${path}`);
+  return checkLayer(document.toJS() ?? {}, FILE_LAYER(path));
 }
 
 /** " at line 3", where the yaml package placed a problem; empty when it did not. */
@@ -161,9 +202,9 @@ function readValue(key: ConfigKey, text: string | true, where: string): unknown 
     case 'switch':
       if (text === true || /^(1|true|yes)$/i.test(text)) return true;
       if (/^(0|false|no)$/i.test(text)) return false;
-      throw new UsageError(`run: ${where}: expected true or false, got "${text}"`);
+      throw new UsageError(`run: ${where}: ${JSON.stringify(text)} is not ${validValue(key, text)}`);
     case 'integer':
-      if (text === true || !/^\d{1,10}$/.test(text)) throw new UsageError(`run: ${where}: expected a whole number, got "${text}"`);
+      if (text === true || !/^\d{1,10}$/.test(text)) throw new UsageError(`run: ${where}: ${JSON.stringify(text)} is not ${validValue(key, text)}`);
       return Number(text);
     case 'ids':
     case 'sessions':
@@ -207,9 +248,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
       continue;
     }
     const text = env[key.env];
-    if (text !== undefined && text !== '') setKey(raw, key.key, readValue(key, text, `environment ${key.env}`));
+    if (text !== undefined && text !== '') setKey(raw, key.key, readValue(key, text, key.env));
   }
-  return checkLayer(raw, 'environment (TMI_*)');
+  return checkLayer(raw, ENV_LAYER);
 }
 
 /** The run's flags as a config layer: `flag(name)` gives a flag's text, true for a switch that is set, or undefined. */
@@ -220,7 +261,7 @@ export function configFromFlags(flag: (name: string) => string | true | undefine
     const given = flag(key.flag.name);
     if (given !== undefined) setKey(raw, key.key, readValue(key, given, `--${key.flag.name}`));
   }
-  return checkLayer(raw, 'flags');
+  return checkLayer(raw, FLAG_LAYER);
 }
 
 /** Later layers win; credentials and fixtures merge key by key. */

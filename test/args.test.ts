@@ -109,8 +109,8 @@ describe('errors the user caused name their cause in one line (exit 2), never "i
   it.each([
     [['proxy', '--listen', '127.0.0.1:70000', '--target', 'http://127.0.0.1:9'], 'tmi-conform: proxy: --listen: port 70000 is above 65535 in "127.0.0.1:70000"\n'],
     [['proxy', '--target', 'http://h:70000'], 'tmi-conform: proxy: --target expects an http(s) URL such as https://tenant.example.com, got "http://h:70000" (port 70000 is above 65535)\n'],
-    [['run', '--base-url', 'http://127.0.0.1:99999/api/v2'], 'tmi-conform: run: flags: key "base_url": port 99999 is above 65535 in "http://127.0.0.1:99999/api/v2"\n'],
-    [['run', '--base-url', 'http://127.0.0.1:9/api/v2', '--auth-url', 'https://[::1]:123456/'], 'tmi-conform: run: flags: key "auth_url": port 123456 is above 65535 in "https://[::1]:123456/"\n'],
+    [['run', '--base-url', 'http://127.0.0.1:99999/api/v2'], 'tmi-conform: run: --base-url: port 99999 is above 65535 in "http://127.0.0.1:99999/api/v2"\n'],
+    [['run', '--base-url', 'http://127.0.0.1:9/api/v2', '--auth-url', 'https://[::1]:123456/'], 'tmi-conform: run: --auth-url: port 123456 is above 65535 in "https://[::1]:123456/"\n'],
   ])('%j', async (argv, message) => {
     const { code, stderr } = await runMain(argv);
     expect(code).toBe(2);

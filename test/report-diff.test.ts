@@ -3,7 +3,7 @@
 // never counted; exit 1 only for a new failed must. And report matrix: several targets' reports
 // side by side.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,7 +58,8 @@ describe('buildMatrix', () => {
     const reports = Array.from({ length: 10 }, (_, i) => ({ report: { ...one, target: `https://tenant-${i}.example.com/api/v2` }, origin: `reports/t${i}` }));
     reports[9]!.report = { ...reports[9]!.report, requirements: reports[9]!.report.requirements.filter((r) => r.id !== 'RS-SIGNING-ALG') };
     const matrix = buildMatrix(reports);
-    expect(matrix.targets.map((t) => t.name)).toEqual(reports.map((r) => r.report.target));
+    // Named by the target's host, not its whole URL.
+    expect(matrix.targets.map((t) => t.name)).toEqual(reports.map((_, i) => `tenant-${i}.example.com`));
     expect(matrix.rows.find((r) => r.requirement === 'RS-SIGNING-ALG')!.cells.map((c) => c?.status)).toEqual([...Array(9).fill('fail'), undefined]);
     const markdown = renderMatrixMarkdown(matrix);
     expect(markdown.length).toBeLessThan(65_000);
@@ -95,15 +96,24 @@ describe('tmi-conform report diff and matrix, of two reference runs', () => {
 
     // The same two runs as two targets of a matrix.
     const matrixDir = join(dir, 'matrix');
-    const matrix = spawnSync(process.execPath, [BIN, 'report', 'matrix', conforming, faulty, '--out', matrixDir], { encoding: 'utf8' });
+    const matrix = spawnSync(process.execPath, [BIN, 'report', 'matrix', `conforming=${conforming}`, `faulty=${faulty}`, '--out', matrixDir], { encoding: 'utf8' });
     expect(matrix.status, matrix.stderr).toBe(0);
     const table = JSON.parse(readFileSync(join(matrixDir, 'matrix.json'), 'utf8')) as Matrix;
     expect(table.targets.map((t) => t.passed)).toEqual([true, false]);
     const row = (id: string) => table.rows.find((r) => r.requirement === id)!.cells.map((c) => c?.status);
     expect(row('TEP-DELETE-204')).toEqual(['pass', 'fail']);
     expect(row('RS-SIGNING-ALG')).toEqual(['pass', 'pass']);
+    expect(matrix.stdout).toMatch(/ +conforming +faulty/);
     expect(matrix.stdout).toMatch(/TEP-DELETE-204 +pass +fail/);
-    const html = readFileSync(join(matrixDir, 'matrix.html'), 'utf8');
-    expect(html).toContain(`href="../faulty/report.html#req-TEP-DELETE-204"`);
+    expect(readFileSync(join(matrixDir, 'matrix.md'), 'utf8')).toContain('| requirement | conforming | faulty |');
+    // The folder uploaded alone: every link of matrix.html leads to a file inside it.
+    const alone = join(dir, 'uploaded-matrix');
+    cpSync(matrixDir, alone, { recursive: true });
+    const html = readFileSync(join(alone, 'matrix.html'), 'utf8');
+    expect(html).toContain('href="faulty/report.html#req-TEP-DELETE-204"');
+    const hrefs = [...html.matchAll(/href="([^"#]+)/g)].map((m) => m[1]!);
+    expect(hrefs.length).toBeGreaterThan(2);
+    for (const href of new Set(hrefs)) expect(existsSync(join(alone, decodeURIComponent(href))), href).toBe(true);
+    expect(readFileSync(join(alone, 'faulty', 'report.html'), 'utf8')).toContain('id="req-TEP-DELETE-204"');
   }, 120_000);
 });

@@ -35,8 +35,8 @@ describe('configuration', () => {
   });
 
   it('bad environment values name the variable', () => {
-    expect(() => configFromEnv({ TMI_ALLOW_DESTRUCTIVE: 'perhaps' })).toThrow(/TMI_ALLOW_DESTRUCTIVE: expected true or false/);
-    expect(() => configFromEnv({ TMI_BASE_URL: 'ftp://x' })).toThrow(/environment \(TMI_\*\): key "base_url"/);
+    expect(() => configFromEnv({ TMI_ALLOW_DESTRUCTIVE: 'perhaps' })).toThrow(/TMI_ALLOW_DESTRUCTIVE: "perhaps" is not true or false/);
+    expect(() => configFromEnv({ TMI_BASE_URL: 'ftp://x' })).toThrow(/^run: TMI_BASE_URL: "ftp:\/\/x" is not an http\(s\) URL/);
   });
 });
 

@@ -14,7 +14,7 @@ import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { notJudgedLine, renderSummary, underGitHubActions } from '../reports/console.ts';
 import type { Report } from '../reports/model.ts';
-import { RESPONSE_HEADERS_NOT_KEPT } from '../reports/traffic.ts';
+import { notRecordedReasons } from '../reports/traffic.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
@@ -58,6 +58,12 @@ report is written. An exchange with a body nested deeper than ${MAX_JSON_DEPTH} 
 judged: … over the body limit"), its exchange's status, headers and credential are. Memory stays
 flat whatever one entry holds.
 
+Each entry is judged for what it kept. One that kept no response header but Content-Type and
+Content-Length (HTTP mocking libraries' cassettes) is not judged for the headers it dropped
+("not judged: … its response headers (RL-429-HEADERS)"), and with no Content-Type, a body that
+parses as JSON is JSON. A response body kept only as its size (HAR content.size above 0 or -1
+without text, or a Content-Length with no body) is not judged ("not judged: … its response body").
+
 Options:
   --report-dir DIR   where report.json, junit.xml, report.md, report.html, report.sarif go (default reports/latest)
   --fail-on LEVEL    must (default): exit 1 on a failed "must" requirement; should: also on warnings
@@ -93,8 +99,8 @@ export interface ValidateSummary {
   contentNotJudged: Map<string, { count: number; where: string[] }>;
   /** What of the --openapi description could not be used, one line each. */
   openapiNotes: string[];
-  /** Judged exchanges whose response headers the recording did not keep, so those requirements were not judged. */
-  headersNotJudged: Map<string, { count: number; where: string[] }>;
+  /** Judged exchanges of which the recording did not keep a part (response headers, response body), so it was not judged: by reason, as above. */
+  partsNotRecorded: Map<string, { count: number; where: string[] }>;
 }
 
 function countPlace(places: Map<string, { count: number; where: string[] }>, reason: string, where: string): void {
@@ -134,7 +140,7 @@ function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string 
     return;
   }
   summary.judged++;
-  if (judgement.responseHeadersNotKept) countPlace(summary.headersNotJudged, RESPONSE_HEADERS_NOT_KEPT, place(exchange.id));
+  for (const reason of notRecordedReasons(judgement)) countPlace(summary.partsNotRecorded, reason, place(exchange.id));
   for (const over of judgement.bodiesOverLimit ?? []) {
     countPlace(summary.contentNotJudged, `${over.body} body over the ${describeBytes(over.limit)} body limit`, `${place(exchange.id)} (${describeBytes(over.bytes)})`);
   }
@@ -185,7 +191,7 @@ export async function run(argv: string[]): Promise<number> {
   // The API base path: the servers the description declares, else the document's /api/v2.
   const layout = new ApiLayout(openapi ? { openapi } : {});
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
-  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), headersNotJudged: new Map(), openapiNotes: [] };
+  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), partsNotRecorded: new Map(), openapiNotes: [] };
   const unreadable: string[] = [];
   const failed = (file: string, error: unknown) => {
     if (!(error instanceof RecordingError) && !isFsError(error)) {
@@ -285,7 +291,7 @@ function printSummary(summary: ValidateSummary, report: Report, verdict: string 
   for (const [reason, { count, where }] of summary.notJudged) {
     lead.push(notJudgedLine('not judged', count, reason, where));
   }
-  for (const [reason, { count, where }] of summary.headersNotJudged) lead.push(notJudgedLine('not judged', count, reason, where));
+  for (const [reason, { count, where }] of summary.partsNotRecorded) lead.push(notJudgedLine('not judged', count, reason, where));
   lead.push(...summary.openapiNotes);
   for (const [reason, { count, where }] of summary.contentNotJudged) {
     lead.push(notJudgedLine('content not judged', count, reason, where));

@@ -2,6 +2,7 @@
 import { buildExchange, type ExchangeParts } from '../rules/exchange.ts';
 import type { BearerToken, CapturedBody, Exchange, ExchangeOrder, OverLimit } from '../rules/types.ts';
 import { judgeForeignCredential, restoreCredentialFacts } from './credentials.ts';
+import { markWhatWasNotKept } from './kept-response.ts';
 import { RecordingError } from './recording-error.ts';
 import { LongString } from './streamed-entry.ts';
 import { DEFAULT_MAX_BODY_BYTES, describeBytes } from '../core/body-limit.ts';
@@ -97,12 +98,6 @@ function requestBody(postData: HarPostData | undefined, limit: number): Captured
   return undefined;
 }
 
-function responseBody(content: HarContent | undefined, limit: number): CapturedBody | undefined {
-  if (!content) return undefined;
-  // A body the recorder did not keep: present, but not judged.
-  return keptBody(content, limit) ?? ((content.size ?? 0) > 0 ? { text: '', truncated: true } : undefined);
-}
-
 /**
  * A header value is at most a few kilobytes on any server; one over the body limit (however it
  * was read: streamed, or held whole) makes the entry unreadable, said the same way either way.
@@ -146,16 +141,19 @@ export function exchangeFromHarEntry(entry: HarEntry, id: string, maxBodyBytes =
   if (answered) {
     parts.status = response.status!;
     parts.responseHeaders = Array.isArray(response.headers) ? response.headers : undefined;
-    parts.responseBody = responseBody(response.content, maxBodyBytes);
+    parts.responseBody = response.content ? keptBody(response.content, maxBodyBytes) : undefined;
     if (typeof error === 'string') parts.error = error;
   } else {
     parts.error = typeof error === 'string' ? error : 'no response recorded';
   }
   const exchange = buildExchange(parts);
   const mimeType = response?.content?.mimeType;
-  if (exchange.response && mimeType && exchange.response.headers['content-type'] === undefined) exchange.response.headers['content-type'] = mimeType;
+  // "x-unknown": what browsers record when the response named no media type.
+  if (exchange.response && mimeType && mimeType !== 'x-unknown' && exchange.response.headers['content-type'] === undefined) exchange.response.headers['content-type'] = mimeType;
   const token = recordedToken(entry._conformance);
   if (token) exchange.token = token;
   else judgeForeignCredential(exchange);
+  // The kit's own entries (with `_conformance`) keep every header and body as they were.
+  if (entry._conformance === undefined) markWhatWasNotKept(exchange, response?.content?.size);
   return exchange;
 }

@@ -8,7 +8,6 @@ import type { ApiLayout } from '../rules/api-layout.ts';
 import type { ReadProgress } from './jsonl-journal.ts';
 import type { ReadOptions } from './read-options.ts';
 import { readRecordingBatches } from './read.ts';
-import { KeptHeadersGate } from './kept-headers.ts';
 
 export interface JudgeRecordingOptions extends ReadOptions {
   /** Told when a journal's last line was cut short and skipped (each file its own with progressOf). */
@@ -31,16 +30,13 @@ export interface JudgeRecordingOptions extends ReadOptions {
 /**
  * Judges every exchange of the recording at `path` (or in the files `path` lists, in order: the
  * segments of a rotated journal are one recording) and hands it to `judged`, in order (with no
- * judgement when the engine failed on it and `onJudgeError` took the failure) but for those held
- * until the recording shows whether it kept response headers (recordings/kept-headers.ts);
- * returns how many.
+ * judgement when the engine failed on it and `onJudgeError` took the failure); returns how many.
  * Throws RecordingError when the recording cannot be read (see recordings/read.ts).
  */
 export async function judgeRecording(path: string | readonly string[], options: JudgeRecordingOptions, judged: (exchange: Exchange, judgement: Judgement | undefined) => void): Promise<number> {
   const { progress, progressOf, onFileError, onFile, tracker = new RateLimitTracker(), beforeJudging, onJudgeError, layout, ...readOptions } = options;
   // Rate-limit sequences are the recording's own: a pause lies between one recording and the
   // next, none between two segments of one recording (a client's sequence goes on across them).
-  const gate = new KeptHeadersGate(judged);
   let count = 0;
   for (const file of typeof path === 'string' ? [path] : path) {
     onFile?.(file);
@@ -55,7 +51,7 @@ export async function judgeRecording(path: string | readonly string[], options: 
             if (!onJudgeError) throw error;
             onJudgeError(exchange, error);
           }
-          gate.pass(exchange, judgement);
+          judged(exchange, judgement);
           count++;
         }
       }
@@ -64,6 +60,5 @@ export async function judgeRecording(path: string | readonly string[], options: 
       onFileError(file, error);
     }
   }
-  gate.end();
   return count;
 }

@@ -20,8 +20,14 @@ export const NOT_JUDGED_NAMED = 5;
 export const OPERATIONS_LISTED = 1000;
 export const OPERATIONS_OVERFLOW = '(operations beyond the first 1000)';
 
-/** Why a requirement about response headers was not judged on an exchange of a recording. */
-export const RESPONSE_HEADERS_NOT_KEPT = 'its response headers (RL-429-HEADERS): the recording kept no response header but Content-Type';
+/** What of an exchange was not judged because its recording did not keep it, and why: one reason each. */
+export function notRecordedReasons(judgement: Judgement): string[] {
+  const reasons: string[] = [];
+  const headers = judgement.responseHeadersNotRecorded;
+  if (headers) reasons.push(`its response headers (${headers.join(', ')}): the recording kept no response header but Content-Type`);
+  if (judgement.responseBodyNotRecorded) reasons.push('its response body: the recording kept its size, not its content');
+  return reasons;
+}
 
 /** Why an exchange outside the API was not judged, when its judgement does not say (the rule engine's names the base path). */
 export const OUTSIDE_API = 'outside the API base path (not an operation of the interface)';
@@ -57,7 +63,7 @@ export class TrafficTally {
     this.exchanges++;
     if (judgement.notJudged !== undefined) this.notJudgedExchange(judgement.notJudged, exchange.id ?? '(no id)');
     for (const over of judgement.bodiesOverLimit ?? []) this.notJudgedExchange(`${over.body} body over the ${describeBytes(over.limit)} body limit (its content)`, exchange.id ?? '(no id)');
-    if (judgement.responseHeadersNotKept) this.notJudgedExchange(RESPONSE_HEADERS_NOT_KEPT, exchange.id ?? '(no id)');
+    for (const reason of notRecordedReasons(judgement)) this.notJudgedExchange(reason, exchange.id ?? '(no id)');
     const byStatus = (this.byOperation[operation] ??= {});
     const status = exchange.response ? String(exchange.response.status) : 'error';
     byStatus[status] = (byStatus[status] ?? 0) + 1;

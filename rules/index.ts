@@ -45,17 +45,13 @@ export interface Judgement {
    */
   bodiesOverLimit?: BodyOverLimit[];
   /**
-   * Set by a recording's reader: the recording did not keep this response's headers (it kept no
-   * header but Content-Type anywhere), so the requirements about them were not judged.
+   * Requirements not judged because the recording did not keep this response's headers
+   * (Exchange.response.headersRecorded): a check had something to examine in them.
    */
-  responseHeadersNotKept?: true;
+  responseHeadersNotRecorded?: string[];
+  /** The recording said the response had a body but did not keep it (CapturedBody.notRecorded): nothing in it was judged. */
+  responseBodyNotRecorded?: true;
 }
-
-/**
- * Requirements about headers of the response that a recorder may drop: judged on a recording
- * only where it shows it kept response headers (recordings/kept-headers.ts).
- */
-export const RESPONSE_HEADER_REQUIREMENTS: ReadonlySet<string> = new Set(['RL-429-HEADERS']);
 
 export interface BodyOverLimit extends OverLimit {
   body: 'request' | 'response';
@@ -163,9 +159,15 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, la
 
   const findings: Finding[] = [];
   const examined: string[] = [];
+  const headersNotRecorded: string[] = [];
   for (const { check, examines } of planFor(operation.operation)) {
     const result = check.run(input);
     if (!result) continue;
+    if (!Array.isArray(result)) {
+      // RESPONSE_HEADERS_NOT_RECORDED: something to examine, in headers the recording did not keep.
+      for (let i = 0; i < examines.length; i++) if (!headersNotRecorded.includes(examines[i]!)) headersNotRecorded.push(examines[i]!);
+      continue;
+    }
     for (let i = 0; i < result.length; i++) findings.push(result[i]!);
     for (let i = 0; i < examines.length; i++) if (!examined.includes(examines[i]!)) examined.push(examines[i]!);
   }
@@ -175,6 +177,10 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, la
     const client = rateLimitClient(exchange);
     if (client !== undefined) tracker.record(client, rateLimit);
   }
+  const judgement: Judgement = { operation, findings, examined, rateLimit };
   const overLimit = bodiesOverLimit(exchange);
-  return overLimit ? { operation, findings, examined, rateLimit, bodiesOverLimit: overLimit } : { operation, findings, examined, rateLimit };
+  if (overLimit) judgement.bodiesOverLimit = overLimit;
+  if (headersNotRecorded.length > 0) judgement.responseHeadersNotRecorded = headersNotRecorded;
+  if (exchange.response?.body?.notRecorded) judgement.responseBodyNotRecorded = true;
+  return judgement;
 }

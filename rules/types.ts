@@ -29,6 +29,11 @@ export interface CapturedBody {
   truncated?: boolean;
   /** The body was over the body limit: its size and SHA-256 (`text` is its first bytes, and it is truncated). */
   overLimit?: OverLimit;
+  /**
+   * A recording says a body was there (its size, its Content-Length) but kept none of it: `text`
+   * is empty, the body is truncated, and nothing in it is judged.
+   */
+  notRecorded?: true;
 }
 
 /**
@@ -114,6 +119,12 @@ export interface Exchange {
     status: number;
     headers: Headers;
     body?: CapturedBody;
+    /**
+     * false: a recording kept no header of this response but Content-Type and Content-Length (a
+     * recorder that drops them), so a header missing here may have been sent. Undefined: the
+     * headers are as they were received.
+     */
+    headersRecorded?: false;
   };
   /** Transport-level outcome when there was no complete response. */
   error?: string;

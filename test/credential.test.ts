@@ -192,6 +192,21 @@ describe('throttledRequestAnswered429', () => {
     for (const status of [404, 401, 400]) expect(throttledFindings(call(0, 204, rateLimitHeaders(0, 10, reset)), call(100, status, rateLimitHeaders(0, 10, reset)))[1]!.findings).toEqual([]);
   });
 
+  it('is not judged on an answer whose recording kept none of its headers: whether it still reported quota left is not known', () => {
+    const tracker = new RateLimitTracker();
+    judgeExchange(call(0, 204, rateLimitHeaders(0, 10, reset)), tracker);
+    const unrecorded = call(100, 503, undefined);
+    unrecorded.response!.headersRecorded = false;
+    const judgement = judgeExchange(unrecorded, tracker);
+    expect(judgement.findings.filter((f) => f.requirement === 'RL-THROTTLED-429')).toEqual([]);
+    expect(judgement.examined).not.toContain('RL-THROTTLED-429');
+    expect(judgement.responseHeadersNotRecorded).toEqual(['RL-THROTTLED-429']);
+    // A 429 needs no header to be the right answer.
+    const limited = call(200, 429, undefined);
+    limited.response!.headersRecorded = false;
+    expect(judgeExchange(limited, tracker).examined).toContain('RL-THROTTLED-429');
+  });
+
   it('compares only requests that did not overlap, of the same client, in a window that has not reset', () => {
     // Overlapping: the second started before the first finished.
     expect(throttledFindings(call(0, 204, rateLimitHeaders(0, 10, reset)), call(5, 503, rateLimitHeaders(0, 10, reset)))[1]!.findings).toEqual([]);

@@ -1,34 +1,33 @@
-// Recordings are judged for what they kept. A recorder that keeps no response header but
+// Recordings are judged for what each entry kept. A recorder that keeps no response header but
 // Content-Type (go-vcr's cassettes of real tenants) shows a 429 without X-RateLimit-*: that is
-// not judged, and said once; the same 429s stripped from a recording that keeps headers elsewhere
-// still fail. And a scope outside the catalog is named once, however many exchanges carried it.
+// not judged, and said once; a 429 that kept its other headers but not these still fails, in the
+// same file. And a scope outside the catalog is named once, however many exchanges carried it.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BASE, claims, deleteExchange, errorExchange, getExchange, jwt, STARTED_AT } from '../fixtures/exchanges.ts';
-import { HELD_AT_MOST, KeptHeadersGate } from '../recordings/kept-headers.ts';
+import { BASE, claims, deleteExchange, errorExchange, getExchange, jwt, resourceServer, STARTED_AT } from '../fixtures/exchanges.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import type { Report } from '../reports/model.ts';
 import { buildExchange } from '../rules/exchange.ts';
-import { judgeExchange, type Judgement } from '../rules/index.ts';
+import { judgeExchange } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-recorded-headers-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A HAR entry keeping only the response headers `keep` names. */
-function harEntry(e: Exchange, keep: (name: string) => boolean): Record<string, unknown> {
+/** A HAR entry keeping only the response headers `keep` names; with `mimeType` '' it keeps no media type either. */
+function harEntry(e: Exchange, keep: (name: string) => boolean, mimeType = 'application/json'): Record<string, unknown> {
   const headers = (h: Record<string, string>) => Object.entries(h).map(([name, value]) => ({ name, value }));
   const kept = Object.fromEntries(Object.entries(e.response!.headers).filter(([name]) => keep(name)));
   return {
     startedDateTime: e.startedAt,
     time: e.durationMs ?? 0,
     request: { method: e.request.method, url: e.request.url, httpVersion: 'HTTP/1.1', headers: headers(e.request.headers) },
-    response: { status: e.response!.status, httpVersion: 'HTTP/1.1', headers: headers(kept), content: { size: e.response!.body?.text.length ?? 0, mimeType: 'application/json', ...(e.response!.body ? { text: e.response!.body.text } : {}) } },
+    response: { status: e.response!.status, httpVersion: 'HTTP/1.1', headers: headers(kept), content: { size: e.response!.body?.text.length ?? 0, mimeType, ...(e.response!.body ? { text: e.response!.body.text } : {}) } },
   };
 }
 
@@ -49,7 +48,10 @@ const throttled = (i: number) =>
     'x-ratelimit-reset': '1800000000',
   });
 const onlyContentType = (name: string) => name === 'content-type';
+const noHeader = () => false;
+const everyHeader = () => true;
 const noRateLimitHeaders = (name: string) => !name.startsWith('x-ratelimit-');
+const RL_NOT_RECORDED = 'its response headers (RL-429-HEADERS): the recording kept no response header but Content-Type';
 
 describe('a recording that kept no response header but Content-Type', () => {
   it('gives no header finding on its 429s, and says once why', () => {
@@ -70,46 +72,34 @@ describe('a recording that kept no response header but Content-Type', () => {
     expect(report.traffic!.notJudged).toBeUndefined();
   });
 
-  it('the same 429s with every header but Content-Type dropped, after a response that kept its headers, fail too', () => {
-    const entries = [harEntry(getExchange(), () => true), ...[1, 2].map(throttled).map((e) => harEntry(e, onlyContentType))];
+  it('the same 429s with every header but Content-Type dropped, after a response that kept its headers, are not judged either: each entry shows what it kept', () => {
+    const entries = [harEntry(getExchange(), everyHeader), ...[1, 2].map(throttled).map((e) => harEntry(e, onlyContentType))];
     const { code, report } = validateHar('dropped-later', entries);
-    expect(code).toBe(1);
-    expect(report.requirements.find((r) => r.id === 'RL-429-HEADERS')!.counts.findings).toBe(2);
+    expect(code).toBe(0);
+    expect(report.requirements.find((r) => r.id === 'RL-429-HEADERS')!.counts.findings).toBe(0);
+    expect(report.traffic!.notJudged).toEqual([{ reason: RL_NOT_RECORDED, count: 2, exchanges: ['1', '2'] }]);
   });
 });
 
-describe('KeptHeadersGate', () => {
-  const handed: Array<[string, Judgement | undefined]> = [];
-  const gateOf = () => {
-    handed.length = 0;
-    return new KeptHeadersGate((exchange, judgement) => handed.push([exchange.id!, judgement]));
-  };
-  const stripped = (e: Exchange, id: string): Exchange => ({ ...e, id, response: { ...e.response!, headers: { 'content-type': 'application/json' } } });
-
-  it('hands exchanges on in order, holding only those that judge response headers until the recording shows it keeps them', () => {
-    const gate = gateOf();
-    const first = stripped(throttled(1), 'a');
-    const plain = stripped(getExchange(), 'b');
-    const kept = { ...getExchange(), id: 'c' };
-    gate.pass(first, judgeExchange(first));
-    gate.pass(plain, judgeExchange(plain));
-    expect(handed.map(([id]) => id)).toEqual(['b']);
-    gate.pass(kept, judgeExchange(kept));
-    expect(handed.map(([id]) => id)).toEqual(['b', 'a', 'c']);
-    expect(handed[1]![1]!.findings.map((f) => f.requirement)).toContain('RL-429-HEADERS');
-    gate.end();
-    expect(handed).toHaveLength(3);
-  });
-
-  it(`gives up waiting after ${HELD_AT_MOST} held exchanges: the recording keeps no headers`, () => {
-    const gate = gateOf();
-    const one = stripped(throttled(1), 'x');
-    const judgement = judgeExchange(one);
-    for (let i = 0; i < HELD_AT_MOST - 1; i++) gate.pass(one, judgement);
-    expect(handed).toHaveLength(0);
-    gate.pass(one, judgement);
-    expect(handed).toHaveLength(HELD_AT_MOST);
-    expect(handed.every(([, j]) => j!.responseHeadersNotKept === true && !j!.examined.includes('RL-429-HEADERS'))).toBe(true);
+describe('one recording holding the entries of several recorders', () => {
+  it('judges each entry for what it kept: header-less and Content-Type-only 429s are not charged, a complete 429 without the headers is, in the same file', () => {
+    const entries = [
+      harEntry(throttled(1), noHeader, ''), // a mocking library's: no header, no media type
+      harEntry(throttled(2), onlyContentType),
+      harEntry(getExchange(), everyHeader),
+      harEntry(throttled(3), noRateLimitHeaders), // kept Date and Content-Type: the tenant sent no X-RateLimit-*
+      harEntry(getExchange(resourceServer({ id: 'rs_2' }), 'rs_2'), noHeader, ''), // a JSON body with no Content-Type recorded
+    ];
+    const { code, stdout, report } = validateHar('mixed', entries);
+    expect(code, stdout).toBe(1);
+    const rl429 = report.requirements.find((r) => r.id === 'RL-429-HEADERS')!;
+    expect(rl429).toMatchObject({ status: 'fail', counts: { findings: 1 } });
+    expect(report.requirements.filter((r) => r.status === 'fail').map((r) => r.id)).toEqual(['RL-429-HEADERS']);
+    expect(rl429.evidence.filter((e) => e.status === 'fail').map((e) => e.exchange?.id)).toEqual(['3']);
+    expect(report.requirements.find((r) => r.id === 'GEN-JSON-RESPONSE')).toMatchObject({ status: 'pass', counts: { findings: 0 } });
+    expect(report.traffic!.notJudged).toEqual([{ reason: RL_NOT_RECORDED, count: 2, exchanges: ['0', '1'] }]);
+    expect(stdout.match(/kept no response header but Content-Type/g)).toHaveLength(1);
+    expect(stdout).toContain(`not judged: 2 exchange(s), ${RL_NOT_RECORDED}`);
   });
 });
 

@@ -79,6 +79,37 @@ describe('tmi-conform validate', () => {
     expect(text).not.toMatch(/Bearer eyJ/);
   });
 
+  it('a HAR whose recorder kept no response content (size -1; Content-Length 946 without text) is judged without body findings, and says so once', () => {
+    const DEVTOOLS_HEADERS = { date: 'Fri, 15 Jan 2027 08:00:00 GMT' };
+    /** The entry with every response header kept (and `headers` added) and `content` for its content. */
+    const withContent = (e: Exchange, content: Record<string, unknown>, headers: Record<string, string> = {}) => {
+      const entry = harEntry({ ...e, response: { ...e.response!, headers: { ...e.response!.headers, ...DEVTOOLS_HEADERS, ...headers } } });
+      return { ...entry, response: { ...(entry['response'] as Record<string, unknown>), content } };
+    };
+    const entries = [
+      withContent(getExchange(), { size: -1, mimeType: 'application/json' }),
+      withContent(updateExchange(), { size: 0, mimeType: 'application/json' }, { 'content-length': '946' }),
+      withContent(deleteExchange(), { size: -1, mimeType: 'x-unknown' }),
+      harEntry(getExchange(resourceServer({ id: 'rs_2' }), 'rs_2')),
+    ];
+    const file = join(dir, 'no-content.har');
+    writeFileSync(file, JSON.stringify({ log: { version: '1.2', creator: { name: 'playwright', version: '1.49' }, entries } }));
+    const reportDir = join(dir, 'no-content');
+    const { code, stdout, stderr } = validate(file, '--report-dir', reportDir);
+    expect(stderr).toBe('');
+    expect(code, stdout).toBe(0);
+    const reason = 'its response body: the recording kept its size, not its content';
+    expect(stdout).toContain(`not judged: 2 exchange(s), ${reason}: ${file} log.entries [0], ${file} log.entries [1]`);
+    const report = readReport(reportDir);
+    expect(report.traffic!.notJudged).toEqual([{ reason, count: 2, exchanges: ['0', '1'] }]);
+    const byId = new Map(report.requirements.map((r) => [r.id, r]));
+    expect(byId.get('RS-RESPONSE-SCHEMA')).toMatchObject({ status: 'pass', counts: { exchanges: 1, findings: 0 } });
+    expect(byId.get('SES-RESPONSE-SCHEMA')!.status).toBe('skip');
+    expect(byId.get('TEP-DELETE-NO-BODY')!.status).toBe('pass');
+    expect(readFileSync(join(reportDir, 'report.md'), 'utf8')).toContain(`Not judged: 2 × ${reason} (exchanges 0, 1).`);
+    expect(readFileSync(join(reportDir, 'report.html'), 'utf8')).toContain(`not judged: 2 × ${reason} (exchanges 0, 1)`);
+  });
+
   it('--fail-on should turns warnings into a failing exit code', () => {
     const file = writeHar('warn.har', [errorExchange(getExchange(), 418, { message: 'teapot' })]);
     expect(validate(file, '--report-dir', join(dir, 'warn')).code).toBe(0);

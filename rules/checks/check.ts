@@ -43,11 +43,25 @@ export interface Check {
   requirements: string[];
   /** Operations it applies to. */
   operations: OperationId[];
-  /** undefined: nothing in this exchange for the check to examine; []: examined, conforming. */
-  run(input: CheckInput): CheckResult;
+  /**
+   * undefined: nothing in this exchange for the check to examine; []: examined, conforming;
+   * RESPONSE_HEADERS_NOT_RECORDED: something to examine, in headers the recording did not keep.
+   */
+  run(input: CheckInput): CheckResult | NotRecorded;
 }
 
 export type CheckResult = Finding[] | undefined;
+
+/**
+ * What a check answers when the exchange holds something for it to examine in its response
+ * headers, but the recording did not keep them (Exchange.response.headersRecorded): nothing is
+ * examined or found, and the judgement names the requirement as not judged, and why.
+ */
+export const RESPONSE_HEADERS_NOT_RECORDED = Object.freeze({ notRecorded: 'response headers' as const });
+export type NotRecorded = typeof RESPONSE_HEADERS_NOT_RECORDED;
+
+/** The response's headers are as received: a header missing from them was not sent. */
+export const responseHeadersRecorded = ({ exchange }: CheckInput): boolean => exchange.response?.headersRecorded !== false;
 
 export const API_OPERATIONS: DocumentOperationId[] = ['deleteTokenExchangeProfile', 'updateSession', 'getResourceServer'];
 
@@ -73,7 +87,7 @@ export class UndeclaredRequirement extends Error {
  * The wrapper is made once per check; per call it only walks the findings (usually none).
  */
 export function defineCheck(
-  judge: (input: CheckInput) => CheckResult,
+  judge: (input: CheckInput) => CheckResult | NotRecorded,
   requirements: string[],
   operations: OperationId[] = API_OPERATIONS,
 ): Check {
@@ -82,9 +96,9 @@ export function defineCheck(
     name,
     requirements,
     operations,
-    run(input: CheckInput): CheckResult {
+    run(input: CheckInput): CheckResult | NotRecorded {
       const result = judge(input);
-      if (result === undefined) return undefined;
+      if (!Array.isArray(result)) return result;
       for (let i = 0; i < result.length; i++) {
         const f = result[i]!;
         if (!requirements.includes(f.requirement)) throw new UndeclaredRequirement(name, f.requirement, requirements);

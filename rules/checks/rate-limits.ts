@@ -1,15 +1,16 @@
 // 429 and the X-RateLimit-* headers.
 import { nonNegativeInteger, rateLimitClient, rateLimitHeaders, timingOf } from '../rate-limit-tracker.ts';
-import { defineCheck, EVERY_OPERATION, finding, rateLimitObservationOf, show, type CheckInput, type CheckResult } from './check.ts';
+import { defineCheck, EVERY_OPERATION, finding, rateLimitObservationOf, RESPONSE_HEADERS_NOT_RECORDED, responseHeadersRecorded, show, type CheckInput, type CheckResult, type NotRecorded } from './check.ts';
 import type { Finding } from '../types.ts';
 
 const HEADER_NAMES = { limit: 'X-RateLimit-Limit', remaining: 'X-RateLimit-Remaining', reset: 'X-RateLimit-Reset' } as const;
 type HeaderKey = keyof typeof HEADER_NAMES;
 const HEADER_KEYS = Object.keys(HEADER_NAMES) as HeaderKey[];
 
-export function rateLimitHeadersOn429({ exchange }: CheckInput): CheckResult {
-  const response = exchange.response;
+export function rateLimitHeadersOn429(input: CheckInput): CheckResult | NotRecorded {
+  const response = input.exchange.response;
   if (response?.status !== 429) return undefined;
+  if (!responseHeadersRecorded(input)) return RESPONSE_HEADERS_NOT_RECORDED;
   const present = rateLimitHeaders(response.headers);
   // An empty header carries nothing: it counts as missing.
   const missing: string[] = [];
@@ -80,7 +81,7 @@ export function rateLimitSequenceIsConsistent(input: CheckInput): CheckResult {
  */
 const isBareRefusal = (status: number): boolean => status === 403 || status === 420 || status >= 500;
 
-export function throttledRequestAnswered429(input: CheckInput): CheckResult {
+export function throttledRequestAnswered429(input: CheckInput): CheckResult | NotRecorded {
   const { exchange, tracker } = input;
   const status = exchange.response?.status;
   if (!tracker || status === undefined) return undefined;
@@ -100,6 +101,8 @@ export function throttledRequestAnswered429(input: CheckInput): CheckResult {
   if (current && current.remaining > 0) return undefined;
   if (status === 429) return [];
   if (!isBareRefusal(status)) return undefined;
+  // Whether this answer still reported quota left is in headers the recording did not keep.
+  if (!current && !responseHeadersRecorded(input)) return RESPONSE_HEADERS_NOT_RECORDED;
   return [
     finding(
       'RL-THROTTLED-429',

@@ -131,7 +131,8 @@ function valueAt(raw: unknown, instancePath: string): unknown {
   return value;
 }
 
-const KEY_BY_PATH = new Map(CONFIG_KEYS.map((key) => [`/${key.key.replace('.', '/')}`, key]));
+/** The key declared at an ajv instance path ("/fixtures/sessions"). */
+const keyAt = (instancePath: string): ConfigKey | undefined => CONFIG_KEYS.find((key) => `/${key.key.replace('.', '/')}` === instancePath);
 
 /** One line for the first thing wrong in a layer, naming the key as the user wrote it, the value, and what a valid one is. */
 export function describeConfigErrors(errors: ErrorObject[], raw: unknown, layer: Layer): string {
@@ -147,7 +148,7 @@ export function describeConfigErrors(errors: ErrorObject[], raw: unknown, layer:
     return `${layer.where}: unknown key "${first.instancePath === '' ? name : `${path(first.instancePath)}.${name}`}"`;
   }
   if (first.keyword === 'type' && first.instancePath === '') return `${layer.where}: expected a mapping of keys (see schemas/conformance.schema.json)`;
-  const key = KEY_BY_PATH.get(first.instancePath);
+  const key = keyAt(first.instancePath);
   if (key === undefined) return `${layer.where}: key "${path(first.instancePath)}": ${first.message ?? 'is invalid'}`;
   const given = valueAt(raw, first.instancePath);
   return `${layer.nameOf(key)}: ${JSON.stringify(given)} is not ${validValue(key, given)}`;
@@ -162,7 +163,7 @@ function checkLayer(raw: unknown, layer: Layer): RawConfig {
     const value = config[name];
     if (value === undefined || !/^https?:\/\//i.test(value)) continue; // jwks_url may be a file
     const problem = urlProblem(value);
-    if (problem !== undefined) throw new UsageError(`run: ${layer.nameOf(KEY_BY_PATH.get(`/${name}`)!)}: ${problem} in "${value}"`);
+    if (problem !== undefined) throw new UsageError(`run: ${layer.nameOf(keyAt(`/${name}`)!)}: ${problem} in "${value}"`);
   }
   return config;
 }

@@ -9,10 +9,12 @@
 // masked are also collected, and searched for in the rest of the exchange and in text derived
 // from it (finding messages): a real secret echoed by another field is masked there too. A
 // value too short or a placeholder ("string", "changeme") is not searched for: the same word
-// in an id or a name is not a secret (isSearchedSecret).
+// in an id or a name is not a secret (isSearchedSecret). A secret is also found in pieces: wrapped
+// over lines or between table borders, or cut short in an excerpt (core/secret-pieces.ts).
 import type { BearerToken, Exchange, Headers } from '../rules/types.ts';
 import { jsonNestsDeeperThan } from './json-depth.ts';
-import { RecentValues, perFrozenObject } from './memo.ts';
+import { RecentValues, perFrozenObject, perKey } from './memo.ts';
+import { SecretPieces } from './secret-pieces.ts';
 import { isSearchedSecret, SECRET_KEYS } from './secrets.ts';
 
 export const REDACTED = '[REDACTED]';
@@ -288,15 +290,23 @@ export function tokenFacts(token: BearerToken): BearerToken {
 export class KnownSecrets {
   private readonly values = new Set<string>();
   private ordered: string[] | undefined;
+  /** The same secrets, indexed to find their pieces (kept up to date one secret at a time: a gateway may bring a new token with every request). */
+  readonly pieces = new SecretPieces(20);
 
   /** Remembers `found` (the secrets one exchange's redaction masked in their own fields). */
   learn(found: Iterable<string>): void {
     for (const value of found) {
       if (this.values.has(value) || !isSearchedSecret(value)) continue;
-      if (this.values.size >= MAX_KNOWN_SECRETS) this.values.delete(this.values.values().next().value as string);
+      if (this.values.size >= MAX_KNOWN_SECRETS) this.forget(this.values.values().next().value as string);
       this.values.add(value);
+      this.pieces.add(value);
       this.ordered = undefined;
     }
+  }
+
+  private forget(value: string): void {
+    this.values.delete(value);
+    this.pieces.delete(value);
   }
 
   get size(): number {
@@ -336,11 +346,41 @@ export function redactExchange(exchange: Exchange, sink?: SecretSink, known?: Kn
   // This exchange's own secrets and the session's.
   // Stryker disable next-line EqualityOperator: equivalent, with no known secret the merged set is this exchange's own.
   const secrets = known && known.size > 0 ? new Set([...known.list(), ...found]) : found;
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, a shortcut; masking no secrets changes nothing.
-  if (secrets.size > 0) maskEchoedSecrets(copy, longestFirst(secrets));
-  if (sink) for (const secret of secrets) sink.add(secret);
+  // Learned first: their pieces are then looked for through the session's index alone.
   known?.learn(found);
+  const pieces = piecesOf(found, known);
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, a shortcut; masking no secrets changes nothing.
+  if (secrets.size > 0) maskEchoedSecrets(copy, { whole: longestFirst(secrets), pieces });
+  if (sink) {
+    for (const secret of secrets) sink.add(secret);
+    // scrubSecrets(text, sink) then finds these secrets' pieces without indexing them again.
+    piecesBySink.set(sink, [...new Set([...(piecesBySink.get(sink) ?? []), ...pieces])]);
+  }
   return copy;
+}
+
+/** A secret's pieces index, for the few secrets of one exchange; traffic repeats one credential for thousands of requests. */
+const piecesOfSecret = perKey(16, (secret: string) => SecretPieces.of([secret]));
+
+/** The indexes that find the pieces of `found` and of the session's known secrets. */
+function piecesOf(found: Iterable<string>, known: KnownSecrets | undefined): SecretPieces[] {
+  return withPiecesOf(found, known && known.pieces.size > 0 ? [known.pieces] : []);
+}
+
+/** `indexes`, and one for each of `secrets` none of them holds. */
+function withPiecesOf(secrets: Iterable<string>, indexes: readonly SecretPieces[]): SecretPieces[] {
+  const pieces = [...indexes];
+  for (const secret of secrets) if (!indexes.some((index) => index.has(secret))) pieces.push(piecesOfSecret(secret));
+  return pieces;
+}
+
+/** The indexes redactExchange used for the secrets it gave a sink. */
+const piecesBySink = new WeakMap<SecretSink, SecretPieces[]>();
+
+/** What to mask in a text: each secret where it stands whole (longest first), then their pieces. */
+interface Masks {
+  whole: readonly string[];
+  pieces: readonly SecretPieces[];
 }
 
 /**
@@ -354,26 +394,27 @@ export function learnSecrets(exchange: Exchange, known: KnownSecrets): void {
 /** Longest first, so that a secret containing a shorter one is masked whole. */
 const longestFirst = (secrets: SecretSink): string[] => [...secrets].sort((a, b) => b.length - a.length);
 
-/** `text` with each of `secrets` masked wherever it stands. */
-function maskEach(text: string, secrets: readonly string[]): string {
+/** `text` with each secret masked wherever it stands, whole or in pieces. */
+function maskEach(text: string, masks: Masks): string {
   let out = text;
   // Stryker disable next-line ConditionalExpression: equivalent, a shortcut; splitting on a value that is not there gives the text back.
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(mask(secret));
+  for (const secret of masks.whole) if (out.includes(secret)) out = out.split(secret).join(mask(secret));
+  for (const pieces of masks.pieces) out = pieces.mask(out, mask);
   return out;
 }
 
 /** The secrets of a redacted exchange masked where they stand outside secret fields: its URL, other headers and bodies. */
-function maskEchoedSecrets(copy: Exchange, secrets: readonly string[]): void {
-  copy.request.url = maskEach(copy.request.url, secrets);
-  copy.request.headers = maskHeaderValues(copy.request.headers, secrets);
-  if (copy.request.body) copy.request.body.text = maskEach(copy.request.body.text, secrets);
+function maskEchoedSecrets(copy: Exchange, masks: Masks): void {
+  copy.request.url = maskEach(copy.request.url, masks);
+  copy.request.headers = maskHeaderValues(copy.request.headers, masks);
+  if (copy.request.body) copy.request.body.text = maskEach(copy.request.body.text, masks);
   if (copy.response) {
-    copy.response.headers = maskHeaderValues(copy.response.headers, secrets);
-    if (copy.response.body) copy.response.body.text = maskEach(copy.response.body.text, secrets);
+    copy.response.headers = maskHeaderValues(copy.response.headers, masks);
+    if (copy.response.body) copy.response.body.text = maskEach(copy.response.body.text, masks);
   }
 }
 
-function maskHeaderValues(headers: Headers, secrets: readonly string[]): Headers {
+function maskHeaderValues(headers: Headers, secrets: Masks): Headers {
   let out: Headers | undefined;
   for (const name in headers) {
     const masked = maskEach(headers[name]!, secrets);
@@ -391,10 +432,10 @@ export function redactUrl(url: string, sink?: SecretSink): string {
   return redactText(url.slice(0, q + 1), sink) + redactBody(url.slice(q + 1), sink);
 }
 
-/** `text` with every collected secret value (and what still looks like a token) masked. */
+/** `text` with every collected secret value, whole or in pieces (and what still looks like a token), masked. */
 export function scrubSecrets(text: string, secrets: SecretSink): string {
   // Stryker disable next-line ConditionalExpression: equivalent, a shortcut; masking no secrets changes nothing.
-  const out = secrets.size === 0 ? text : maskEach(text, longestFirst(secrets));
+  const out = secrets.size === 0 ? text : maskEach(text, { whole: longestFirst(secrets), pieces: withPiecesOf(secrets, piecesBySink.get(secrets) ?? []) });
   // Values shown cut short ("…") escape the match above; the member they belong to does not.
   return MAY_HOLD_SECRET.test(out) ? redactLooseText(out, undefined) : out;
 }

@@ -3,6 +3,7 @@
 // test that fails is reported with its failing run's words and fast-check's shrunk
 // counterexample beneath them.
 import type { Exchange } from '../rules/types.ts';
+import { redactExchange } from '../core/redact.ts';
 
 /** A suite expectation that the target did not meet. Its message is what the user reads. */
 export class ConformanceFailure extends Error {
@@ -29,9 +30,9 @@ export function receivedAnswer(exchange: Exchange): string {
   return String(response.status);
 }
 
-/** The failure's text: one line per unmet expectation, then the exchange it concerns. */
+/** The failure's text: one line per unmet expectation, then the exchange it concerns, redacted (its body may echo the token, wrapped). */
 export function failureText(lines: string[], exchange: Exchange): string {
-  return `${lines.join('\n')}\n  ${exchangeLine(exchange)}`;
+  return `${lines.join('\n')}\n  ${exchangeLine(redactExchange(exchange))}`;
 }
 
 /** What fast-check's failure text says, for the report. */

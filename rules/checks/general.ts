@@ -1,17 +1,15 @@
 // Checks that hold for every operation (JSON bodies, no 5xx, error bodies), and the status codes of the document's three.
 import { schemaValidator } from '../schemas.ts';
-import { defineCheck, documentOperation, EVERY_OPERATION, finding, show, type CheckInput } from './check.ts';
+import { defineCheck, documentOperation, EVERY_OPERATION, finding, isJsonMediaType, show, type CheckInput } from './check.ts';
 import type { DocumentOperationId, Finding } from '../types.ts';
 import type { CheckResult } from './check.ts';
-
-const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 export function responseBodyIsJson({ exchange, responseJson }: CheckInput): CheckResult {
   const response = exchange.response;
   if (!response?.body || response.status === 204 || response.status === 304) return undefined;
   const findings: Finding[] = [];
   const contentType = response.headers['content-type'];
-  if (contentType === undefined || !JSON_MEDIA_TYPE.test(contentType)) {
+  if (!isJsonMediaType(contentType)) {
     findings.push(
       finding('GEN-JSON-RESPONSE', 'implementation', 'Content-Type application/json on a response with a body', contentType === undefined ? 'no Content-Type' : show(contentType)),
     );

@@ -135,7 +135,8 @@ function staleFixture(probes: Probe[]): Probe | undefined {
  * the configuration and the document allow, its requests side by side too: every request again
  * with each documented optional parameter, and a fixture profile without a token (a conforming
  * target refuses it; probing nothing else, a target routing the delete by id would go unseen).
- * Listed operation by operation whatever order they end in.
+ * Listed as planned, whatever order they end in: an operation's first is without a token, for an
+ * unknown id.
  */
 async function sendProbes(api: SuiteApi, config: SuiteConfig): Promise<Probe[]> {
   const planned = plannedProbes(api, config);

@@ -96,7 +96,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     key: 'fixtures.token_exchange_profiles',
     kind: 'ids',
     env: 'TMI_TOKEN_EXCHANGE_PROFILES',
-    doc: 'Disposable token exchange profiles: the suite deletes them (with allow_destructive); comma-separated in the environment.',
+    doc: 'Disposable token exchange profiles: the suite deletes them (with allow_destructive); when the delete answers 404 to every id that exists nowhere, the preflight sends the last one a DELETE without a token, which a conforming target refuses; comma-separated in the environment.',
   },
   {
     key: 'allow_destructive',

@@ -88,7 +88,7 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
     await Promise.race([made, suites.catch(() => {})]);
     const interrupt = options.listenForInterrupt();
     handedOver = true;
-    offer.give({ tokens: checked.tokens, tenant: tenantTokensData(tenant), notServed: checked.notServed, tokenUrls });
+    offer.give({ tokens: checked.tokens, tenant: tenantTokensData(tenant), notServed: checked.notServed, deletedProfiles: checked.deletedProfiles, tokenUrls });
     const outcome = await Promise.race([suites.then((r) => ({ kind: 'done' as const, ...r })), interrupt.promise.then(() => ({ kind: 'interrupted' as const }))]);
     interrupt.dispose();
     if (outcome.kind === 'interrupted') {
@@ -149,8 +149,9 @@ function tokensFromTheTokenEndpoint(fetched: PreflightOutcome['tokens'], config:
 
 /**
  * What the preflight (suites/preflight.ts) found, told: its exchanges go to the report, the
- * token endpoint's fallback is noted once, and each operation not served is said, its other
- * requirements left "not examined" with the reason. Returns which operations are served.
+ * token endpoint's fallback is noted once, each operation not served is said, its other
+ * requirements left "not examined" with the reason, and so is each fixture profile the target
+ * deleted without a token. Returns which operations are served.
  */
 function afterPreflight(checked: PreflightOutcome, config: SuiteConfig, builder: ReportBuilder, print: (line: string) => void, warn: (line: string) => void): Record<ApiOperationId, boolean> {
   for (const { exchange, judgement } of checked.exchanges) builder.addExchange(exchange, judgement, 'run: preflight and restore');
@@ -163,6 +164,9 @@ function afterPreflight(checked: PreflightOutcome, config: SuiteConfig, builder:
     print(`not served: ${OPERATION_ROUTES[operation]} (no route at the target: 404 to every request, with and without a token): GEN-OPERATION-SERVED fails; its other requirements and tests are skipped`);
     const own = loadRequirements().filter((r) => r.operations.includes(operation) && r.id !== 'GEN-OPERATION-SERVED');
     builder.skip(own.map((r) => r.id), notServedReason(operation));
+  }
+  for (const id of checked.deletedProfiles) {
+    print(`carried out without a token: the preflight's DELETE of fixture profile ${id} (a security finding in the report); the profile is gone, and the suites leave it out`);
   }
   return served;
 }

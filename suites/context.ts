@@ -32,8 +32,19 @@ const shared = globalThis as { tmiHandover?: Promise<Handover>; tmiSuiteApi?: Su
 // The worker starts while the preflight runs; no test sends a request before it ended.
 const handover: Handover = await (shared.tmiHandover ??= receiveHandover(inject('tmiHandover')));
 
-/** The configuration, with the token endpoint where the preflight had its tokens. */
-export const config: SuiteConfig = { ...inject('tmiConfig'), tokenUrls: handover.tokenUrls };
+/**
+ * Fixture profiles the target deleted on the preflight's request without a token (a security
+ * finding the preflight reported): they are gone, so no suite sends them a request.
+ */
+export const deletedProfiles: string[] = handover.deletedProfiles;
+
+const given: SuiteConfig = inject('tmiConfig');
+/** The configuration, with the token endpoint where the preflight had its tokens, and the fixture profiles that are left. */
+export const config: SuiteConfig = {
+  ...given,
+  tokenUrls: handover.tokenUrls,
+  fixtures: { ...given.fixtures, tokenExchangeProfiles: given.fixtures.tokenExchangeProfiles.filter((id) => !deletedProfiles.includes(id)) },
+};
 
 // Every token the suites send is settled against what the run learned of the tenant's tokens
 // when it started (keys/tenant.ts: the issuer and the keys, from the config, the discovery

@@ -2,6 +2,7 @@
 // include_fields selection names is not shown in the document (no parameter for them is), so
 // nothing about a selection is tested.
 import { describe, it } from 'vitest';
+import { INCLUDE_FIELDS_VALUES } from '../rules/checks/resource-servers.ts';
 import { oddIdExamples, oddIds } from './arbitraries.ts';
 import { api, checkIndependentCases, config, covers, expectCarriedOut, expectExamined, expectNoFindings, expectRefused, expectStatus, expectSuccess, needsProfile, needsResourceServer, needsServed, unknownId } from './context.ts';
 import type { TestContext } from 'vitest';
@@ -49,7 +50,7 @@ describe('get a resource server', () => {
 
   // The parameter naming the fields is "not shown": the kit sends include_fields alone, as the
   // boolean the document states, and judges only the answer's documented shape.
-  for (const value of ['true', 'false']) {
+  for (const value of INCLUDE_FIELDS_VALUES) {
     it(covers(`include_fields=${value} (the boolean the document states) answers the resource server in the documented shape`, 'RS-INCLUDE-FIELDS-BOOLEAN', 'RS-RESPONSE-SCHEMA'), async (context) => {
       const answer = await api.getResourceServer(fixtures(context)[0]!, { query: `?include_fields=${value}` });
       expectNoFindings(answer, 'RS-RESPONSE-SCHEMA');

@@ -20,6 +20,8 @@ export interface Handover {
   tenant: TenantTokensData | null;
   /** Operations the target does not serve: their tests are skipped. */
   notServed: ApiOperationId[];
+  /** Fixture profiles the target deleted on the preflight's request without a token: the suites leave them out. */
+  deletedProfiles: string[];
   /** Where tokens are asked for: where the preflight had them. */
   tokenUrls: string[];
 }

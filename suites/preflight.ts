@@ -4,13 +4,17 @@
 // run with one line and exit 2 before any verdict; an operation the target does not serve is a
 // finding of its own (GEN-OPERATION-SERVED), and the suites leave that operation alone.
 //
-// Nothing here changes the tenant: reads, requests without a token or for ids that exist nowhere,
-// and for a fixture session its own original metadata (a session given by id only is cleared,
-// which the run does to it anyway with allow_destructive, and otherwise not touched). A token
-// exchange profile has no read operation and a delete is not undone, so fixture profiles are not
-// looked up here.
+// Nothing here changes the tenant that a conforming target would change: reads, requests without
+// a token or for ids that exist nowhere, and for a fixture session its own original metadata (a
+// session given by id only is cleared, which the run does to it anyway with allow_destructive,
+// and otherwise not touched). A token exchange profile has no read operation and a delete is not
+// undone: a fixture profile gets one request only, without a token, and only when every request
+// for an unknown id got 404 or 405 (a target routing the delete by id alone is found so). A
+// target that carries it out has deleted the profile: that is a security finding like any other,
+// and the profile is handed to the suites as gone.
 import { UsageError } from '../core/errors.ts';
-import { operationIsServed, OPERATION_ROUTES, type ApiOperationId, type ServedProbe } from '../rules/checks/served.ts';
+import { isSuccess } from '../rules/checks/check.ts';
+import { answeredOnlyNoRoute, isRouterAnswer, operationIsServed, OPERATION_ROUTES, OPTIONAL_QUERIES, type ApiOperationId, type ServedProbe } from '../rules/checks/served.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
 import type { TenantTokens } from '../keys/tenant.ts';
@@ -32,6 +36,8 @@ export interface JudgedExchange {
 export interface PreflightOutcome {
   /** Operations the target does not serve (their finding is among `exchanges`). */
   notServed: ApiOperationId[];
+  /** Fixture profiles the target deleted on the preflight's request without a token: gone for the suites. */
+  deletedProfiles: string[];
   /** The preflight's exchanges for the report; those of an operation not served carry only its finding. */
   exchanges: JudgedExchange[];
   /** Where tokens were had: the first of config.tokenUrls that did not answer 404. */
@@ -45,6 +51,17 @@ const FIXTURE_KEY: Record<ApiOperationId, string> = {
   updateSession: 'fixtures.sessions',
   getResourceServer: 'fixtures.resource_servers',
 };
+
+/** A request of the preflight, before it is sent. */
+interface PlannedProbe {
+  operation: ApiOperationId;
+  id: string;
+  /** What is asked, in words (ServedProbe.what). */
+  what: string;
+  options: CallOptions & { body?: unknown };
+  /** The fixture id asked for, if any. */
+  fixture?: string;
+}
 
 interface Probe extends ServedProbe {
   operation: ApiOperationId;
@@ -81,26 +98,55 @@ export async function preflight(config: SuiteConfig, tenant: TenantTokens): Prom
     await api.close();
   }
 
-  const findings = new Map(API_OPERATION_IDS.map((operation) => [operation, operationIsServed(operation, probes.filter((p) => p.operation === operation)) ?? []]));
+  const findings = new Map(API_OPERATION_IDS.map((operation) => [operation, operationIsServed(operation, probesOf(probes, operation)) ?? []]));
   const notServed = API_OPERATION_IDS.filter((operation) => findings.get(operation)!.length > 0);
-  if (notServed.length === API_OPERATION_IDS.length) throw new UsageError(`run: ${baseUrlProblem(config.baseUrl)}`);
-  const stale = probes.find((p) => p.fixture !== undefined && !notServed.includes(p.operation) && p.judged.status === 404);
+  // 404 or 405 to everything, JSON or not, from all three: not the target's operations at all.
+  if (API_OPERATION_IDS.every((operation) => answeredOnlyNoRoute(probesOf(probes, operation)))) throw new UsageError(`run: ${baseUrlProblem(config.baseUrl)}`);
+  const stale = staleFixture(probes.filter((p) => !notServed.includes(p.operation)));
   if (stale) throw new UsageError(`run: ${FIXTURE_KEY[stale.operation]}: "${stale.fixture}" was not found by the target (404): fix the id or remove it`);
 
   const probeOf = new Map(probes.map((p) => [p.judged.exchange, p]));
   const exchanges = recorded.map(({ exchange, judged, deliberate }): JudgedExchange => {
     const probe = probeOf.get(judged.exchange);
-    return { exchange, judgement: probe ? probeJudgement(probe, findings.get(probe.operation)!, deliberate) : ownJudgement(judged, deliberate) };
+    if (!probe) return { exchange, judgement: ownJudgement(judged, deliberate) };
+    const first = probes.find((p) => p.operation === probe.operation) === probe;
+    return { exchange, judgement: probeJudgement(probe, findings.get(probe.operation)!, deliberate, first) };
   });
-  return { notServed, exchanges, tokenUrl: api.tokens.tokenUrl, tokens: api.tokens.snapshot() };
+  const deletedProfiles = probes.filter((p) => p.operation === 'deleteTokenExchangeProfile' && p.fixture !== undefined && isSuccess(p.judged.status)).map((p) => p.fixture!);
+  return { notServed, deletedProfiles, exchanges, tokenUrl: api.tokens.tokenUrl, tokens: api.tokens.snapshot() };
+}
+
+const probesOf = (probes: Probe[], operation: ApiOperationId) => probes.filter((p) => p.operation === operation);
+
+/**
+ * A fixture the target does not hold, of an operation it serves: every request for it with the
+ * full token got 404 (with a documented parameter, it may have been found). Requests without a
+ * token are not asked what exists.
+ */
+function staleFixture(probes: Probe[]): Probe | undefined {
+  // Only the requests without a token are deliberate.
+  const lookups = probes.filter((p) => p.fixture !== undefined && !p.deliberate);
+  return lookups.find((p) => lookups.every((other) => other.operation !== p.operation || other.fixture !== p.fixture || other.judged.status === 404));
 }
 
 /**
- * The requests of the preflight, all side by side (none depends on another's answer; the pacer
- * keeps them within the tenant's rate), listed operation by operation whatever order they end in.
+ * The requests of the preflight, side by side (none depends on another's answer; the pacer keeps
+ * them within the tenant's rate). An operation answered only 404 or 405 is then tried the way
+ * the configuration and the document allow, its requests side by side too: every request again
+ * with each documented optional parameter, and a fixture profile without a token (a conforming
+ * target refuses it; probing nothing else, a target routing the delete by id would go unseen).
+ * Listed as planned, whatever order they end in: an operation's first is without a token, for an
+ * unknown id.
  */
 async function sendProbes(api: SuiteApi, config: SuiteConfig): Promise<Probe[]> {
-  const planned: Array<{ operation: ApiOperationId; id: string; what: string; options: CallOptions & { body?: unknown }; fixture?: string }> = [];
+  const planned = plannedProbes(api, config);
+  const first = await sendAll(api, planned);
+  const second = API_OPERATION_IDS.filter((operation) => answeredOnlyNoRoute(probesOf(first, operation))).flatMap((operation) => secondLooks(config, operation, planned));
+  return second.length === 0 ? first : [...first, ...(await sendAll(api, second))];
+}
+
+function plannedProbes(api: SuiteApi, config: SuiteConfig): PlannedProbe[] {
+  const planned: PlannedProbe[] = [];
   const full = api.has('full');
   for (const operation of API_OPERATION_IDS) {
     const body = operation === 'updateSession' ? { body: { session_metadata: null } } : {};
@@ -118,6 +164,23 @@ async function sendProbes(api: SuiteApi, config: SuiteConfig): Promise<Probe[]> 
       }
     }
   }
+  return planned;
+}
+
+/**
+ * The requests for an operation that got only 404 or 405: a fixture profile without a token
+ * (the last, as the token attacks aim at: the delete suite takes the first), and every request
+ * again with each of the operation's documented optional parameters.
+ */
+function secondLooks(config: SuiteConfig, operation: ApiOperationId, planned: PlannedProbe[]): PlannedProbe[] {
+  const profile = operation === 'deleteTokenExchangeProfile' ? config.fixtures.tokenExchangeProfiles.at(-1) : undefined;
+  const refused: PlannedProbe[] = profile === undefined ? [] : [{ operation, id: profile, what: `without a token, for fixture ${profile}`, options: { as: 'anonymous' }, fixture: profile }];
+  const again = [...planned.filter((p) => p.operation === operation), ...refused];
+  const withParameters = OPTIONAL_QUERIES[operation].flatMap((query) => again.map((p) => ({ ...p, what: `${p.what}, with ${query.slice(1)}`, options: { ...p.options, query } })));
+  return [...refused, ...withParameters];
+}
+
+function sendAll(api: SuiteApi, planned: PlannedProbe[]): Promise<Probe[]> {
   return Promise.all(
     planned.map(async ({ operation, id, what, options, fixture }): Promise<Probe> => {
       const call = { ...options, ...(options.as === 'anonymous' ? { deliberate: true } : {}) };
@@ -142,17 +205,16 @@ function ownJudgement(judged: Judged, deliberate: boolean): Judgement {
 
 /**
  * A probe's judgement for the report. Served: as judged, and its answer examined whether the
- * operation is served. Not served: the answers are not the operation's, so none of its rules
- * is judged by them; the finding goes with the first probe (without a token), the others are
- * only counted.
+ * operation is served (unless it is a router's 404 or 405). Not served: the answers are not the
+ * operation's, so none of its rules is judged by them; the finding goes with the operation's
+ * `first` probe (without a token, for an unknown id), the others are only counted.
  */
-function probeJudgement(probe: Probe, notServedFindings: Judgement['findings'], deliberate: boolean): Judgement {
+function probeJudgement(probe: Probe, notServedFindings: Judgement['findings'], deliberate: boolean, first: boolean): Judgement {
   const judgement = ownJudgement(probe.judged, deliberate);
   if (notServedFindings.length === 0) {
-    if (probe.judged.status !== 404 && probe.judged.status !== 405) judgement.examined = [...judgement.examined, 'GEN-OPERATION-SERVED'];
+    if (!isRouterAnswer(probe)) judgement.examined = [...judgement.examined, 'GEN-OPERATION-SERVED'];
     return judgement;
   }
-  const first = probe.judged.exchange.request.headers['authorization'] === undefined;
   return { ...judgement, findings: first ? notServedFindings : [], examined: first ? ['GEN-OPERATION-SERVED'] : [] };
 }
 

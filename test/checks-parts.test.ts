@@ -95,8 +95,14 @@ describe('operationIsServed', () => {
     ]);
   });
 
-  it('different answers are listed request by request', () => {
-    const [notServed] = operationIsServed('getResourceServer', [probe('without a token', 404), probe('with a token', 405, 'application/json')])!;
-    expect(notServed!.received).toBe(`${route} is not served by the target: 404 without a token; 405 "application/json" with a token`);
+  it('served when the answers differ: a router gives one answer whatever the id, the token and the parameters', () => {
+    expect(operationIsServed('getResourceServer', [probe('without a token', 404, 'text/plain'), probe('with a token', 405, 'text/plain')])).toEqual([]);
+    expect(operationIsServed('getResourceServer', [probe('for an unknown id', 404, 'text/plain'), probe('for a fixture', 404, 'text/html')])).toEqual([]);
+    expect(operationIsServed('getResourceServer', [probe('for an unknown id', 404), probe('for a fixture', 404, 'text/plain')])).toEqual([]);
+  });
+
+  it("served when the one answer is the interface's JSON: a 404 in JSON is the operation's own", () => {
+    expect(operationIsServed('getResourceServer', [probe('without a token', 404, 'application/json'), probe('with a token', 404, 'application/json; charset=utf-8')])).toEqual([]);
+    expect(operationIsServed('getResourceServer', [probe('without a token', 405, 'application/problem+json')])).toEqual([]);
   });
 });

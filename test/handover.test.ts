@@ -8,6 +8,7 @@ const HANDOVER: Handover = {
   tokens: { full: { token: 'eyJ.full.token', expiresAt: Date.now() + 60_000 } as never },
   tenant: null,
   notServed: ['updateSession'],
+  deletedProfiles: [],
   tokenUrls: ['https://tenant.example.com/oauth/token'],
 };
 

@@ -1,7 +1,8 @@
 // The run's preflight: setup errors (a stale fixture id, a base_url off by /api/v2, a token
 // endpoint nowhere) end the run with one line and exit 2, no verdict and no report; an
 // operation the target does not serve is one GEN-OPERATION-SERVED finding and nothing else; the
-// token endpoint without its trailing slash and token_url work.
+// token endpoint without its trailing slash and token_url work. Targets that route an operation
+// only for a fixture or with an optional parameter: test/preflight-probes.test.ts.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReference, type RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { buildExchange } from '../rules/exchange.ts';
-import { operationIsServed, type ServedProbe } from '../rules/checks/served.ts';
+import { answeredOnlyNoRoute, operationIsServed, type ServedProbe } from '../rules/checks/served.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 import { baseUrlProblem } from '../suites/preflight.ts';
 
@@ -76,6 +77,23 @@ describe('operationIsServed', () => {
       { what: 'with the full token, for an unknown id', exchange: exchange('GET', '/resource-servers/x', 404, 'application/json', '{"statusCode":404}', 'Bearer a.b.c') },
     ];
     expect(operationIsServed('getResourceServer', probes)).toEqual([]);
+  });
+
+  it('finds an operation served that a router answers only with a documented optional parameter, or only for a fixture', () => {
+    const router404 = (what: string, path: string, authorization?: string): ServedProbe => ({ what, exchange: exchange('GET', path, 404, 'text/plain', 'no stub matched', authorization) });
+    const withoutParameter = [router404('without a token, for an unknown id', '/resource-servers/x'), router404('with the full token, for fixture rs_1', '/resource-servers/rs_1', 'Bearer a.b.c')];
+    expect(operationIsServed('getResourceServer', withoutParameter)).toHaveLength(1);
+    const withParameter: ServedProbe = { what: 'with the full token, for fixture rs_1, with include_fields=true', exchange: exchange('GET', '/resource-servers/rs_1?include_fields=true', 200, 'application/json', '{"id":"rs_1"}', 'Bearer a.b.c') };
+    expect(operationIsServed('getResourceServer', [...withoutParameter, withParameter])).toEqual([]);
+    const fixtureDeleted: ServedProbe = { what: 'without a token, for fixture tep_1', exchange: exchange('DELETE', '/token-exchange-profiles/tep_1', 200, 'text/plain', '') };
+    expect(operationIsServed('deleteTokenExchangeProfile', [router404('without a token, for an unknown id', '/token-exchange-profiles/x'), fixtureDeleted])).toEqual([]);
+  });
+
+  it('tells apart answers that are all 404 or 405, JSON or not (nothing told the operation from a missing route yet), from any other', () => {
+    const answer = (status: number, type: string): ServedProbe => ({ what: 'a request', exchange: exchange('GET', '/resource-servers/x', status, type, '{}') });
+    expect(answeredOnlyNoRoute([answer(404, 'application/json'), answer(405, 'text/plain')])).toBe(true);
+    expect(answeredOnlyNoRoute([answer(404, 'text/plain'), answer(401, 'application/json')])).toBe(false);
+    expect(answeredOnlyNoRoute([])).toBe(false);
   });
 
   it('judges nothing without an answer', () => {

@@ -147,6 +147,11 @@ export function show(value: unknown, max = 80): string {
 
 export const isSuccess = (status: number): boolean => status >= 200 && status < 300;
 
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/** A Content-Type of JSON: application/json or application/<something>+json, with or without parameters. */
+export const isJsonMediaType = (contentType: string | undefined): boolean => contentType !== undefined && JSON_MEDIA_TYPE.test(contentType);
+
 export function jsonObject(body: ParsedBody | undefined): Record<string, unknown> | undefined {
   if (!body?.ok) return undefined;
   const v = body.value;

@@ -1,10 +1,8 @@
 // Checks that hold for every operation (JSON bodies, no 5xx, error bodies), and the status codes of the document's three.
 import { schemaValidator } from '../schemas.ts';
-import { defineCheck, documentOperation, EVERY_OPERATION, finding, responseHeadersRecorded, show, type CheckInput } from './check.ts';
+import { defineCheck, documentOperation, EVERY_OPERATION, finding, isJsonMediaType, responseHeadersRecorded, show, type CheckInput } from './check.ts';
 import type { DocumentOperationId, Finding } from '../types.ts';
 import type { CheckResult } from './check.ts';
-
-const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 export function responseBodyIsJson(input: CheckInput): CheckResult {
   const { exchange, responseJson } = input;
@@ -15,7 +13,7 @@ export function responseBodyIsJson(input: CheckInput): CheckResult {
   const typeRecorded = contentType !== undefined || responseHeadersRecorded(input);
   if (!typeRecorded && responseJson === undefined) return undefined;
   const findings: Finding[] = [];
-  if (typeRecorded && (contentType === undefined || !JSON_MEDIA_TYPE.test(contentType))) {
+  if (typeRecorded && !isJsonMediaType(contentType)) {
     findings.push(
       finding('GEN-JSON-RESPONSE', 'implementation', 'Content-Type application/json on a response with a body', contentType === undefined ? 'no Content-Type' : show(contentType)),
     );

@@ -33,10 +33,13 @@ export function resourceServerMatchesLookup(input: CheckInput): CheckResult {
   ];
 }
 
+/** "`include_fields`: boolean, optional": the values a client may send. */
+export const INCLUDE_FIELDS_VALUES: readonly string[] = ['true', 'false'];
+
 export function includeFieldsIsBoolean({ operation }: CheckInput): CheckResult {
   const value = operation.query['include_fields'];
   if (value === undefined) return undefined;
-  if (value === 'true' || value === 'false') return [];
+  if (INCLUDE_FIELDS_VALUES.includes(value)) return [];
   return [finding('RS-INCLUDE-FIELDS-BOOLEAN', 'client', 'include_fields=true or include_fields=false', `include_fields=${show(value)}`)];
 }
 

@@ -22,9 +22,9 @@ import type { Judged } from './http.ts';
  * been examined for.
  */
 const REQUIREMENTS = {
-  // absent, malformed, not a JWT: 2xx → AUTH-CREDENTIAL-REQUIRED(-OTHER); another refusal than 401 → AUTH-MISSING-TOKEN-401(-OTHER)
+  // absent, malformed, not a JWT: 2xx → AUTH-CREDENTIAL-REQUIRED(-OTHER) and AUTH-MISSING-TOKEN-401(-OTHER); another refusal than 401 → AUTH-MISSING-TOKEN-401(-OTHER)
   missing: { delete: ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-MISSING-TOKEN-401'], other: ['AUTH-CREDENTIAL-REQUIRED-OTHER'], otherInferred: ['AUTH-MISSING-TOKEN-401-OTHER'] },
-  // unsigned, or a signature that does not verify: 2xx → AUTH-CREDENTIAL-REQUIRED(-OTHER); another refusal than 401 → AUTH-INVALID-SIGNATURE-401(-OTHER)
+  // unsigned, or a signature that does not verify: 2xx → AUTH-CREDENTIAL-REQUIRED(-OTHER) and AUTH-INVALID-SIGNATURE-401(-OTHER); another refusal than 401 → AUTH-INVALID-SIGNATURE-401(-OTHER)
   forged: { delete: ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-INVALID-SIGNATURE-401'], other: ['AUTH-CREDENTIAL-REQUIRED-OTHER'], otherInferred: ['AUTH-INVALID-SIGNATURE-401-OTHER'] },
   // signed by the tenant, but expired: 2xx → AUTH-CREDENTIAL-REQUIRED on the delete, AUTH-TOKEN-VALIDITY-OTHER elsewhere
   expired: { delete: ['AUTH-CREDENTIAL-REQUIRED'], other: [], otherInferred: ['AUTH-TOKEN-VALIDITY-OTHER'] },

@@ -1,15 +1,20 @@
-// What a failed suite test is evidence against. A test that ended before it examined what it
-// covers (its precondition unmet: the fixture answered 404) charges nothing and says why; a
-// test that stopped at a finding charges that finding's requirement; a request the target
-// carried out that it should have refused is reported as a security finding, in plain words.
+// What a failed suite test, and a judged exchange, is evidence against. A test that ended before
+// it examined what it covers (its precondition unmet: the fixture answered 404) charges nothing
+// and says why; a test that stopped at a finding charges that finding's requirement; a request
+// the target carried out that it should have refused is reported as a security finding, in plain
+// words, under every requirement it broke.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReference, type RunningReference } from '../reference/index.ts';
+import { claims, deleteExchange, errorExchange, getExchange, jwt, resourceServer } from '../fixtures/exchanges.ts';
+import { HAR_CREATOR, harEntry } from '../recordings/write.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import type { Report } from '../reports/model.ts';
+import { judgeExchange } from '../rules/index.ts';
+import type { Exchange } from '../rules/types.ts';
 import { runCli } from './helpers/cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tmi-charging-'));
@@ -66,9 +71,106 @@ describe('a security finding reads as what the target did', () => {
     const report = readReport(reportDir);
     const evidence = report.requirements.find((r) => r.id === 'AUTH-CREDENTIAL-REQUIRED')!.evidence.find((e) => e.status === 'fail' && e.kind === 'exchange')!;
     expect(evidence.findings![0]!.security).toMatch(/^the target carried out a DELETE sent with an unsigned token/);
-    // The test that stopped at it is charged with it, not with the 401 rule it covers.
+    // The test that stopped at it is charged with it, and with the 401 rule the same 204 broke.
     const test = report.tests.find((t) => t.status === 'fail' && t.name.includes('delete refuses alg "none"'))!;
-    expect(test.charged).toEqual(['AUTH-CREDENTIAL-REQUIRED']);
+    expect(test.charged).toEqual(['AUTH-CREDENTIAL-REQUIRED', 'AUTH-INVALID-SIGNATURE-401']);
+  });
+});
+
+// A request with a forged or missing credential carried out breaks the rule that a credential is
+// required and the rule that such a credential gets 401: every requirement the exchange examined
+// and broke fails (or warns), in run, proxy and validate alike, and the message still says first
+// that the target carried out what it should have refused.
+
+/** What each credential carried out breaks, on the delete and on the other operations, and the status each requirement gets. */
+const FORGED_SIGNATURE_BROKEN = { 'AUTH-CREDENTIAL-REQUIRED': 'fail', 'AUTH-INVALID-SIGNATURE-401': 'fail', 'AUTH-CREDENTIAL-REQUIRED-OTHER': 'fail', 'AUTH-INVALID-SIGNATURE-401-OTHER': 'warn' } as const;
+const MISSING_TOKEN_BROKEN = { 'AUTH-CREDENTIAL-REQUIRED': 'fail', 'AUTH-MISSING-TOKEN-401': 'fail' } as const;
+const MISSING_TOKEN_BROKEN_OTHER = { 'AUTH-CREDENTIAL-REQUIRED-OTHER': 'fail', 'AUTH-MISSING-TOKEN-401-OTHER': 'warn' } as const;
+const AUTH_REFUSALS = ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'AUTH-MISSING-TOKEN-401', 'AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER'];
+
+/** Each requirement in `broken` has the status given, a security finding among its evidence, and nothing calls it not examined. */
+function expectBroken(report: Report, broken: Record<string, string>): void {
+  for (const [id, status] of Object.entries(broken)) {
+    const r = report.requirements.find((x) => x.id === id)!;
+    expect(r.status, id).toBe(status);
+    expect(r.counts.security, id).toBeGreaterThan(0);
+    expect(r.reason, id).toBeUndefined();
+    const found = r.evidence.flatMap((e) => e.findings ?? []);
+    expect(found.some((f) => f.requirement === id && f.message.startsWith(`${id}: security: the target carried out a `)), id).toBe(true);
+  }
+}
+
+describe('run: a forged or missing credential carried out fails every requirement it broke', () => {
+  it.each([
+    ['delete-invalid-signature-accepted', 'read-invalid-signature-accepted'],
+    ['missing-token-accepted'],
+  ])('--fault %s', { timeout: 180_000 }, async (...faults) => {
+    const reportDir = join(dir, `carried-out-${faults[0]}`);
+    const { code, stdout } = await run([...faults.flatMap((f) => ['--fault', f]), '--property-runs', '2', '--report-dir', reportDir]);
+    expect(code).toBe(1);
+    const report = readReport(reportDir);
+    const forged = faults[0] === 'delete-invalid-signature-accepted';
+    const broken: Record<string, string> = forged ? FORGED_SIGNATURE_BROKEN : { ...MISSING_TOKEN_BROKEN, ...MISSING_TOKEN_BROKEN_OTHER };
+    expectBroken(report, broken);
+    // Each is said as a security finding, on the console too.
+    for (const id of Object.keys(broken)) expect(stdout).toMatch(new RegExp(`(FAIL|warn) ${id} +security: the target carried out a `));
+    // The suite test named after a 401 rule is charged with it, beside the credential rule.
+    const named = forged
+      ? { 'a token with an invalid signature is refused with 401 when deleting': 'AUTH-INVALID-SIGNATURE-401', 'a token with an invalid signature is refused with 401 when updating': 'AUTH-INVALID-SIGNATURE-401-OTHER' }
+      : { 'delete refuses no Authorization header': 'AUTH-MISSING-TOKEN-401', 'update session and get resource server refuse no Authorization header with 401': 'AUTH-MISSING-TOKEN-401-OTHER' };
+    for (const [name, id] of Object.entries(named)) {
+      const test = report.tests.find((t) => t.name.includes(name))!;
+      expect(test.status, name).not.toBe('pass');
+      expect(test.charged, name).toContain(id);
+    }
+  });
+
+  it('the conforming reference: each of these requirements examined and passed', { timeout: 180_000 }, async () => {
+    const reportDir = join(dir, 'carried-out-none');
+    const { code } = await run(['--property-runs', '2', '--report-dir', reportDir]);
+    expect(code).toBe(0);
+    const report = readReport(reportDir);
+    for (const id of AUTH_REFUSALS) {
+      const r = report.requirements.find((x) => x.id === id)!;
+      expect(r.status, id).toBe('pass');
+      expect(r.counts.security, id).toBe(0);
+    }
+  });
+});
+
+describe('validate: the same exchanges, recorded, give the same statuses', () => {
+  const forged = { tokenFacts: { signatureValid: false } };
+  const refused = (exchange: Exchange) => errorExchange(exchange, 401, { statusCode: 401, error: 'Unauthorized', message: 'Invalid token' });
+  /** A forged delete and a forged read carried out, the same forged token refused behind a lower-case "bearer", and a delete without a credential carried out. */
+  const carriedOut = (): Exchange[] => [
+    deleteExchange(forged),
+    refused(deleteExchange({ ...forged, requestHeaders: { Authorization: `bearer ${jwt(claims())}` } })),
+    getExchange(resourceServer(), 'rs_1', forged),
+    deleteExchange({ requestHeaders: {} }),
+  ];
+
+  /** The exchanges as the kit records them (HAR 1.2, each entry with its `_conformance` note), judged by `tmi-conform validate`. */
+  async function validated(name: string, exchanges: Exchange[]): Promise<{ code: number | null; report: Report }> {
+    const file = join(dir, `${name}.har`);
+    const entries = exchanges.map((e) => harEntry(e, judgeExchange(e)));
+    writeFileSync(file, JSON.stringify({ log: { version: '1.2', creator: HAR_CREATOR, entries } }));
+    const reportDir = join(dir, `validated-${name}`);
+    const { code } = await runCli(['validate', file, '--report-dir', reportDir]);
+    return { code, report: readReport(reportDir) };
+  }
+
+  it('carried out: every requirement the 2xx broke fails (or warns), none reads as passed or not examined', async () => {
+    const { code, report } = await validated('carried-out', carriedOut());
+    expect(code).toBe(1);
+    expectBroken(report, { ...FORGED_SIGNATURE_BROKEN, ...MISSING_TOKEN_BROKEN });
+    // The refusal behind "bearer" examined the 401 rule and complied; the forged 204 still fails it.
+    expect(report.requirements.find((r) => r.id === 'AUTH-INVALID-SIGNATURE-401')!.counts).toMatchObject({ exchanges: 2, findings: 1, security: 1 });
+  });
+
+  it('refused with 401: the same requirements examined and passed', async () => {
+    const { code, report } = await validated('refused', carriedOut().map(refused));
+    expect(code).toBe(0);
+    for (const id of AUTH_REFUSALS) expect(report.requirements.find((r) => r.id === id)!.status, id).toBe('pass');
   });
 });
 

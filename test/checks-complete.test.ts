@@ -116,22 +116,30 @@ describe('authentication checks: complete findings', () => {
     ]);
   });
 
-  it('a request without a valid credential carried out: one security finding, naming what it was sent with', () => {
+  it('a request without a valid credential carried out: a security finding naming what it was sent with, under the credential rule and under the 401 rule it broke', () => {
     const carried = (state: string, method: string) => `the target carried out a ${method} sent with ${state}`;
+    const noHeader = carried('no Authorization header', 'DELETE');
     expectFindings(deleteExchange({ requestHeaders: {} }), [
       f('requestCarriesBearerToken', 'AUTH-BEARER-HEADER', 'must', 'client', BEARER_EXPECTED, 'no Authorization header'),
-      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED', 'must', 'implementation', 'a refusal (401)', '204', carried('no Authorization header', 'DELETE')),
+      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED', 'must', 'implementation', 'a refusal (401)', '204', noHeader),
+      f('missingTokenRefused', 'AUTH-MISSING-TOKEN-401', 'must', 'implementation', '401 for a request without an Authorization header', '204', noHeader),
     ]);
+    const basic = carried('an Authorization header that is not "Bearer <token>"', 'GET');
     expectFindings(getExchange(resourceServer(), 'rs_1', { requestHeaders: { authorization: 'Basic dXNlcjpzM2NyM3Q=' } }), [
       f('requestCarriesBearerToken', 'AUTH-BEARER-HEADER', 'must', 'client', BEARER_EXPECTED, 'Authorization: "Basic …"'),
-      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'must', 'implementation', 'a refusal (401)', '200', carried('an Authorization header that is not "Bearer <token>"', 'GET')),
+      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'must', 'implementation', 'a refusal (401)', '200', basic),
+      f('missingTokenRefused', 'AUTH-MISSING-TOKEN-401-OTHER', 'should', 'implementation', '401 for a request whose Authorization header is not "Bearer <token>"', '200', basic),
     ]);
+    const opaque = carried('a bearer token that is not a JWT', 'GET');
     expectFindings(getExchange(resourceServer(), 'rs_1', { requestHeaders: { authorization: 'Bearer opaque-token-123' } }), [
       f('bearerTokenIsJwt', 'AUTH-TOKEN-IS-JWT', 'must', 'client', 'a bearer token in JWT format', /^a token that does not decode as a JWT/),
-      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'must', 'implementation', 'a refusal (401)', '200', carried('a bearer token that is not a JWT', 'GET')),
+      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'must', 'implementation', 'a refusal (401)', '200', opaque),
+      f('missingTokenRefused', 'AUTH-MISSING-TOKEN-401-OTHER', 'should', 'implementation', '401 for a bearer token that is not a JWT', '200', opaque),
     ]);
+    const forged = "a token whose signature does not verify against the tenant's keys";
     expectFindings(deleteExchange({ tokenFacts: { signatureValid: false } }), [
-      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED', 'must', 'implementation', 'a refusal (401)', '204', carried("a token whose signature does not verify against the tenant's keys", 'DELETE')),
+      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED', 'must', 'implementation', 'a refusal (401)', '204', carried(forged, 'DELETE')),
+      f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401', 'must', 'implementation', `401 for ${forged}`, '204', carried(forged, 'DELETE')),
     ]);
   });
 

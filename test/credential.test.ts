@@ -80,23 +80,33 @@ describe('credentialState', () => {
 });
 
 describe('a request without a valid credential is never carried out', () => {
-  const forged: Array<[string, Record<string, string>, { signatureValid?: boolean }]> = [
-    ['no Authorization header', {}, {}],
-    ['Bearer with nothing after it', { Authorization: 'Bearer ' }, {}],
-    ['another scheme', { Authorization: 'Basic dXNlcjpwYXNz' }, {}],
-    ['a token that is not a JWT', { Authorization: 'Bearer opaque' }, {}],
-    ['alg none, empty signature', bearer(token({ alg: 'none' }, claims(), '')), {}],
-    ['a signature that does not verify', bearer(jwt(claims())), { signatureValid: false }],
+  /** The 401 rule each credential's refusal is judged by: the delete's (must) and the other operations' (should). */
+  const MISSING = ['AUTH-MISSING-TOKEN-401', 'AUTH-MISSING-TOKEN-401-OTHER', 'missingTokenRefused'] as const;
+  const BADLY_SIGNED = ['AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER', 'invalidSignatureRefused'] as const;
+  const forged: Array<[string, Record<string, string>, { signatureValid?: boolean }, readonly [string, string, string]]> = [
+    ['no Authorization header', {}, {}, MISSING],
+    ['Bearer with nothing after it', { Authorization: 'Bearer ' }, {}, MISSING],
+    ['another scheme', { Authorization: 'Basic dXNlcjpwYXNz' }, {}, MISSING],
+    ['a token that is not a JWT', { Authorization: 'Bearer opaque' }, {}, MISSING],
+    ['alg none, empty signature', bearer(token({ alg: 'none' }, claims(), '')), {}, BADLY_SIGNED],
+    ['a signature that does not verify', bearer(jwt(claims())), { signatureValid: false }, BADLY_SIGNED],
   ];
 
-  it.each(forged)('%s, carried out: must on every operation, marked security', (_name, headers, facts) => {
+  it.each(forged)('%s, carried out: must on every operation, marked security, and its 401 rule broken too', (_name, headers, facts, [deleteRule, otherRule, refusedCheck]) => {
     for (const [operation, exchange] of Object.entries(onEveryOperation(headers, 'success', facts))) {
+      const onDelete = operation === 'deleteTokenExchangeProfile';
       const findings = implementationFindings(exchange).filter((f) => f.requirement.startsWith('AUTH-'));
-      expect(ids(findings), operation).toEqual([operation === 'deleteTokenExchangeProfile' ? 'AUTH-CREDENTIAL-REQUIRED' : 'AUTH-CREDENTIAL-REQUIRED-OTHER']);
-      expect(findings[0]!.level).toBe('must');
-      expect(findings[0]!.check).toBe('missingOrForgedCredentialNotCarriedOut');
-      expect(findings[0]!.security).toMatch(/^the target carried out a (DELETE|PATCH|GET) sent with /);
-      expect(findingMessage(findings[0]!)).toMatch(/: security: the target carried out a .* \(expected a refusal \(401\), received 2\d\d\)$/);
+      expect(ids(findings), operation).toEqual(onDelete ? ['AUTH-CREDENTIAL-REQUIRED', deleteRule] : ['AUTH-CREDENTIAL-REQUIRED-OTHER', otherRule]);
+      const [carried, refusal] = findings as [Finding, Finding];
+      expect(carried.level).toBe('must');
+      expect(carried.check).toBe('missingOrForgedCredentialNotCarriedOut');
+      expect(carried.security).toMatch(/^the target carried out a (DELETE|PATCH|GET) sent with /);
+      expect(findingMessage(carried)).toMatch(/: security: the target carried out a .* \(expected a refusal \(401\), received 2\d\d\)$/);
+      // The 2xx is no refusal at all: the 401 rule is broken, and says it as the same security finding.
+      expect(refusal.level).toBe(onDelete ? 'must' : 'should');
+      expect(refusal.check).toBe(refusedCheck);
+      expect(refusal.security).toBe(carried.security);
+      expect(findingMessage(refusal)).toMatch(/: security: the target carried out a .* \(expected 401 for .*, received 2\d\d\)$/);
     }
   });
 
@@ -138,9 +148,9 @@ describe('a request without a valid credential is never carried out', () => {
     expect(ids(implementationFindings(exchange))).not.toContain('AUTH-CREDENTIAL-REQUIRED');
   });
 
-  it('a non-global client with a forged token that gets its delete is reported once, as a forged credential', () => {
+  it('a non-global client with a forged token that gets its delete is reported as a forged credential: its claims say nothing of the client', () => {
     const exchange = deleteExchange({ tokenFacts: { signatureValid: false, clientGlobal: false } });
-    expect(ids(implementationFindings(exchange))).toEqual(['AUTH-CREDENTIAL-REQUIRED']);
+    expect(ids(implementationFindings(exchange))).toEqual(['AUTH-CREDENTIAL-REQUIRED', 'AUTH-INVALID-SIGNATURE-401']);
   });
 
   it('a recording that does not show the credential gives no authentication finding of either subject', () => {

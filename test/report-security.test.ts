@@ -31,20 +31,25 @@ describe('security findings in the reports', () => {
 
   it('report.json counts them per requirement, and keeps the finding\'s security field', () => {
     expect(reportSchemaError(report)).toBeUndefined();
-    expect(flagged.map((r) => [r.id, r.counts.security])).toEqual([['AUTH-CREDENTIAL-REQUIRED', 1]]);
-    const finding = flagged[0]!.evidence[0]!.findings![0]!;
-    expect(finding.security).toMatch(/carried out a DELETE/);
+    // The credential rule and the 401 rule the same 204 broke: each is charged with the exchange.
+    expect(flagged.map((r) => [r.id, r.status, r.counts.security])).toEqual([
+      ['AUTH-CREDENTIAL-REQUIRED', 'fail', 1],
+      ['AUTH-MISSING-TOKEN-401', 'fail', 1],
+    ]);
+    for (const r of flagged) expect(r.evidence[0]!.findings![0]!.security, r.id).toBe('the target carried out a DELETE sent with no Authorization header');
   });
 
   it('the console says them first; report.md has a section; JUnit marks the failure type; report.html badges and filters', () => {
-    expect(renderSummary(report, { detail: 'table' })).toContain('SECURITY: the target carried out requests it should have refused: AUTH-CREDENTIAL-REQUIRED (1 exchange(s))');
+    expect(renderSummary(report, { detail: 'table' })).toContain('SECURITY: the target carried out requests it should have refused: AUTH-CREDENTIAL-REQUIRED (1 exchange(s)), AUTH-MISSING-TOKEN-401 (1 exchange(s))');
     const md = renderMarkdown(report);
     expect(md).toContain('### 🛑 Security findings');
     expect(md).toMatch(/- \*\*AUTH-CREDENTIAL-REQUIRED\*\* \(must\): 1 exchange\(s\), e\.g\. AUTH-CREDENTIAL-REQUIRED: security: /);
+    expect(md).toMatch(/- \*\*AUTH-MISSING-TOKEN-401\*\* \(must\): 1 exchange\(s\), e\.g\. AUTH-MISSING-TOKEN-401: security: /);
     expect(renderJunit(report)).toMatch(/<failure message="[^"]*" type="must security">/);
     const html = renderHtml(report);
     expect(html).toContain('id="req-AUTH-CREDENTIAL-REQUIRED" data-status="fail" data-level="must" data-security="true"');
-    expect(html).toContain('Security findings only (1)');
+    expect(html).toContain('id="req-AUTH-MISSING-TOKEN-401" data-status="fail" data-level="must" data-security="true"');
+    expect(html).toContain('Security findings only (2)');
     expect(html).toContain("(!security.checked || row.getAttribute('data-security') === 'true')");
   });
 
@@ -72,8 +77,8 @@ describe.skipIf(!findChromium())('report.html in headless Chromium: the security
       const visible = () => page.$$eval('tr.req', (rows) => rows.filter((r) => !(r as HTMLElement).hidden).map((r) => r.id.slice(4)));
       expect(await visible()).toHaveLength(report.requirements.length);
       await page.locator('#filter-security').check();
-      expect(await visible()).toEqual(['AUTH-CREDENTIAL-REQUIRED']);
-      expect(await page.locator('#filter-count').textContent()).toBe(`1 of ${report.requirements.length} shown`);
+      expect(await visible()).toEqual(['AUTH-CREDENTIAL-REQUIRED', 'AUTH-MISSING-TOKEN-401']);
+      expect(await page.locator('#filter-count').textContent()).toBe(`2 of ${report.requirements.length} shown`);
       await page.locator('#filter-reset').click();
       expect(await page.locator('#filter-security').isChecked()).toBe(false);
       expect(await visible()).toHaveLength(report.requirements.length);

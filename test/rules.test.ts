@@ -88,6 +88,7 @@ describe('conforming exchanges', () => {
       expect(judgement.findings.map((f) => [f.requirement, f.security !== undefined])).toEqual([
         ['AUTH-BEARER-HEADER', false],
         ['AUTH-CREDENTIAL-REQUIRED-OTHER', true],
+        ['AUTH-MISSING-TOKEN-401-OTHER', true],
       ]);
     }
     for (const path of ['/api/v2', '/api/v2/', '/userinfo', '/.well-known/jwks.json', '/authorize?client_id=x']) {
@@ -159,9 +160,12 @@ describe('authentication checks', () => {
     const other = expectFinding(errorExchange(getExchange(resourceServer(), 'rs_1', { requestHeaders: {} }), 403, {}), 'missingTokenRefused', 'AUTH-MISSING-TOKEN-401-OTHER');
     expect(other.level).toBe('should');
     expect(findingsOf(errorExchange(deleteExchange({ requestHeaders: {} }), 401, { message: 'Missing authentication' })).filter((x) => x.subject === 'implementation')).toEqual([]);
-    // Carried out: one finding, under AUTH-CREDENTIAL-REQUIRED, not under the 401 rule.
+    // Carried out: no refusal at all, so the 401 rule is broken too, beside AUTH-CREDENTIAL-REQUIRED, both as security findings.
     const carried = findingsOf(deleteExchange({ requestHeaders: {} })).filter((x) => x.subject === 'implementation');
-    expect(carried.map((x) => x.requirement)).toEqual(['AUTH-CREDENTIAL-REQUIRED']);
+    expect(carried.map((x) => [x.requirement, x.security !== undefined])).toEqual([
+      ['AUTH-CREDENTIAL-REQUIRED', true],
+      ['AUTH-MISSING-TOKEN-401', true],
+    ]);
   });
 
   it('invalidSignatureRefused: must for delete, should for the others', () => {

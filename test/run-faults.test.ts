@@ -73,9 +73,19 @@ const ALSO_BROKEN: Partial<Record<FaultName, string[]>> = {
   'throttled-503': ['GEN-NO-SERVER-ERROR'],
   // 404 is not among the statuses the document lists for the delete.
   'missing-token-404': ['GEN-STATUS-DOCUMENTED'],
+  // A credential carried out is no refusal at all: the 401 rule of its kind is broken by the same
+  // 2xx (the expired token has none).
+  'delete-invalid-signature-accepted': ['AUTH-INVALID-SIGNATURE-401'],
+  'non-jwt-bearer-accepted': ['AUTH-MISSING-TOKEN-401'],
+  'alg-none-accepted': ['AUTH-INVALID-SIGNATURE-401'],
+  'tampered-payload-accepted': ['AUTH-INVALID-SIGNATURE-401'],
+  'key-confusion-accepted': ['AUTH-INVALID-SIGNATURE-401'],
+  // Signed by a key that is not the tenant's: its signature does not verify either.
+  'other-issuer-accepted': ['AUTH-INVALID-SIGNATURE-401'],
+  'read-invalid-signature-accepted': ['AUTH-INVALID-SIGNATURE-401-OTHER'],
   // The preflight asks each operation, without a token, for an id that exists nowhere: served as
   // if by a full client, the update and the read answer 404 where a refusal says 401 (inferred).
-  'missing-token-accepted': ['AUTH-MISSING-TOKEN-401-OTHER'],
+  'missing-token-accepted': ['AUTH-MISSING-TOKEN-401', 'AUTH-MISSING-TOKEN-401-OTHER'],
   // The document lists 403 for the delete as insufficient scope, naming the scope: a 403 for a
   // bad signature does not.
   'delete-invalid-signature-403': ['SCOPE-DELETE-403'],

@@ -101,18 +101,20 @@ describe('the proxy in front of a reference that accepts forged credentials', ()
 
   it('each accepted attack is a security finding of the requirement it breaks; the genuine request none', () => {
     const byAttack = entries.map((e) => findingsOf(e).map((f) => `${f.requirement}/${f.level}`));
+    // The 401 rule of the credential's kind is broken by the same 2xx (the expired token has none).
     expect(byAttack).toEqual([
       [],
-      ['AUTH-CREDENTIAL-REQUIRED/must'],
-      ['AUTH-CREDENTIAL-REQUIRED-OTHER/must'],
-      ['AUTH-CREDENTIAL-REQUIRED/must'],
-      ['AUTH-CREDENTIAL-REQUIRED-OTHER/must'],
+      ['AUTH-CREDENTIAL-REQUIRED/must', 'AUTH-MISSING-TOKEN-401/must'],
+      ['AUTH-CREDENTIAL-REQUIRED-OTHER/must', 'AUTH-INVALID-SIGNATURE-401-OTHER/should'],
+      ['AUTH-CREDENTIAL-REQUIRED/must', 'AUTH-INVALID-SIGNATURE-401/must'],
+      ['AUTH-CREDENTIAL-REQUIRED-OTHER/must', 'AUTH-INVALID-SIGNATURE-401-OTHER/should'],
       ['AUTH-CREDENTIAL-REQUIRED/must'],
     ]);
     for (const entry of entries.slice(1)) {
-      const [f] = findingsOf(entry) as Array<{ message: string; security?: string }>;
+      const [f, ...others] = findingsOf(entry) as Array<{ message: string; security?: string }>;
       expect(f!.security).toMatch(/^the target carried out a (DELETE|PATCH|GET) sent with /);
       expect(f!.message).toContain(`: security: ${f!.security} (expected a refusal (401), received 2`);
+      for (const other of others) expect(other.message).toContain(`: security: ${f!.security} (expected 401 for `);
     }
     // The proxy checked the signatures: the tampered and the key-confusion tokens did not verify.
     expect(entries.map((e) => e._conformance.token['signatureValid'])).toEqual([true, undefined, false, false, false, true]);
@@ -129,6 +131,12 @@ describe('the proxy in front of a reference that accepts forged credentials', ()
     const other = report.requirements.find((r) => r.id === 'AUTH-CREDENTIAL-REQUIRED-OTHER')!;
     expect(other.status).toBe('fail');
     expect(other.evidence.map((e) => e.exchange?.credential?.state)).toEqual(expect.arrayContaining(['unsigned', 'signature-invalid']));
+    // The 401 rules the same exchanges broke fail too, as security findings: none reads as not examined.
+    const status = (id: string) => report.requirements.find((r) => r.id === id)!;
+    for (const [id, expected, exchanges] of [['AUTH-MISSING-TOKEN-401', 'fail', 1], ['AUTH-INVALID-SIGNATURE-401', 'fail', 1], ['AUTH-INVALID-SIGNATURE-401-OTHER', 'warn', 2]] as const) {
+      expect(status(id).status, id).toBe(expected);
+      expect(status(id).counts.security, id).toBe(exchanges);
+    }
   });
 
   it('writes no token to the journal, the HAR file or the reports', () => {
@@ -140,14 +148,19 @@ describe('the proxy in front of a reference that accepts forged credentials', ()
     }
   });
 
-  it('validate exits 1 on the HAR file and on the journal, naming the requirement', () => {
+  it('validate exits 1 on the HAR file and on the journal, naming the requirement, each authentication requirement as the proxy reported it', () => {
     for (const file of [under.harPath, under.journalPath]) {
-      const { code, stdout, stderr } = validate(file, '--report-dir', join(dir, `validated-${file.endsWith('.har') ? 'har' : 'jsonl'}`));
+      const reportDir = join(dir, `validated-${file.endsWith('.har') ? 'har' : 'jsonl'}`);
+      const { code, stdout, stderr } = validate(file, '--report-dir', reportDir);
       expect(stderr).toBe('');
       expect(code, stdout).toBe(1);
       expect(stdout).toMatch(/AUTH-CREDENTIAL-REQUIRED\s+must\s+implementation\s+3/);
       expect(stdout).toMatch(/AUTH-CREDENTIAL-REQUIRED-OTHER\s+must\s+implementation\s+2/);
+      expect(stdout).toMatch(/AUTH-INVALID-SIGNATURE-401\s+must\s+implementation\s+1/);
       expect(stdout).not.toContain('credentials not recorded');
+      const validated = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
+      const auth = (r: Report) => r.requirements.filter((x) => x.id.startsWith('AUTH-')).map((x) => [x.id, x.status, x.counts.security]);
+      expect(auth(validated), file).toEqual(auth(report));
     }
   });
 });
@@ -176,7 +189,9 @@ describe('the same traffic through the proxy in front of the conforming referenc
     expect(entries.flatMap(findingsOf)).toEqual([]);
     expect(report.passed).toBe(true);
     expect(report.summary.warn).toBe(0);
-    for (const id of ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'AUTH-MISSING-TOKEN-401']) expect(report.requirements.find((r) => r.id === id)!.status, id).toBe('pass');
+    for (const id of ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'AUTH-MISSING-TOKEN-401', 'AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER']) {
+      expect(report.requirements.find((r) => r.id === id)!.status, id).toBe('pass');
+    }
   });
 
   it('validate exits 0 on its HAR file', () => {

@@ -36,8 +36,9 @@ const isDelete = ({ operation }: CheckInput): boolean => operation.operation ===
 const FORGED_OR_MISSING: ReadonlySet<CredentialState> = new Set(['absent', 'malformed', 'not-jwt', 'unsigned', 'signature-invalid']);
 
 /**
- * A request whose credential is not valid, carried out (2xx). The 401 rules below judge the
- * refusals; a 2xx is reported once, here. `states`: the credential states this check judges.
+ * A request whose credential is not valid, carried out (2xx). The 401 rules below are broken by
+ * the same 2xx and say so too, each as its own security finding. `states`: the credential
+ * states this check judges.
  */
 function carriedOutWithout(input: CheckInput, states: ReadonlySet<CredentialState>, otherOperations: string): CheckResult {
   const status = input.exchange.response?.status;
@@ -45,9 +46,11 @@ function carriedOutWithout(input: CheckInput, states: ReadonlySet<CredentialStat
   const state = credentialStateOf(input);
   if (!states.has(state)) return undefined;
   if (!isSuccess(status!)) return [];
-  const { method } = input.exchange.request;
-  return [securityFinding(isDelete(input) ? 'AUTH-CREDENTIAL-REQUIRED' : otherOperations, 'a refusal (401)', String(status), `the target carried out a ${method} sent with ${sentWith(state, input.exchange.token)}`)];
+  return [securityFinding(isDelete(input) ? 'AUTH-CREDENTIAL-REQUIRED' : otherOperations, 'a refusal (401)', String(status), carriedOut(input, state))];
 }
+
+/** What the target did with a request it should have refused: "the target carried out a DELETE sent with …". */
+const carriedOut = (input: CheckInput, state: CredentialState): string => `the target carried out a ${input.exchange.request.method} sent with ${sentWith(state, input.exchange.token)}`;
 
 /** The credential a request was sent with, as the object of "sent with …". */
 function sentWith(state: CredentialState, token: CheckInput['exchange']['token']): string {
@@ -73,18 +76,23 @@ const MISSING: ReadonlySet<CredentialState> = new Set(['absent', 'malformed', 'n
 const BADLY_SIGNED: ReadonlySet<CredentialState> = new Set(['signature-invalid', 'unsigned']);
 
 /**
- * A refusal of a credential in `states` must be 401; `ids` are the delete operation's requirement
- * and the other operations'. A 2xx is missingOrForgedCredentialNotCarriedOut's finding.
+ * A credential in `states` must be refused with 401; `ids` are the delete operation's requirement
+ * and the other operations'. A 2xx breaks it as surely as another refusal does, and is a security
+ * finding, as it is of missingOrForgedCredentialNotCarriedOut: each requirement the exchange
+ * broke is charged with it.
  */
 function refusedWith401(input: CheckInput, states: ReadonlySet<CredentialState>, ids: readonly [string, string], note = ''): CheckResult {
   const status = input.exchange.response?.status;
-  if (unanswered(status) || isSuccess(status!)) return undefined;
+  if (unanswered(status)) return undefined;
   // A path the document does not name, answered 404: perhaps no operation of this tenant at all.
   if (status === 404 && input.operation.operation === 'otherOperation') return undefined;
   const state = credentialStateOf(input);
   if (!states.has(state)) return undefined;
   if (status === 401) return [];
-  return [finding(isDelete(input) ? ids[0] : ids[1], 'implementation', `401 for ${describeCredential(state, input.exchange.token)}`, `${status}${note}`)];
+  const id = isDelete(input) ? ids[0] : ids[1];
+  const expected = `401 for ${describeCredential(state, input.exchange.token)}`;
+  if (isSuccess(status!)) return [securityFinding(id, expected, String(status), carriedOut(input, state))];
+  return [finding(id, 'implementation', expected, `${status}${note}`)];
 }
 
 export function missingTokenRefused(input: CheckInput): CheckResult {

@@ -4,7 +4,7 @@
 // each driver adds only the lines about itself (what it read, ran or recorded).
 import { ATTACK_TOKEN_COMMAND, curlCommand, curlVariables, reproducible } from './curl.ts';
 import type { Report } from './model.ts';
-import { operationsCalled, statusCounts } from './operations.ts';
+import { operationRows, operationsCalled } from './operations.ts';
 import { workflowCommands } from './annotations.ts';
 
 export interface SummaryOptions {
@@ -84,12 +84,12 @@ const OPERATIONS_SHOWN = 12;
 
 /** The operations the traffic called, the document's first, then the most called. */
 function operationLines(report: Report): string[] {
-  const rows = report.traffic?.operations;
-  if (!rows) return [];
-  const width = Math.min(48, Math.max(...rows.slice(0, OPERATIONS_SHOWN).map((r) => r.name.length)));
-  const out = [`operations: ${operationsCalled(rows)}`];
-  for (const row of rows.slice(0, OPERATIONS_SHOWN)) out.push(`  ${row.name.padEnd(width)} ${String(row.exchanges).padStart(6)} exchange(s): ${statusCounts(row.byStatus)}`);
-  if (rows.length > OPERATIONS_SHOWN) out.push(`  … and ${rows.length - OPERATIONS_SHOWN} more operations in the reports`);
+  if (!report.traffic?.operations) return [];
+  const { rows, more } = operationRows(report.traffic, OPERATIONS_SHOWN);
+  const width = Math.min(48, Math.max(...rows.map((r) => r.name.length)));
+  const out = [`operations: ${operationsCalled(report.traffic.operations)}`];
+  for (const row of rows) out.push(`  ${row.name.padEnd(width)} ${String(row.exchanges).padStart(6)} exchange(s): ${row.statuses}`);
+  if (more > 0) out.push(`  … and ${more} more operations in the reports`);
   return out;
 }
 

@@ -4,23 +4,32 @@
 import { createHash } from 'node:crypto';
 
 export const STYLE = `
-:root{--pass:#15803d;--pass-bg:#dcfce7;--fail:#b91c1c;--fail-bg:#fee2e2;--warn:#b45309;--warn-bg:#fef3c7;--skip:#475569;--skip-bg:#e2e8f0;
---ink:#0f172a;--muted:#64748b;--line:#e2e8f0;--panel:#fff;--page:#f4f6f9;--accent:#1d4ed8;--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
+:root{color-scheme:light dark;--pass:#15803d;--pass-bg:#dcfce7;--fail:#b91c1c;--fail-bg:#fee2e2;--warn:#b45309;--warn-bg:#fef3c7;--skip:#475569;--skip-bg:#e2e8f0;
+--ink:#0f172a;--muted:#5b6b80;--line:#e2e8f0;--panel:#fff;--page:#f4f6f9;--accent:#1d4ed8;--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;
+--top:#0f172a;--top-ink:#e2e8f0;--top-muted:#94a3b8;--top-strong:#fff;--soft:#f8fafc;--code-bg:#f1f5f9;--code-ink:#334155;--field:#fff;--field-line:#cbd5e1;
+--row-fail:#fffafa;--row-warn:#fffdf5;--msg-fail-bg:#fff7f7;--msg-fail:#7f1d1d;--msg-fail-line:#fecaca;--msg-warn-bg:#fffbeb;--msg-warn:#78350f;--msg-warn-line:#fde68a;
+--pre-bg:#0f172a;--pre-ink:#e2e8f0;--security-bg:#7f1d1d;--security:#fff;--neutral-bg:#334155;--neutral:#f1f5f9;--mark-429:#dc2626}
+@media (prefers-color-scheme:dark){:root{--pass:#4ade80;--pass-bg:#052e16;--fail:#fca5a5;--fail-bg:#450a0a;--warn:#fcd34d;--warn-bg:#422006;--skip:#cbd5e1;--skip-bg:#334155;
+--ink:#e2e8f0;--muted:#94a3b8;--line:#334155;--panel:#111827;--page:#0b1120;--accent:#93c5fd;
+--top:#020617;--soft:#1e293b;--code-bg:#1e293b;--code-ink:#cbd5e1;--field:#0f172a;--field-line:#475569;
+--row-fail:#1f1315;--row-warn:#1f1a12;--msg-fail-bg:#2a1215;--msg-fail:#fecaca;--msg-fail-line:#7f1d1d;--msg-warn-bg:#2a2110;--msg-warn:#fde68a;--msg-warn-line:#78350f;
+--pre-bg:#020617;--pre-ink:#e2e8f0;--security-bg:#fecaca;--security:#7f1d1d;--neutral-bg:#334155;--neutral:#f1f5f9;--mark-429:#f87171}}
 *{box-sizing:border-box}
 [hidden]{display:none!important}
 html{background:var(--page)}
 body{margin:0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--ink)}
-header.top{background:#0f172a;color:#e2e8f0;padding:20px 32px 18px}
+header.top{background:var(--top);color:var(--top-ink);padding:20px 32px 18px}
 header.top .row{display:flex;align-items:center;gap:16px;flex-wrap:wrap}
-header.top h1{font-size:20px;font-weight:600;margin:0;color:#fff;letter-spacing:.2px}
-header.top h1 .kind{font-weight:400;color:#94a3b8}
+header.top h1{font-size:20px;font-weight:600;margin:0;color:var(--top-strong);letter-spacing:.2px}
+header.top h1 .kind{font-weight:400;color:var(--top-muted)}
 .verdict{margin-left:auto;font-weight:700;font-size:13px;letter-spacing:.4px;text-transform:uppercase;padding:6px 14px;border-radius:999px}
 .verdict.ok{background:var(--pass-bg);color:var(--pass)}
 .verdict.bad{background:var(--fail-bg);color:var(--fail)}
+.verdict.none{background:var(--neutral-bg);color:var(--neutral)}
 dl.meta{display:flex;flex-wrap:wrap;gap:6px 28px;margin:12px 0 0;font-size:13px}
 dl.meta div{display:flex;gap:6px}
-dl.meta dt{color:#94a3b8}
-dl.meta dd{margin:0;color:#f1f5f9;word-break:break-all}
+dl.meta dt{color:var(--top-muted)}
+dl.meta dd{margin:0;color:var(--top-ink);word-break:break-all}
 main{max-width:1280px;margin:0 auto;padding:24px 32px 48px}
 h2{font-size:17px;margin:32px 0 12px}
 h2 .route,code,pre,.id{font-family:var(--mono)}
@@ -37,7 +46,7 @@ h2 .route{font-size:12px;font-weight:400;color:var(--muted);margin-left:8px}
 .card.skip{border-left-color:var(--skip)}.card.skip .n{color:var(--skip)}
 .facts{color:var(--muted);margin:10px 2px 0;font-size:13px}
 table{border-collapse:collapse;width:100%}
-th{text-align:left;font-size:12px;text-transform:uppercase;letter-spacing:.4px;color:var(--muted);font-weight:600;padding:10px 12px;border-bottom:1px solid var(--line);background:#f8fafc}
+th{text-align:left;font-size:12px;text-transform:uppercase;letter-spacing:.4px;color:var(--muted);font-weight:600;padding:10px 12px;border-bottom:1px solid var(--line);background:var(--soft)}
 td{padding:10px 12px;border-bottom:1px solid var(--line);vertical-align:top}
 tr:last-child td{border-bottom:0}
 .panel table{border-radius:10px;overflow:hidden}
@@ -46,28 +55,28 @@ tr:last-child td{border-bottom:0}
 .chip.pass{background:var(--pass-bg);color:var(--pass)}.chip.fail{background:var(--fail-bg);color:var(--fail)}
 .chip.warn{background:var(--warn-bg);color:var(--warn)}.chip.skip{background:var(--skip-bg);color:var(--skip)}
 .level{display:inline-block;font-size:11px;font-weight:600;padding:1px 6px;border-radius:4px;border:1px solid var(--line);color:var(--muted)}
-.level.must{border-color:#94a3b8;color:var(--ink)}
-.security{display:inline-block;font-size:11px;font-weight:700;padding:1px 6px;border-radius:4px;background:#7f1d1d;color:#fff}
-.op{display:inline-block;font-size:11px;color:#334155;background:#f1f5f9;border-radius:4px;padding:1px 6px;margin:2px 4px 0 0}
+.level.must{border-color:var(--muted);color:var(--ink)}
+.security{display:inline-block;font-size:11px;font-weight:700;padding:1px 6px;border-radius:4px;background:var(--security-bg);color:var(--security)}
+.op{display:inline-block;font-size:11px;color:var(--code-ink);background:var(--code-bg);border-radius:4px;padding:1px 6px;margin:2px 4px 0 0}
 .nowrap{white-space:nowrap}
 a.code{color:var(--accent);text-decoration:none}
 a.code:hover{text-decoration:underline}
-.code{display:inline-block;white-space:nowrap;font-family:var(--mono);font-size:12px;background:#f1f5f9;border-radius:4px;padding:1px 6px;margin:1px 4px 1px 0}
+.code{display:inline-block;white-space:nowrap;font-family:var(--mono);font-size:12px;background:var(--code-bg);border-radius:4px;padding:1px 6px;margin:1px 4px 1px 0}
 .bar{display:block;width:160px;height:10px;border-radius:5px;overflow:hidden}
-.bar .pass{fill:var(--pass)}.bar .fail{fill:var(--fail)}.bar .warn{fill:#f59e0b}.bar .skip{fill:#cbd5e1}
+.bar .pass{fill:var(--pass)}.bar .fail{fill:var(--fail)}.bar .warn{fill:#f59e0b}.bar .skip{fill:var(--field-line)}
 .filters{position:sticky;top:0;z-index:5;display:flex;flex-wrap:wrap;align-items:center;gap:10px 14px;padding:12px 16px;margin-top:28px;box-shadow:0 2px 8px rgba(15,23,42,.06)}
 .filters fieldset{border:0;margin:0;padding:0;display:flex;gap:6px;align-items:center}
 .filters label{display:flex;align-items:center;gap:6px}
 .flabel{float:left;font-size:11px;font-weight:600;color:var(--muted);margin-right:4px;text-transform:uppercase;letter-spacing:.4px}
 .toggle{position:relative}
 .toggle input{position:absolute;opacity:0;width:1px;height:1px}
-.toggle span{display:inline-block;cursor:pointer;user-select:none;font-size:12px;font-weight:600;padding:4px 10px;border-radius:999px;border:1px solid var(--line);color:var(--muted);background:#fff}
+.toggle span{display:inline-block;cursor:pointer;user-select:none;font-size:12px;font-weight:600;padding:4px 10px;border-radius:999px;border:1px solid var(--line);color:var(--muted);background:var(--field)}
 .toggle input:checked+span.pass{background:var(--pass-bg);color:var(--pass);border-color:transparent}
 .toggle input:checked+span.fail{background:var(--fail-bg);color:var(--fail);border-color:transparent}
 .toggle input:checked+span.warn{background:var(--warn-bg);color:var(--warn);border-color:transparent}
 .toggle input:checked+span.skip{background:var(--skip-bg);color:var(--skip);border-color:transparent}
 .toggle input:focus-visible+span{outline:2px solid var(--accent);outline-offset:1px}
-select,input[type=search],button.reset{font:inherit;font-size:13px;padding:4px 8px;border:1px solid #cbd5e1;border-radius:6px;background:#fff;color:var(--ink)}
+select,input[type=search],button.reset{font:inherit;font-size:13px;padding:4px 8px;border:1px solid var(--field-line);border-radius:6px;background:var(--field);color:var(--ink)}
 input[type=search]{width:170px}
 select{max-width:200px}
 button.reset{cursor:pointer}
@@ -78,15 +87,15 @@ table.matrix td.req-id{width:230px}
 table.matrix td.counts{width:150px;color:var(--muted);font-size:12px}
 tr.req td:first-child{border-left:4px solid transparent}
 tr.req.fail td:first-child{border-left-color:var(--fail)}tr.req.warn td:first-child{border-left-color:#f59e0b}
-tr.req.pass td:first-child{border-left-color:var(--pass)}tr.req.skip td:first-child{border-left-color:#cbd5e1}
-tr.req.fail{background:#fffafa}tr.req.warn{background:#fffdf5}
+tr.req.pass td:first-child{border-left-color:var(--pass)}tr.req.skip td:first-child{border-left-color:var(--field-line)}
+tr.req.fail{background:var(--row-fail)}tr.req.warn{background:var(--row-warn)}
 .id{font-size:12.5px;font-weight:600}
 .title{font-weight:600}
-blockquote{margin:6px 0 0;padding:2px 0 2px 10px;border-left:3px solid #cbd5e1;color:#334155}
-blockquote code{font-size:12.5px;background:#f1f5f9;border-radius:3px;padding:0 3px}
+blockquote{margin:6px 0 0;padding:2px 0 2px 10px;border-left:3px solid var(--field-line);color:var(--code-ink)}
+blockquote code{font-size:12.5px;background:var(--code-bg);border-radius:3px;padding:0 3px}
 .note{margin:6px 0 0;color:var(--muted);font-size:13px}
-.note b{color:#334155;font-weight:600}
-details.evidence{margin-top:8px;border:1px solid var(--line);border-radius:8px;background:#fff}
+.note b{color:var(--code-ink);font-weight:600}
+details.evidence{margin-top:8px;border:1px solid var(--line);border-radius:8px;background:var(--panel)}
 details.evidence>summary{cursor:pointer;padding:6px 10px;font-size:13px;list-style-position:inside}
 details.evidence>summary .where{font-family:var(--mono);font-size:12px}
 details.evidence[open]>summary{border-bottom:1px solid var(--line)}
@@ -95,23 +104,26 @@ details.evidence.passing>.evidence-body{padding-top:0}
 .evidence-body{padding:8px 10px 10px}
 .evidence-body h4{margin:10px 0 4px;font-size:11px;text-transform:uppercase;letter-spacing:.4px;color:var(--muted)}
 .exchange{display:grid;grid-template-columns:1fr 1fr;gap:10px}
-pre{margin:0;padding:8px 10px;background:#0f172a;color:#e2e8f0;border-radius:6px;font-size:12px;line-height:1.45;white-space:pre-wrap;word-break:break-word;max-height:360px;overflow:auto}
-pre.message{background:#f8fafc;color:#334155;border:1px solid var(--line)}
-pre.message.fail{background:#fff7f7;color:#7f1d1d;border-color:#fecaca}
-pre.message.warn{background:#fffbeb;color:#78350f;border-color:#fde68a}
+pre{margin:0;padding:8px 10px;background:var(--pre-bg);color:var(--pre-ink);border:1px solid var(--line);border-radius:6px;font-size:12px;line-height:1.45;white-space:pre-wrap;word-break:break-word;max-height:360px;overflow:auto}
+pre.message{background:var(--soft);color:var(--code-ink);border:1px solid var(--line)}
+pre.message.fail{background:var(--msg-fail-bg);color:var(--msg-fail);border-color:var(--msg-fail-line)}
+pre.message.warn{background:var(--msg-warn-bg);color:var(--msg-warn);border-color:var(--msg-warn-line)}
 .muted{color:var(--muted)}
 .empty{padding:24px;text-align:center;color:var(--muted)}
 figure.rate-limits{margin:0;padding:14px 16px}
 figure.rate-limits figcaption,figure.rate-limits .chart-title{font-size:13px;color:var(--muted);margin:4px 0}
 svg.chart{display:block;width:100%;height:auto}
-svg.chart .grid{stroke:#e2e8f0;stroke-width:1}
-svg.chart .tick{fill:#64748b;font-size:11px;font-family:var(--mono)}
-svg.chart .axis-label{fill:#64748b;font-size:11px}
+svg.chart .grid{stroke:var(--line);stroke-width:1}
+svg.chart .tick{fill:var(--muted);font-size:11px;font-family:var(--mono)}
+svg.chart .axis-label{fill:var(--muted);font-size:11px}
 svg.chart path{fill:none;stroke-width:1.8;stroke-linejoin:round}
 svg.chart path.limit{stroke-dasharray:6 4;stroke-width:1.2;opacity:.7}
 svg.chart path.reset{stroke-width:1.4}
-svg.chart .point-429{stroke:#fff;stroke-width:1.5}
-.dot-429{display:inline-block;width:9px;height:9px;border-radius:50%;background:#dc2626;vertical-align:middle}
+svg.chart .point-429{fill:var(--mark-429);stroke:var(--panel);stroke-width:1.5}
+svg.chart .count-429{fill:var(--fail);font-size:12px;font-weight:700;font-family:var(--mono)}
+svg.chart .pause rect{fill:var(--soft);stroke:var(--line);stroke-dasharray:3 3}
+svg.chart .pause-label{fill:var(--muted);font-size:11px}
+.dot-429{display:inline-block;width:9px;height:9px;border-radius:50%;background:var(--mark-429);vertical-align:middle}
 ul.legend{list-style:none;display:flex;flex-wrap:wrap;gap:6px 20px;padding:0;margin:8px 0 0;font-size:13px}
 .swatch{display:inline-block;width:18px;height:4px;border-radius:2px;margin-right:6px;vertical-align:middle}
 .swatch[data-color="0"]{background:#2563eb}.swatch[data-color="1"]{background:#7c3aed}.swatch[data-color="2"]{background:#0891b2}

@@ -59,6 +59,22 @@ export function statusCounts(byStatus: OperationTraffic['byStatus']): string {
     .join(', ');
 }
 
+/** One operation as the console and the proxy's live page list it: its name, exchanges and status codes. */
+export interface OperationRow {
+  /** "GET /resource-servers/{id}", "POST /oauth/token", "GET /clients/{id}": the report's name. */
+  name: string;
+  exchanges: number;
+  /** "200 × 3, 401 × 1" */
+  statuses: string;
+}
+
+/** The first `shown` operations the traffic called (the document's first, then the most called), and how many more there are. */
+export function operationRows(traffic: TrafficStats | undefined, shown: number): { rows: OperationRow[]; more: number } {
+  const all = traffic?.operations ?? [];
+  const rows = all.slice(0, shown).map((r) => ({ name: r.name, exchanges: r.exchanges, statuses: statusCounts(r.byStatus) }));
+  return { rows, more: all.length - rows.length };
+}
+
 /** "3 of the document's operations, 4 others": how many operations the traffic called. */
 export function operationsCalled(rows: readonly OperationTraffic[]): string {
   const others = rows.filter((r) => r.operation === 'otherOperation').length;

@@ -1,6 +1,8 @@
-// The X-RateLimit-* headers over time as inline SVG, for report.html: Limit (dashed) and
-// Remaining (solid) per client in one panel, seconds until Reset in a second panel, 429
-// answers marked. Drawn here rather than in the browser: the file needs no script to show it.
+// The X-RateLimit-* headers over time as inline SVG, for report.html and the proxy's live page:
+// Limit (dashed) and Remaining (solid) per client in one panel, seconds until Reset in a second
+// panel, 429 answers marked. A pause in a client's traffic breaks its lines (nothing was read
+// then), a pause in all of it is shaded; 429s drawn on one spot are one mark with their count.
+// Drawn here rather than in the browser: the file needs no script to show it.
 import type { TrafficStats } from './model.ts';
 import { escapeXml as esc } from './xml.ts';
 
@@ -13,6 +15,13 @@ const WIDTH = 960;
 const MARGIN = { left: 56, right: 36, top: 12, bottom: 28 };
 const MAIN_HEIGHT = 260;
 const RESET_HEIGHT = 150;
+/** A pause longer than this many times a client's usual interval between readings breaks its lines… */
+const GAP_FACTOR = 5;
+/** …when it is this long at least: shorter ones are the traffic's own rhythm. */
+const MIN_GAP_MS = 2000;
+/** 429 marks closer than this (px) would cover each other: they are drawn as one, with their count. */
+const MARK_SPAN = 9;
+const MARK_GROUP_SPAN = 3 * MARK_SPAN;
 
 interface Scale {
   x: (ms: number) => number;
@@ -83,7 +92,67 @@ function describe(p: Point): string {
 
 const secondsUntilReset = (p: Point) => (p.reset === undefined ? 0 : Math.round(p.reset - Date.parse(p.t) / 1000));
 
-const path = (coordinates: Array<[number, number]>) => coordinates.map(([x, y], i) => `${i === 0 ? 'M' : 'L'}${x.toFixed(1)},${y.toFixed(1)}`).join('');
+/** A polyline that lifts its pen at each point that comes after a pause (the third member). */
+const path = (coordinates: Array<[number, number, boolean]>) => coordinates.map(([x, y, pause], i) => `${i === 0 || pause ? 'M' : 'L'}${x.toFixed(1)},${y.toFixed(1)}`).join('');
+
+/** The middle interval between consecutive times (sorted), 0 for fewer than two. */
+function medianInterval(times: readonly number[]): number {
+  const intervals = times.slice(1).map((t, i) => t - times[i]!).sort((a, b) => a - b);
+  return intervals.length === 0 ? 0 : intervals[Math.floor(intervals.length / 2)]!;
+}
+
+/** Whether the time between two readings is a pause in traffic rather than its rhythm. */
+const isPause = (interval: number, usual: number) => interval >= MIN_GAP_MS && interval > GAP_FACTOR * usual;
+
+/** The pauses of all the traffic drawn, as [from, to] times: no client read anything then. */
+export function trafficPauses(times: readonly number[]): Array<[number, number]> {
+  const sorted = [...times].sort((a, b) => a - b);
+  const usual = medianInterval(sorted);
+  const pauses: Array<[number, number]> = [];
+  for (let i = 1; i < sorted.length; i++) if (isPause(sorted[i]! - sorted[i - 1]!, usual)) pauses.push([sorted[i - 1]!, sorted[i]!]);
+  return pauses;
+}
+
+/**
+ * 429 readings whose marks would cover each other, gathered (each one within MARK_SPAN of the one
+ * before it, a group at most MARK_GROUP_SPAN wide, so that a long run of them stays a run of
+ * marks): each group is one mark with its count, drawn at the middle of the spots it stands for.
+ */
+function markGroups(points: readonly Point[], at: (p: Point) => [number, number]): Array<{ points: Point[]; x: number; y: number }> {
+  const groups: Array<{ points: Point[]; xs: number[]; ys: number[] }> = [];
+  for (const p of points) {
+    const [x, y] = at(p);
+    const last = groups[groups.length - 1];
+    const near = last !== undefined && Math.abs(last.xs[last.xs.length - 1]! - x) < MARK_SPAN && Math.abs(last.ys[last.ys.length - 1]! - y) < MARK_SPAN;
+    if (near && Math.abs(x - last.xs[0]!) < MARK_GROUP_SPAN) {
+      last.points.push(p);
+      last.xs.push(x);
+      last.ys.push(y);
+    } else groups.push({ points: [p], xs: [x], ys: [y] });
+  }
+  const middle = (values: number[]) => (Math.min(...values) + Math.max(...values)) / 2;
+  return groups.map((g) => ({ points: g.points, x: middle(g.xs), y: middle(g.ys) }));
+}
+
+const seconds = (ms: number) => (ms >= 10_000 ? String(Math.round(ms / 1000)) : (ms / 1000).toFixed(1));
+
+/** A 429 mark: one answer, or several drawn on one spot with their count beside it. */
+function mark429(group: Point[], x: number, y: number, higher: boolean): string {
+  const title = group.length === 1 ? describe(group[0]!) : `${group.length} × 429, ${group[0]!.t} to ${group[group.length - 1]!.t} · ${describe(group[group.length - 1]!)}`;
+  // Beside the mark, on the side with room for it.
+  const left = x > WIDTH - MARGIN.right - 60;
+  const count = group.length === 1 ? '' : `<text class="count-429" x="${(left ? x - 7 : x + 7).toFixed(1)}" y="${(higher ? y - 21 : y - 7).toFixed(1)}" text-anchor="${left ? 'end' : 'start'}">${group.length} × 429</text>`;
+  return `<g class="mark-429" data-count="${group.length}"><circle class="point-429" cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="4.5" fill="#dc2626"/>${count}<title>${esc(title)}</title></g>`;
+}
+
+/** A pause in all the traffic, shaded across a panel; the main panel says how long it was. */
+function pauseBand(scale: Scale, from: number, to: number, height: number, labelled: boolean): string {
+  const x1 = scale.x(from);
+  const width = scale.x(to) - x1;
+  const label = `no traffic for ${seconds(to - from)} s`;
+  const text = labelled && width > 90 ? `<text class="pause-label" x="${(x1 + width / 2).toFixed(1)}" y="${MARGIN.top + 14}" text-anchor="middle">${esc(label)}</text>` : '';
+  return `<g class="pause"><rect x="${x1.toFixed(1)}" y="${MARGIN.top}" width="${width.toFixed(1)}" height="${height - MARGIN.bottom - MARGIN.top}"/>${text}<title>${esc(`${label}: ${new Date(from).toISOString()} to ${new Date(to).toISOString()}`)}</title></g>`;
+}
 
 /** The Limit/Remaining panel and the Reset panel, or an empty string when there is nothing to draw. */
 export function renderRateLimitChart(series: TrafficStats['rateLimitSeries']): string {
@@ -106,20 +175,30 @@ export function renderRateLimitChart(series: TrafficStats['rateLimitSeries']): s
   const main: string[] = [axes(scale, MAIN_HEIGHT, yMax, 'requests')];
   const reset: string[] = [axes(scale, RESET_HEIGHT, resetMax, 'seconds')];
   const legend: string[] = [];
+  // Shaded first, under the lines: the pauses of all the traffic drawn.
+  for (const [from, to] of trafficPauses(drawn.map((p) => Date.parse(p.t)))) {
+    main.push(pauseBand(scale, from, to, MAIN_HEIGHT, true));
+    reset.push(pauseBand(scale, from, to, RESET_HEIGHT, false));
+  }
   for (const [i, [client, list]] of charted.entries()) {
     const color = COLORS[i % COLORS.length]!;
     const x = (p: Point) => scale.x(Date.parse(p.t));
+    const usual = medianInterval(list.map((p) => Date.parse(p.t)));
+    // Each line lifts its pen after a pause in this client's own readings of that header.
+    const coordinates = (readings: Point[], y: (p: Point) => number): Array<[number, number, boolean]> =>
+      readings.map((p, k) => [x(p), y(p), k > 0 && isPause(Date.parse(p.t) - Date.parse(readings[k - 1]!.t), usual)]);
     const limited = list.filter((p) => p.limit !== undefined);
     const remaining = list.filter((p) => p.remaining !== undefined);
     const resets = list.filter((p) => p.reset !== undefined);
-    const line = (kind: string, coordinates: Array<[number, number]>) => (coordinates.length > 0 ? `<path class="${kind}" stroke="${color}" d="${path(coordinates)}"/>` : '');
-    main.push(line('limit', limited.map((p) => [x(p), yMain(p.limit!)])));
-    main.push(line('remaining', remaining.map((p) => [x(p), yMain(p.remaining!)])));
-    reset.push(line('reset', resets.map((p) => [x(p), yReset(secondsUntilReset(p))])));
-    for (const p of remaining) {
-      const limited429 = p.status === 429;
-      main.push(`<circle class="${limited429 ? 'point-429' : 'point'}" cx="${x(p).toFixed(1)}" cy="${yMain(p.remaining!).toFixed(1)}" r="${limited429 ? 4.5 : 2.5}" fill="${limited429 ? '#dc2626' : color}"><title>${esc(describe(p))}</title></circle>`);
-    }
+    const line = (kind: string, points: Array<[number, number, boolean]>) => (points.length > 0 ? `<path class="${kind}" stroke="${color}" d="${path(points)}"/>` : '');
+    main.push(line('limit', coordinates(limited, (p) => yMain(p.limit!))));
+    main.push(line('remaining', coordinates(remaining, (p) => yMain(p.remaining!))));
+    reset.push(line('reset', coordinates(resets, (p) => yReset(secondsUntilReset(p)))));
+    for (const p of remaining.filter((r) => r.status !== 429)) main.push(`<circle class="point" cx="${x(p).toFixed(1)}" cy="${yMain(p.remaining!).toFixed(1)}" r="2.5" fill="${color}"><title>${esc(describe(p))}</title></circle>`);
+    // Every 429 is marked: one without X-RateLimit-Remaining where nothing remains.
+    const y429 = (p: Point) => yMain(p.remaining ?? 0);
+    // Counts of neighbouring marks alternate between two heights above them, so that they do not run into each other.
+    for (const [k, group] of markGroups(list.filter((r) => r.status === 429), (p) => [x(p), y429(p)]).entries()) main.push(mark429(group.points, group.x, group.y, k % 2 === 1));
     legend.push(`<li><span class="swatch" data-color="${i % COLORS.length}"></span>${esc(client)} <span class="muted">(${list.length} points, ${list.filter((p) => p.status === 429).length} × 429)</span></li>`);
   }
   const others = clients.length - charted.length;
@@ -127,7 +206,7 @@ export function renderRateLimitChart(series: TrafficStats['rateLimitSeries']): s
     `<svg class="chart" viewBox="0 0 ${WIDTH} ${height}" role="img" aria-label="${esc(label)}" xmlns="http://www.w3.org/2000/svg">${body.join('')}</svg>`;
   return [
     '<figure class="rate-limits">',
-    `<figcaption>X-RateLimit-Limit (dashed) and X-RateLimit-Remaining (solid) per client; <span class="dot-429"></span> a 429 answer. Times in UTC.</figcaption>`,
+    `<figcaption>X-RateLimit-Limit (dashed) and X-RateLimit-Remaining (solid) per client; <span class="dot-429"></span> a 429 answer (with a count where several fall on one spot); a shaded band: no traffic. Times in UTC.</figcaption>`,
     svg(MAIN_HEIGHT, 'X-RateLimit-Limit and X-RateLimit-Remaining over time', main),
     '<p class="chart-title">X-RateLimit-Reset: seconds until the window resets</p>',
     svg(RESET_HEIGHT, 'Seconds until X-RateLimit-Reset over time', reset),

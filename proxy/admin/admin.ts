@@ -7,10 +7,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Report } from '../../reports/model.ts';
+import type { OperationRow } from '../../reports/operations.ts';
 import { renderRateLimitChart } from '../../reports/rate-limit-chart.ts';
 import { RateLimitSeries } from '../../reports/rate-limit-series.ts';
 import { observationOf } from '../../rules/rate-limit-tracker.ts';
-import { statusLine, type StatusCounts } from '../record/status.ts';
+import { countsLine, statusLine, type StatusCounts } from '../record/status.ts';
 import { AdminAuth } from './auth.ts';
 import { LiveFeed } from './live.ts';
 import { ProxyMetrics, type MeteredExchange } from './metrics.ts';
@@ -28,12 +29,19 @@ export interface AdminSettings {
 export interface SessionState {
   counts: StatusCounts;
   verdict: { passed: boolean; summary: Report['summary'] };
+  /** The operations called, named as the console and the reports name them (the first OPERATIONS_LIVE), and how many more. */
+  operations: { rows: OperationRow[]; more: number };
 }
+
+/** Operations the live page lists; the reports list them all. */
+export const OPERATIONS_LIVE = 100;
 
 /** The status as /status.json and the page's status events give it. */
 export interface AdminStatus extends SessionState {
   /** The status line printed on stderr, from the same counts. */
   line: string;
+  /** Its exchanges and findings alone: the page lists the operations by name. */
+  counted: string;
   /** Goes up when the rate-limit chart has new points (the page then fetches /rate-limits again). */
   chartVersion: number;
 }
@@ -54,7 +62,7 @@ export class AdminListener {
   private statusSentAt = -Infinity;
 
   /** The session's counts and verdict now (follow()); before: nothing counted yet. */
-  private state: () => SessionState = () => ({ counts: { exchanges: 0, notCovered: 0, failed: 0, refused: 0, findings: { must: 0, should: 0, client: 0 }, byOperation: {}, byRequirement: {}, internalErrors: 0 }, verdict: { passed: true, summary: { pass: 0, fail: 0, warn: 0, skip: 0 } } });
+  private state: () => SessionState = () => ({ counts: { exchanges: 0, notCovered: 0, failed: 0, refused: 0, findings: { must: 0, should: 0, client: 0 }, byOperation: {}, byRequirement: {}, internalErrors: 0 }, verdict: { passed: true, summary: { pass: 0, fail: 0, warn: 0, skip: 0 } }, operations: { rows: [], more: 0 } });
 
   /** `target`: the report's base URL. */
   constructor(
@@ -115,7 +123,7 @@ export class AdminListener {
 
   status(): AdminStatus {
     const state = this.state();
-    return { ...state, line: statusLine(state.counts), chartVersion: this.chartVersion };
+    return { ...state, line: statusLine(state.counts), counted: countsLine(state.counts), chartVersion: this.chartVersion };
   }
 
   /** Ends the event streams and closes the listener. */
@@ -161,7 +169,7 @@ export class AdminListener {
     if (path === '/') return { status: 200, type: 'text/html', body: livePage(this.target) };
     if (path === '/events') return { status: 200, type: 'text/event-stream', body: '' }; // HEAD: the stream's head alone
     if (path === '/status.json') return { status: 200, type: 'application/json', body: `${JSON.stringify(this.status(), null, 2)}\n` };
-    if (path === '/rate-limits') return { status: 200, type: 'text/html', body: renderRateLimitChart(this.rateLimits.points) || '<p class="muted">No X-RateLimit-* header yet.</p>' };
+    if (path === '/rate-limits') return { status: 200, type: 'text/html', body: renderRateLimitChart(this.rateLimits.points) || '<p class="empty">No X-RateLimit-* header yet.</p>' };
     const finding = /^\/findings\/(\d{1,15})$/.exec(path);
     if (finding) {
       const detail = this.feed.detail(Number(finding[1]));

@@ -1,7 +1,9 @@
 // The live feed of the admin page: findings as they are judged, and the status now and then, to
-// every open page over server-sent events (/events). It keeps the last RECENT_FINDINGS findings,
-// each with its exchange as the report keeps evidence (redacted again, bodies cut) and its curl
-// line, so that a page opened late catches up and a finding opens to its exchange (/findings/N).
+// every open page over server-sent events (/events). The page shows one group per requirement and
+// subject: each finding carries its group's count, and the feed keeps each group's latest finding
+// (and the last RECENT_FINDINGS findings), each with its exchange as the report keeps evidence
+// (redacted again, bodies cut) and its curl line, so that a page opened late catches up with every
+// group and a group opens to its latest exchange (/findings/N).
 // Nothing here is made from the raw flow: only from the redacted exchange and the scrubbed
 // findings the journal and the reports hold.
 import type { ServerResponse } from 'node:http';
@@ -12,7 +14,7 @@ import { exchangeEvidence } from '../../reports/exchange-evidence.ts';
 import type { ExchangeEvidence } from '../../reports/model.ts';
 
 /** Findings kept for pages opened late and for /findings/N; older ones are in the journal and the reports. */
-export const RECENT_FINDINGS = 200;
+const RECENT_FINDINGS = 200;
 /** A comment line this often keeps idle connections (and proxies in between) from timing out. */
 const KEEP_ALIVE_MS = 15_000;
 /** Bytes a page may leave unread before its stream is closed. */
@@ -30,6 +32,10 @@ export interface LiveFinding {
   subject: string;
   /** Set on a security finding: what the target did that it should have refused. */
   security?: string;
+  /** Findings of this requirement and subject so far, this one included. */
+  count: number;
+  /** How many of those were security findings. */
+  securityCount: number;
   message: string;
   operation?: string;
   method: string;
@@ -47,6 +53,8 @@ export interface FindingDetail {
 
 export class LiveFeed {
   private readonly recent: FindingDetail[] = [];
+  /** Each requirement and subject's latest finding (its count in it): few, one per requirement at most twice. */
+  private readonly groups = new Map<string, FindingDetail>();
   private next = 1;
   private readonly pages = new Set<ServerResponse>();
   private readonly keepAlive: NodeJS.Timeout;
@@ -63,12 +71,17 @@ export class LiveFeed {
     const exchange = exchangeEvidence(safe, operation);
     const curl = curlCommand(exchange, this.target);
     for (const f of findings) {
-      const finding: LiveFinding = { n: this.next++, at: exchange.startedAt, requirement: f.requirement, level: f.level, subject: f.subject, message: findingMessage(f), method: exchange.request.method, url: exchange.request.url };
+      const key = `${f.requirement} ${f.subject}`;
+      const before = this.groups.get(key)?.finding;
+      const count = (before?.count ?? 0) + 1;
+      const securityCount = (before?.securityCount ?? 0) + (f.security === undefined ? 0 : 1);
+      const finding: LiveFinding = { n: this.next++, at: exchange.startedAt, requirement: f.requirement, level: f.level, subject: f.subject, message: findingMessage(f), method: exchange.request.method, url: exchange.request.url, count, securityCount };
       if (exchange.id !== undefined) finding.exchangeId = exchange.id;
       if (f.security !== undefined) finding.security = f.security;
       if (operation !== undefined) finding.operation = operation;
       if (exchange.response) finding.status = exchange.response.status;
       this.recent.push({ finding, exchange, curl });
+      this.groups.set(key, { finding, exchange, curl });
       if (this.recent.length > RECENT_FINDINGS) this.recent.shift();
       this.send(findingEvent(finding));
     }
@@ -79,18 +92,20 @@ export class LiveFeed {
     this.send(event('status', status));
   }
 
-  /** A finding still kept, by its number. */
+  /** A finding still kept (one of the last, or a group's latest), by its number. */
   detail(n: number): FindingDetail | undefined {
     const first = this.recent[0]?.finding.n;
-    return first === undefined ? undefined : this.recent[n - first];
+    const recent = first === undefined ? undefined : this.recent[n - first];
+    return recent ?? [...this.groups.values()].find((kept) => kept.finding.n === n);
   }
 
-  /** Opens the event stream of a page: the kept findings after `lastSeen` (the page's Last-Event-ID), then the status, then whatever comes. */
+  /** Opens the event stream of a page: each group's latest finding after `lastSeen` (the page's Last-Event-ID), then the status, then whatever comes. */
   subscribe(response: ServerResponse, lastSeen: number, status: unknown): void {
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-content-type-options': 'nosniff' });
     // A reconnecting page asks the next one again in 2 s.
     response.write('retry: 2000\n\n');
-    for (const { finding } of this.recent) if (finding.n > lastSeen) response.write(findingEvent(finding));
+    const latest = [...this.groups.values()].map((kept) => kept.finding).sort((a, b) => a.n - b.n);
+    for (const finding of latest) if (finding.n > lastSeen) response.write(findingEvent(finding));
     response.write(event('status', status));
     this.pages.add(response);
     response.on('close', () => this.pages.delete(response));

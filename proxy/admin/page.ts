@@ -1,25 +1,32 @@
 // The admin listener's page (/): self-contained (no CDN, nothing loaded from elsewhere), styled
-// with report.html's own stylesheet, with one script that follows /events (server-sent events):
-// the verdict so far, the findings as they arrive (each opens to its redacted exchange and curl
-// line from /findings/N), the exchanges per operation and the report's rate-limit chart
-// (/rate-limits, drawn on the server by reports/rate-limit-chart.ts). The script builds the page
-// with textContent only; the chart is the one markup inserted, made and escaped on the server.
-// The login page asks for the admin token when there is one (the cookie it sets is not the token).
+// with report.html's own stylesheet (light and dark), with one script that follows /events
+// (server-sent events): the verdict so far ("no traffic yet" before any), the findings grouped by
+// requirement as they arrive, each group with its count and opening to its latest redacted
+// exchange and curl line (/findings/N), the operations named as the console names them, and the
+// report's rate-limit chart (/rate-limits, drawn on the server by reports/rate-limit-chart.ts).
+// The script builds the page with textContent only; the chart is the one markup inserted, made
+// and escaped on the server. The login page asks for the admin token when there is one (the
+// cookie it sets is not the token).
 import { createHash } from 'node:crypto';
 import { STYLE } from '../../reports/html-assets.ts';
 import { escapeXml as esc } from '../../reports/xml.ts';
-import { RECENT_FINDINGS } from './live.ts';
 
+// The header is dark in both colour schemes: its own colours.
 const PAGE_STYLE = `
-.live{display:inline-block;font-size:12px;color:var(--muted);margin-left:8px}
-.live.down{color:var(--fail)}
-.finding{border-bottom:1px solid var(--line);padding:8px 12px}
-.finding summary{cursor:pointer}
-.finding pre{white-space:pre-wrap;word-break:break-all;background:#f8fafc;border:1px solid var(--line);border-radius:6px;padding:8px;font-size:12px}
-.finding .security{color:var(--fail);font-weight:600}
-#findings:empty::after{content:"No finding yet.";display:block;padding:12px;color:var(--muted)}
+.live{display:inline-block;font-size:12px;color:var(--top-muted)}
+.live.down{color:#fca5a5}
+details.finding{border-bottom:1px solid var(--line)}
+details.finding:last-child{border-bottom:0}
+details.finding>summary{cursor:pointer;padding:8px 12px}
+details.finding>summary .times{font-weight:700;font-variant-numeric:tabular-nums;margin-right:4px}
+details.finding>summary .message{display:block;margin:2px 0 0 18px}
+details.finding .latest{display:block;margin:2px 0 0 18px;font-size:12px;color:var(--muted)}
+details.finding .latest .code{margin-left:4px}
+details.finding .body{padding:0 12px 12px 30px}
+details.finding .body h4{margin:10px 0 4px;font-size:11px;text-transform:uppercase;letter-spacing:.4px;color:var(--muted)}
 form.login{max-width:420px;margin:60px auto;padding:20px}
-form.login input{width:100%;box-sizing:border-box;font:inherit;padding:6px;margin:8px 0}
+form.login input{width:100%;box-sizing:border-box;font:inherit;padding:6px;margin:8px 0;background:var(--field);color:var(--ink);border:1px solid var(--field-line);border-radius:6px}
+form.login button{font:inherit;padding:4px 12px;background:var(--field);color:var(--ink);border:1px solid var(--field-line);border-radius:6px}
 `;
 
 const SCRIPT = `
@@ -33,18 +40,33 @@ const SCRIPT = `
     return node;
   };
   let chartShown = -1;
+  const verdictOf = (s) => {
+    if (s.counts.exchanges === 0) return ['No traffic yet', 'none'];
+    if (Object.keys(s.counts.byOperation).length === 0) return ['Nothing judged yet', 'none'];
+    return s.verdict.passed ? ['Conforming so far', 'ok'] : ['Not conforming so far', 'bad'];
+  };
   const onStatus = (s) => {
-    const verdict = $('verdict');
-    verdict.textContent = s.verdict.passed ? 'Conforming so far' : 'Not conforming so far';
-    verdict.className = 'verdict ' + (s.verdict.passed ? 'ok' : 'bad');
-    $('status-line').textContent = s.line;
+    const [text, kind] = verdictOf(s);
+    $('verdict').textContent = text;
+    $('verdict').className = 'verdict ' + kind;
+    $('status-line').textContent = s.counted;
     const rows = $('operations');
     rows.replaceChildren();
-    for (const [name, count] of Object.entries(s.counts.byOperation)) {
+    for (const op of s.operations.rows) {
       const tr = el('tr');
-      tr.append(el('td', 'code', name), el('td', 'num', String(count)));
+      const name = el('td');
+      name.append(el('span', 'code', op.name));
+      tr.append(name, el('td', 'num', String(op.exchanges)), el('td', 'muted', op.statuses));
       rows.append(tr);
     }
+    if (s.operations.more > 0) {
+      const tr = el('tr');
+      const more = el('td', 'muted', '… and ' + s.operations.more + ' more operations in the reports');
+      more.colSpan = 3;
+      tr.append(more);
+      rows.append(tr);
+    }
+    $('no-operations').hidden = s.operations.rows.length > 0;
     if (s.chartVersion !== chartShown) {
       chartShown = s.chartVersion;
       fetch('rate-limits', { credentials: 'same-origin' }).then((r) => (r.ok ? r.text() : '')).then((html) => {
@@ -52,29 +74,49 @@ const SCRIPT = `
       });
     }
   };
-  const onFinding = (f) => {
-    const item = el('details', 'finding');
-    item.dataset.requirement = f.requirement;
-    const summary = el('summary');
-    summary.append(el('span', 'id', f.requirement), ' ', el('span', 'level ' + f.level, f.level), ' ', el('span', 'muted', f.subject), ' ');
-    if (f.security) summary.append(el('span', 'security', 'security: ' + f.security), ' ');
-    summary.append(el('span', 'code', f.method + ' ' + f.url + (f.status === undefined ? '' : ' → ' + f.status)), ' ', el('span', '', f.message));
-    item.append(summary);
-    item.addEventListener('toggle', () => {
-      if (!item.open || item.dataset.loaded) return;
-      item.dataset.loaded = '1';
-      fetch('findings/' + f.n, { credentials: 'same-origin' }).then((r) => (r.ok ? r.json() : null)).then((d) => {
-        if (!d) {
-          item.append(el('p', 'muted', 'No longer kept here: the journal and the reports have it.'));
-          return;
-        }
-        item.append(el('p', 'muted', 'Exchange (redacted, as in the reports)'), el('pre', '', JSON.stringify(d.exchange, null, 2)), el('p', 'muted', 'curl'), el('pre', '', d.curl));
-      });
+  // One group per requirement and subject: its count, its latest finding, opening to that exchange.
+  const groups = new Map();
+  const load = (group) => {
+    const f = group.latest;
+    group.loaded = f.n;
+    fetch('findings/' + f.n, { credentials: 'same-origin' }).then((r) => (r.ok ? r.json() : null)).then((d) => {
+      if (group.loaded !== f.n) return;
+      if (!d) {
+        group.body.replaceChildren(el('p', 'muted', 'No longer kept here: the journal and the reports have it.'));
+        return;
+      }
+      group.body.replaceChildren(el('h4', '', 'Latest exchange, ' + f.at + ' (redacted, as in the reports)'), el('pre', '', JSON.stringify(d.exchange, null, 2)), el('h4', '', 'curl'), el('pre', '', d.curl));
     });
-    const list = $('findings');
-    list.prepend(item);
-    while (list.children.length > ${RECENT_FINDINGS}) list.lastElementChild.remove();
-    $('finding-count').textContent = String(f.n);
+  };
+  const groupOf = (key) => {
+    let group = groups.get(key);
+    if (group) return group;
+    const item = el('details', 'finding');
+    group = { item, summary: el('summary'), body: el('div', 'body'), loaded: 0, latest: undefined };
+    item.append(group.summary, group.body);
+    item.addEventListener('toggle', () => {
+      if (item.open && group.loaded !== group.latest.n) load(group);
+    });
+    groups.set(key, group);
+    return group;
+  };
+  const onFinding = (f) => {
+    const group = groupOf(f.requirement + ' ' + f.subject);
+    group.latest = f;
+    const { item, summary } = group;
+    item.dataset.requirement = f.requirement;
+    item.dataset.count = String(f.count);
+    summary.replaceChildren(el('span', 'times', f.count + ' ×'), ' ', el('span', 'id', f.requirement), ' ', el('span', 'level ' + f.level, f.level), ' ', el('span', 'muted', f.subject));
+    if (f.securityCount > 0) summary.append(' ', el('span', 'security', 'security' + (f.securityCount > 1 ? ' × ' + f.securityCount : '')));
+    summary.append(el('span', 'message', f.message));
+    const latest = el('span', 'latest', 'latest ' + f.at);
+    latest.append(el('span', 'code', f.method + ' ' + f.url + (f.status === undefined ? '' : ' → ' + f.status)));
+    summary.append(latest);
+    if (item.open) load(group);
+    $('findings').prepend(item);
+    $('no-findings').hidden = true;
+    $('finding-count').textContent = String(Math.max(f.n, Number($('finding-count').textContent)));
+    $('group-count').textContent = String(groups.size);
   };
   const events = new EventSource('events');
   events.addEventListener('status', (e) => onStatus(JSON.parse(e.data)));
@@ -120,14 +162,14 @@ export function livePage(target: string): string {
   return `${head(`tmi-conform proxy · ${target}`)}
 <body>
 <header class="top">
-<div class="row"><h1>tmi-conform <span class="kind">proxy, live</span><span class="live" id="live">connecting…</span></h1><div class="verdict" id="verdict">…</div></div>
+<div class="row"><h1>tmi-conform <span class="kind">proxy</span></h1><span class="live" id="live">connecting…</span><div class="verdict none" id="verdict">…</div></div>
 <dl class="meta"><div><dt>Target</dt><dd>${esc(target)}</dd></div><div><dt>Status</dt><dd id="status-line"></dd></div></dl>
 </header>
 <main>
-<h2>Findings <span class="route"><span id="finding-count">0</span> so far; the last ${RECENT_FINDINGS} are listed, the journal and the reports hold all</span></h2>
-<div class="panel" id="findings"></div>
-<h2>Operations <span class="route">exchanges per operation</span></h2>
-<div class="panel"><table><thead><tr><th>Operation</th><th class="num">Exchanges</th></tr></thead><tbody id="operations"></tbody></table></div>
+<h2>Findings <span class="route"><span id="finding-count">0</span> findings of <span id="group-count">0</span> requirements so far, each with its latest exchange; the journal and the reports hold all</span></h2>
+<div class="panel"><p class="empty" id="no-findings">No finding yet.</p><div id="findings"></div></div>
+<h2>Operations <span class="route">exchanges per operation, as the console names them</span></h2>
+<div class="panel"><table><thead><tr><th>Operation</th><th class="num">Exchanges</th><th>Status codes</th></tr></thead><tbody id="operations"></tbody></table><p class="empty" id="no-operations">No operation called yet.</p></div>
 <h2>Rate limits <span class="route">X-RateLimit-* headers over time</span></h2>
 <div class="panel" id="chart"></div>
 </main>

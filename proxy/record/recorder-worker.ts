@@ -20,7 +20,8 @@ import { apiBaseOfTarget } from '../../rules/api-base.ts';
 import { loadOpenApiFile } from '../../rules/openapi/load.ts';
 import { ReportAddon } from './report.ts';
 import { StatusAddon } from './status.ts';
-import { AdminListener } from '../admin/admin.ts';
+import { AdminListener, OPERATIONS_LIVE, type SessionState } from '../admin/admin.ts';
+import { operationRows } from '../../reports/operations.ts';
 import { AdminFeedAddon } from './admin-feed.ts';
 import { flowsFromBatch } from './flow-batch.ts';
 import type { FromRecorder, RecorderSettings, RecorderSummary, ToRecorder } from './messages.ts';
@@ -84,7 +85,7 @@ if (journal) {
   const report = new ReportAddon(settings.reportTarget, openapi !== undefined);
   const tenant = TenantTokens.fromData(settings.tenant);
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
-  admin?.follow(() => ({ counts: status.counts, verdict: verdictSoFar(report) }));
+  admin?.follow(() => ({ counts: status.counts, ...soFar(report) }));
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
   const layout = new ApiLayout({ base: apiBaseOfTarget(settings.targetBasePath ?? '', openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) });
   const judge = new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, layout);
@@ -193,10 +194,10 @@ if (journal) {
   post({ type: 'ready', ...(admin ? { adminPort: admin.port } : {}) });
 }
 
-/** The verdict the reports would give now (the report builder's own), with the requirements' tally. */
-function verdictSoFar(report: ReportAddon): { passed: boolean; summary: ReturnType<ReportAddon['builder']['build']>['summary'] } {
+/** The verdict the reports would give now (the report builder's own), with the requirements' tally, and the operations as the console names them. */
+function soFar(report: ReportAddon): Omit<SessionState, 'counts'> {
   const built = report.builder.build({ failOn: settings.failOn, baseline: settings.baseline });
-  return { passed: built.passed, summary: built.summary };
+  return { verdict: { passed: built.passed, summary: built.summary }, operations: operationRows(built.traffic, OPERATIONS_LIVE) };
 }
 
 interface Timers {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildExchange } from '../rules/exchange.ts';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
-import type { Exchange, Finding } from '../rules/types.ts';
+import type { Exchange, Finding, TokenAttack } from '../rules/types.ts';
 import { BASE, claims, deleteExchange, errorExchange, getExchange, jwt, rateLimitHeaders, resourceServer, RESET, session, STARTED_AT, updateExchange } from '../fixtures/exchanges.ts';
 
 type Level = Finding['level'];
@@ -170,6 +170,25 @@ describe('authentication checks: complete findings', () => {
     expectFindings(throttled, [missing]);
     expect(examined(throttled)).not.toContain('AUTH-MISSING-TOKEN-401');
     expect(examined(refusal(deleteExchange({ requestHeaders: {} })))).toContain('AUTH-MISSING-TOKEN-401');
+  });
+
+  it('a token the kit forged is described by what the kit did, never as a verification it did not make (a run without the JWKS)', () => {
+    const made = (attack: TokenAttack) => ({ tokenFacts: { signatureValid: false, attack } });
+    expectFindings(deleteExchange(made('corrupted-signature')), [
+      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED', 'must', 'implementation', 'a refusal (401)', '204', "the target carried out a DELETE sent with a token of the tenant's whose signature the kit corrupted"),
+    ]);
+    expectFindings(getExchange(resourceServer(), 'rs_1', made('foreign-key')), [
+      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'must', 'implementation', 'a refusal (401)', '200', "the target carried out a GET sent with a token the kit signed with a key that is not the tenant's"),
+    ]);
+    expectFindings(errorExchange(getExchange(resourceServer(), 'rs_1', made('tampered-scope')), 400, { message: 'no' }), [
+      f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401-OTHER', 'should', 'implementation', "401 for a token of the tenant's whose scope the kit widened after it was signed", '400'),
+    ]);
+    expectFindings(errorExchange(deleteExchange(made('key-confusion')), 403, { message: 'delete:token_exchange_profiles' }), [
+      f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401', 'must', 'implementation', "401 for a token the kit signed HS256 with the tenant's public key as the secret", '403'),
+    ]);
+    expectFindings(errorExchange(deleteExchange(made('other-issuer')), 403, { message: 'delete:token_exchange_profiles' }), [
+      f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401', 'must', 'implementation', "401 for a token naming another issuer, signed by the kit with a key that is not the tenant's", '403'),
+    ]);
   });
 
   it('invalidSignatureRefused: must on delete, should on the others', () => {

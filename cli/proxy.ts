@@ -300,7 +300,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
       } else ended = next;
     }
   }
-  log(`stopping: finishing the exchanges in flight (again to cut them short)`);
+  log(`stopping: finishing the exchanges in flight (Ctrl-C or SIGTERM again cuts them short)`);
   void nextSignal.then(() => proxy.hurry());
   let summary: ProxySummary;
   try {

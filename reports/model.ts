@@ -53,7 +53,7 @@ export interface CredentialEvidence {
   alg?: string;
   /** iss, sub, aud, azp, scope, gty, iat, exp, nbf, when the token had them. */
   claims?: Record<string, unknown>;
-  /** Whether the signature verified against the tenant's keys; absent: not checked. */
+  /** Whether the signature verified against the tenant's keys; false also for a token the kit forged itself (see attack), keys or none; absent: not checked. */
   signatureValid?: boolean;
   /** A suite run made this token to be refused, this way (`tmi-conform token --attack` makes it again). */
   attack?: TokenAttack;

@@ -75,8 +75,13 @@ export function operationRows(traffic: TrafficStats | undefined, shown: number):
   return { rows, more: all.length - rows.length };
 }
 
-/** "3 of the document's operations, 4 others": how many operations the traffic called. */
+/**
+ * "3 of the document's operations and its token endpoint, 4 others": how many operations the
+ * traffic called. The token endpoint is counted apart: the document specifies three operations.
+ */
 export function operationsCalled(rows: readonly OperationTraffic[]): string {
   const others = rows.filter((r) => r.operation === 'otherOperation').length;
-  return `${rows.length - others} of the document's operations, ${others} other${others === 1 ? '' : 's'}`;
+  const token = rows.some((r) => r.operation === 'getToken');
+  const documented = rows.length - others - (token ? 1 : 0);
+  return `${documented} of the document's operations${token ? ' and its token endpoint' : ''}, ${others} other${others === 1 ? '' : 's'}`;
 }

@@ -3,7 +3,7 @@
 // the signature against the tenant's keys, or forged the token itself). Pure: signatures are
 // checked outside the rule engine (keys/verifier.ts) and arrive as BearerToken.signatureValid.
 import { perFrozenObject, perKey } from '../core/memo.ts';
-import type { BearerToken, Exchange } from './types.ts';
+import type { BearerToken, Exchange, TokenAttack } from './types.ts';
 
 export type CredentialState =
   | 'absent'
@@ -119,6 +119,20 @@ export function credentialState(exchange: Pick<Exchange, 'token' | 'startedAt'>)
   return token.signatureValid === true ? 'valid' : 'unverified';
 }
 
+/**
+ * A token the kit made to be refused, in words: what the kit did, known without any key (a run
+ * without the tenant's JWKS verifies nothing, and must not say a signature failed to verify).
+ */
+const MADE_BY_KIT: Record<TokenAttack, string> = {
+  'corrupted-signature': "a token of the tenant's whose signature the kit corrupted",
+  unsigned: 'a token the kit left unsigned',
+  'tampered-scope': "a token of the tenant's whose scope the kit widened after it was signed",
+  'key-confusion': "a token the kit signed HS256 with the tenant's public key as the secret",
+  'foreign-key': "a token the kit signed with a key that is not the tenant's",
+  'other-issuer': "a token naming another issuer, signed by the kit with a key that is not the tenant's",
+  expired: "an expired token of the tenant's",
+};
+
 /** A credential state in words, for finding messages ("a request without an Authorization header"). */
 export function describeCredential(state: CredentialState, token: BearerToken): string {
   switch (state) {
@@ -131,7 +145,7 @@ export function describeCredential(state: CredentialState, token: BearerToken): 
     case 'unsigned':
       return token.signatureEmpty ? `an unsigned token (alg ${JSON.stringify(token.alg ?? null)}, empty signature)` : `an unsigned token (alg ${JSON.stringify(token.alg)})`;
     case 'signature-invalid':
-      return "a token whose signature does not verify against the tenant's keys";
+      return token.attack === undefined ? "a token whose signature does not verify against the tenant's keys" : MADE_BY_KIT[token.attack];
     case 'expired':
       return `a token that had expired (exp ${String(token.claims?.['exp'])}, more than ${CLOCK_SKEW_SECONDS} s before the request)`;
     case 'not-yet-valid':

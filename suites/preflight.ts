@@ -101,7 +101,7 @@ export async function preflight(config: SuiteConfig, tenant: TenantTokens): Prom
   const findings = new Map(API_OPERATION_IDS.map((operation) => [operation, operationIsServed(operation, probesOf(probes, operation)) ?? []]));
   const notServed = API_OPERATION_IDS.filter((operation) => findings.get(operation)!.length > 0);
   // 404 or 405 to everything, JSON or not, from all three: not the target's operations at all.
-  if (API_OPERATION_IDS.every((operation) => answeredOnlyNoRoute(probesOf(probes, operation)))) throw new UsageError(`run: ${baseUrlProblem(config.baseUrl)}`);
+  if (API_OPERATION_IDS.every((operation) => answeredOnlyNoRoute(probesOf(probes, operation)))) throw new UsageError(`run: ${baseUrlProblem(config.baseUrl, await servedWithoutApiPath(config, tenant, api.tokens.snapshot()))}`);
   const stale = staleFixture(probes.filter((p) => !notServed.includes(p.operation)));
   if (stale) throw new UsageError(`run: ${FIXTURE_KEY[stale.operation]}: "${stale.fixture}" was not found by the target (404): fix the id or remove it`);
 
@@ -218,13 +218,40 @@ function probeJudgement(probe: Probe, notServedFindings: Judgement['findings'], 
   return { ...judgement, findings: first ? notServedFindings : [], examined: first ? ['GEN-OPERATION-SERVED'] : [] };
 }
 
-/** What is wrong with a base_url where none of the operations is served: /api/v2 missing or repeated. */
-export function baseUrlProblem(baseUrl: string): string {
+/**
+ * What is wrong with a base_url where none of the operations is served: /api/v2 missing or
+ * repeated, or the operations served without it (`servedAt`: where they answered instead).
+ */
+export function baseUrlProblem(baseUrl: string, servedAt?: string): string {
   const url = new URL(baseUrl);
   const path = url.pathname.replace(/\/+$/, '');
   const served = `none of the three operations is served at base_url ${baseUrl} (404 to every request, with and without a token)`;
   const rule = '{base_url} is the tenant address plus /api/v2';
   if (/(\/api\/v2){2,}$/.test(path)) return `${served}: /api/v2 is repeated; ${rule}, probably ${url.origin}${path.replace(/(\/api\/v2)+$/, '/api/v2')}`;
   if (!path.endsWith('/api/v2')) return `${served}: /api/v2 is missing; ${rule}, probably ${url.origin}${path}/api/v2`;
+  if (servedAt !== undefined) return `${served}: they answer at ${servedAt}, without /api/v2; probably base_url ${servedAt}`;
   return `${served}: ${rule}; check the tenant address`;
+}
+
+/**
+ * When base_url ends in one /api/v2 and serves none of the operations: the same address without
+ * it, if the operations answer there as the preflight asks them (a target that serves the paths
+ * at its root, as a mock of the OpenAPI description's paths does); else undefined.
+ */
+async function servedWithoutApiPath(config: SuiteConfig, tenant: TenantTokens, tokens: Partial<Record<Profile, CachedToken>>): Promise<string | undefined> {
+  const url = new URL(config.baseUrl);
+  const path = url.pathname.replace(/\/+$/, '');
+  if (!path.endsWith('/api/v2') || path.endsWith('/api/v2/api/v2')) return undefined;
+  const baseUrl = `${url.origin}${path.slice(0, -'/api/v2'.length)}`;
+  const api = new SuiteApi({ ...config, baseUrl }, tenant, tokens, { exchange: () => {}, unplanned429: () => {}, risked429: () => {} });
+  try {
+    const probes = await sendProbes(api, api.config);
+    const served = API_OPERATION_IDS.some((operation) => operationIsServed(operation, probes.filter((p) => p.operation === operation))?.length === 0);
+    return served ? baseUrl : undefined;
+  } catch (error) {
+    if (error instanceof TargetUnreachable) return undefined;
+    throw error;
+  } finally {
+    await api.close();
+  }
 }

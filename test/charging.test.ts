@@ -174,6 +174,22 @@ describe('validate: the same exchanges, recorded, give the same statuses', () =>
   });
 });
 
+describe("the rate-limit probe's burst is not charged as scope tests", () => {
+  it('against a target that ignores read:resource_servers, the probe still provokes its 429 and SCOPE-READ-RESOURCE-SERVER counts only the deliberate scope test', async () => {
+    const reportDir = join(dir, 'read-without-scope');
+    const { code, stdout } = await run(['--fault', 'read-resource-server-without-scope', '--property-runs', '2', '--report-dir', reportDir]);
+    expect(code).toBe(0);
+    const report = readReport(reportDir);
+    const byId = new Map(report.requirements.map((r) => [r.id, r]));
+    expect(byId.get('SCOPE-READ-RESOURCE-SERVER')).toMatchObject({ status: 'warn', counts: { security: 1 } });
+    expect(stdout).toContain('SECURITY: the target carried out requests it should have refused: SCOPE-READ-RESOURCE-SERVER (1 exchange(s))');
+    // The probe's purpose is kept: a 429 provoked, its headers judged.
+    for (const id of ['RL-429-HEADERS', 'RL-THROTTLED-429']) expect(byId.get(id)!.status, id).toBe('pass');
+    const probe = report.tests.find((t) => t.name.includes('a burst beyond the limit gets a 429'))!;
+    expect(probe.status).toBe('pass');
+  });
+});
+
 describe('the report builder charges a failed test with what it names', () => {
   const outcome = { name: 'update session > sets metadata', requirements: ['SES-RESPONSE-SCHEMA', 'SES-REQUEST-CONTENT-TYPE', 'SES-REQUEST-BODY', 'GEN-JSON-RESPONSE'] };
   const statuses = (builder: ReportBuilder) => {

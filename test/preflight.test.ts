@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStubTarget } from '../fixtures/stub-target.ts';
 import { startReference, type RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
 import { buildExchange } from '../rules/exchange.ts';
@@ -104,6 +105,22 @@ describe('operationIsServed', () => {
     expect(baseUrlProblem('https://tenant.example.com')).toMatch(/\/api\/v2 is missing; .*probably https:\/\/tenant\.example\.com\/api\/v2$/);
     expect(baseUrlProblem('https://tenant.example.com/api/v2/api/v2/')).toMatch(/\/api\/v2 is repeated; .*probably https:\/\/tenant\.example\.com\/api\/v2$/);
     expect(baseUrlProblem('https://tenant.example.com/api/v2')).toMatch(/check the tenant address$/);
+    expect(baseUrlProblem('https://tenant.example.com/api/v2', 'https://tenant.example.com')).toMatch(/: they answer at https:\/\/tenant\.example\.com, without \/api\/v2; probably base_url https:\/\/tenant\.example\.com$/);
+  });
+});
+
+describe('tmi-conform run against a target that serves the operations at its root', () => {
+  it('a base_url ending in /api/v2 there says where they answer and what base_url probably should be', async () => {
+    const target = await startStubTarget({ prefix: '' });
+    try {
+      const token = `${Buffer.from('{"alg":"RS256","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'c@clients', scope: 'read:resource_servers' })).toString('base64url')}.c2ln`;
+      const path = writeConfig('at-root.yaml', { base_url: `${target.origin}/api/v2`, credentials: { full: { token } }, fixtures: { resource_servers: ['rs_1'] } });
+      const reportDir = reportDirWithEarlierReport('at-root');
+      const origin = target.origin.replace(/[.]/g, '\\.');
+      expectSetupError(await run(['--config', path, '--report-dir', reportDir]), reportDir, new RegExp(`none of the three operations is served at base_url ${origin}/api/v2 .*: they answer at ${origin}, without /api/v2; probably base_url ${origin}$`, 'm'));
+    } finally {
+      await target.close();
+    }
   });
 });
 

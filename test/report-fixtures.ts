@@ -60,8 +60,8 @@ function sampleExchanges(hostile: boolean, traffic: boolean): Exchange[] {
     getExchange(),
     // must: signing_alg outside the enum
     getExchange(resourceServer({ signing_alg: 'HS512' })),
-    // should: an undocumented status code
-    errorExchange(getExchange(), 418, { message: 'teapot' }),
+    // should: a status the document rules out (it leaves the 4xx of this operation open, not a redirect)
+    errorExchange(getExchange(), 302, { message: 'found elsewhere' }),
     // client: 26 properties of session_metadata, correctly refused
     errorExchange(updateExchange({ session_metadata: Object.fromEntries(Array.from({ length: 26 }, (_, i) => [`k${i}`, 'v'])) }), 400, { message: 'too many properties' }),
   ];

@@ -101,7 +101,7 @@ describe('report.json', () => {
   it('keeps traffic statistics: exchanges per operation and status, and the rate-limit series', () => {
     const { traffic } = sampleReport();
     expect(traffic!.exchanges).toBe(Object.values(traffic!.byOperation).flatMap((s) => Object.values(s)).reduce((a, b) => a + b, 0) + traffic!.notCovered);
-    expect(traffic!.byOperation['getResourceServer']).toMatchObject({ '200': expect.any(Number), '418': 1 });
+    expect(traffic!.byOperation['getResourceServer']).toMatchObject({ '200': expect.any(Number), '302': 1 });
     expect((traffic!.byOperation['getResourceServer']!['429'] ?? 0) + (traffic!.byOperation['deleteTokenExchangeProfile']!['429'] ?? 0)).toBe(10);
     const orders = traffic!.rateLimitSeries.filter((p) => p.client === 'orders-service');
     expect(orders).toHaveLength(70);

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ReportBuilder } from '../reports/builder.ts';
 import { code, inline, renderMarkdown } from '../reports/markdown.ts';
+import type { OperationTraffic } from '../reports/model.ts';
+import { operationsCalled } from '../reports/operations.ts';
 import { writeReports } from '../reports/write.ts';
 import { LEAKED_TOKEN, sampleReport, XSS } from './report-fixtures.ts';
 
@@ -44,7 +46,7 @@ describe('report.md', () => {
   it('has a row per operation with its requirement counts and its traffic', () => {
     const md = renderMarkdown(sampleReport());
     const row = md.split('\n').find((l) => l.startsWith('| Get a resource server '))!;
-    expect(row).toMatch(/\| ❌ fail \| \d+ \| 3 \| \d+ \| \d+ \| .*200: \d+.*418: 1/);
+    expect(row).toMatch(/\| ❌ fail \| \d+ \| 3 \| \d+ \| \d+ \| .*200: \d+.*302: 1/);
     expect(md.split('\n').filter((l) => /^\| (Every operation|Delete|Update|Get)/.test(l))).toHaveLength(5);
   });
 
@@ -89,6 +91,16 @@ describe('report.md', () => {
     expect(md).toMatch(/… and \d+ more in report\.html and report\.json\./);
     expect(md).toContain('- … and 480 more in junit.xml');
     expect(Buffer.byteLength(md)).toBeLessThan(100_000);
+  });
+});
+
+describe('operations called', () => {
+  const row = (name: string, operation: OperationTraffic['operation']): OperationTraffic => ({ name, operation, exchanges: 1, byStatus: { '200': 1 }, requirements: [] });
+
+  it('counts the token endpoint apart from the three operations the document specifies', () => {
+    const rows = [row('DELETE /token-exchange-profiles/{id}', 'deleteTokenExchangeProfile'), row('PATCH /sessions/{id}', 'updateSession'), row('GET /resource-servers/{id}', 'getResourceServer'), row('POST /oauth/token', 'getToken')];
+    expect(operationsCalled(rows)).toBe("3 of the document's operations and its token endpoint, 0 others");
+    expect(operationsCalled([rows[2]!, row('GET /users/{id}', 'otherOperation')])).toBe("1 of the document's operations, 1 other");
   });
 });
 

@@ -1,6 +1,10 @@
 // Every check proven both ways: conforming exchanges give no finding; each violation gives
 // the expected finding, from the expected check, naming the expected requirement.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
+import { parse } from 'yaml';
+import { schemasDir } from '../core/paths.ts';
 import { describe, expect, it } from 'vitest';
 import { buildExchange } from '../rules/exchange.ts';
 import { ApiLayout, judgeExchange, RateLimitTracker } from '../rules/index.ts';
@@ -119,6 +123,27 @@ describe('general checks', () => {
       }),
       runs,
     );
+  });
+
+  it('statusCodeIsDocumented: any 4xx of update session and get resource server is left open by the document, as by schemas/openapi.yaml', () => {
+    // "Error codes and conditions of update session and get resource server: not shown."
+    fc.assert(
+      fc.property(fc.integer({ min: 400, max: 499 }), (status) => {
+        for (const exchange of [errorExchange(updateExchange(), status, { message: 'x' }), errorExchange(getExchange(), status, { message: 'x' })]) {
+          expect(judgeExchange(exchange).findings.filter((f) => f.requirement === 'GEN-STATUS-DOCUMENTED')).toEqual([]);
+          expect(judgeExchange(exchange).examined).toContain('GEN-STATUS-DOCUMENTED');
+        }
+      }),
+      runs,
+    );
+    const openapi = parse(readFileSync(join(schemasDir, 'openapi.yaml'), 'utf8')) as { paths: Record<string, Record<string, { responses: object }>> };
+    expect(Object.keys(openapi.paths['/sessions/{id}']!.patch!.responses)).toContain('4XX');
+    expect(Object.keys(openapi.paths['/resource-servers/{id}']!.get!.responses)).toContain('4XX');
+    // What the document rules out still warns: a redirect, or a 2xx other than the inferred 200.
+    for (const status of [201, 204, 302]) {
+      expectFinding(errorExchange(updateExchange(), status, { message: 'x' }), 'statusCodeIsDocumented', 'GEN-STATUS-DOCUMENTED');
+      expectFinding(errorExchange(getExchange(), status, { message: 'x' }), 'statusCodeIsDocumented', 'GEN-STATUS-DOCUMENTED');
+    }
   });
 
   it('noServerError: any 5xx is a warning', () => {

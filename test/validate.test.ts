@@ -111,7 +111,7 @@ describe('tmi-conform validate', () => {
   });
 
   it('--fail-on should turns warnings into a failing exit code', () => {
-    const file = writeHar('warn.har', [errorExchange(getExchange(), 418, { message: 'teapot' })]);
+    const file = writeHar('warn.har', [errorExchange(deleteExchange(), 418, { message: 'teapot' })]);
     expect(validate(file, '--report-dir', join(dir, 'warn')).code).toBe(0);
     expect(readReport(join(dir, 'warn')).summary.warn).toBeGreaterThan(0);
     expect(validate(file, '--report-dir', join(dir, 'warn2'), '--fail-on', 'should').code).toBe(1);

@@ -5,6 +5,7 @@
 import type { ValidateFunction } from 'ajv';
 import { UsageError } from '../../core/errors.ts';
 import { PathMatcher, type RouteInput } from './path-matcher.ts';
+import { responseKey } from './response-key.ts';
 import { type Location, isRecord, pointerText, resolveObject } from './pointer.ts';
 import type { Direction } from './schema-3-0.ts';
 import { type SchemaCompiler, problemsOf, schemaCompiler } from './validators.ts';
@@ -218,16 +219,6 @@ class DescribedOperation implements OpenApiOperation {
       return undefined; // a body ajv cannot walk (nested too deep for the stack) is not judged
     }
   }
-}
-
-/** The response a status selects: its exact code, else its range ("4XX"), else `default`. */
-function responseKey(responses: Record<string, unknown>, status: number): string | undefined {
-  const exact = String(status);
-  if (exact in responses) return exact;
-  const range = `${Math.floor(status / 100)}XX`;
-  const rangeKey = Object.keys(responses).find((key) => key.toUpperCase() === range);
-  if (rangeKey !== undefined) return rangeKey;
-  return 'default' in responses ? 'default' : undefined;
 }
 
 /** "Application/JSON; charset=utf-8" → "application/json". */

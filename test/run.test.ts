@@ -243,7 +243,7 @@ describe('tmi-conform run: usage and configuration errors (exit 2, one line)', (
   const cases: Array<[string, () => string[], RegExp]> = [
     ['unknown config key', () => ['--config', writeConfig('unknown.yaml', { base_url: 'http://127.0.0.1:9/api/v2', colour: 'blue' })], /unknown key "colour"/],
     ['nested unknown key', () => ['--config', writeConfig('nested.yaml', { base_url: 'http://127.0.0.1:9/api/v2', fixtures: { session: ['x'] } })], /unknown key "fixtures.session"/],
-    ['wrong type', () => ['--config', writeConfig('type.yaml', { base_url: 'http://127.0.0.1:9/api/v2', allow_destructive: 'yes' })], /key "allow_destructive": must be boolean/],
+    ['wrong type', () => ['--config', writeConfig('type.yaml', { base_url: 'http://127.0.0.1:9/api/v2', allow_destructive: 'yes' })], /key "allow_destructive": "yes" is not true or false/],
     ['profile of the wrong shape', () => ['--config', writeConfig('profile.yaml', { base_url: 'http://127.0.0.1:9/api/v2', credentials: { full: { client_id: 'x' } } })], /key "credentials.full": expected \{client_id, client_secret\} or \{token\}/],
     ['not YAML', () => ['--config', writeConfig('bad.yaml', 'base_url: [unclosed')], /not valid YAML/],
     ['a YAML tag', () => ['--config', writeConfig('tag.yaml', 'base_url: !!js/function "function () {}"')], /config .*tag\.yaml: unknown tag !!js\/function at line 1 \(the config is plain YAML, without tags\)\n/],

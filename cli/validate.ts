@@ -89,10 +89,8 @@ export interface ValidateSummary {
   notJudged: Map<string, { count: number; where: string[] }>;
   /** Judged exchanges with a body over the body limit, whose content was not judged: by reason, as above. */
   contentNotJudged: Map<string, { count: number; where: string[] }>;
-  /** What of the --openapi description could not be used, one line each. */
-  openapiNotes: string[];
-  /** Judged exchanges whose response headers the recording did not keep, so those requirements were not judged. */
-  headersNotJudged: Map<string, { count: number; where: string[] }>;
+  /** Judged exchanges of which a part was not judged (response headers the recording did not keep, a schema of the description not compiled): by reason, as above. */
+  partsNotJudged: Map<string, { count: number; where: string[] }>;
 }
 
 function countPlace(places: Map<string, { count: number; where: string[] }>, reason: string, where: string): void {
@@ -132,7 +130,8 @@ function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string 
     return;
   }
   summary.judged++;
-  if (judgement.responseHeadersNotKept) countPlace(summary.headersNotJudged, RESPONSE_HEADERS_NOT_KEPT, place(exchange.id));
+  if (judgement.responseHeadersNotKept) countPlace(summary.partsNotJudged, RESPONSE_HEADERS_NOT_KEPT, place(exchange.id));
+  for (const part of judgement.partsNotJudged ?? []) countPlace(summary.partsNotJudged, part, place(exchange.id));
   for (const over of judgement.bodiesOverLimit ?? []) {
     countPlace(summary.contentNotJudged, `${over.body} body over the ${describeBytes(over.limit)} body limit`, `${place(exchange.id)} (${describeBytes(over.bytes)})`);
   }
@@ -179,9 +178,11 @@ export async function run(argv: string[]): Promise<number> {
   const baseline = await baselineOption(stringFlag(args, 'baseline'));
   const openapiPath = stringFlag(args, 'openapi');
   const openapi = await openApiOption(openapiPath);
-  if (openapi) process.stdout.write(`${openApiLine(openapi)}\n`);
+  // What of the description cannot be used at all (a path item's $ref leading nowhere) is said now; a
+  // schema that cannot be compiled is said once an exchange needs it, with the exchanges.
+  if (openapi) process.stdout.write(`${[openApiLine(openapi), ...openApiProblemLines(openapi)].join('\n')}\n`);
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
-  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), headersNotJudged: new Map(), openapiNotes: [] };
+  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), partsNotJudged: new Map() };
   const unreadable: string[] = [];
   const failed = (file: string, error: unknown) => {
     if (!(error instanceof RecordingError) && !isFsError(error)) {
@@ -228,7 +229,6 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
 
-  summary.openapiNotes = openApiProblemLines(openapi);
   if (unreadable.length > 0) {
     // Input that could not be read is no verdict, and no report replaces the last one.
     if (summary.exchanges > 0) printSummary(summary, builder.build({ failOn }), `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`);
@@ -281,8 +281,7 @@ function printSummary(summary: ValidateSummary, report: Report, verdict: string 
   for (const [reason, { count, where }] of summary.notJudged) {
     lead.push(notJudgedLine('not judged', count, reason, where));
   }
-  for (const [reason, { count, where }] of summary.headersNotJudged) lead.push(notJudgedLine('not judged', count, reason, where));
-  lead.push(...summary.openapiNotes);
+  for (const [reason, { count, where }] of summary.partsNotJudged) lead.push(notJudgedLine('not judged', count, reason, where));
   for (const [reason, { count, where }] of summary.contentNotJudged) {
     lead.push(notJudgedLine('content not judged', count, reason, where));
   }

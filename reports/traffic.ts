@@ -28,6 +28,16 @@ export const PREFLIGHT = 'an OPTIONS request (a CORS preflight): not a call of a
 /** Why an exchange outside the API was not judged. */
 export const OUTSIDE_API = 'outside the API base path /api/v2 (not an operation of the interface)';
 
+/** Why an exchange on a covered path was not judged, in whole or in part, as the reports say it: [] when it was judged in whole. */
+export function notJudgedReasons(judgement: Judgement): string[] {
+  const reasons: string[] = [];
+  if (judgement.notJudged !== undefined) reasons.push(judgement.notJudged);
+  for (const over of judgement.bodiesOverLimit ?? []) reasons.push(`${over.body} body over the ${describeBytes(over.limit)} body limit (its content)`);
+  if (judgement.responseHeadersNotKept) reasons.push(RESPONSE_HEADERS_NOT_KEPT);
+  if (judgement.partsNotJudged) reasons.push(...judgement.partsNotJudged);
+  return reasons;
+}
+
 /** The requirements judged on one exchange: those examined, and those found broken. */
 function judgedRequirements(judgement: Judgement): string[] {
   if (judgement.findings.length === 0) return judgement.examined;
@@ -56,9 +66,7 @@ export class TrafficTally {
 
   coveredExchange(exchange: Exchange, operation: string, judgement: Judgement, rateLimit: RateLimitObservation | null | undefined): void {
     this.exchanges++;
-    if (judgement.notJudged !== undefined) this.notJudgedExchange(judgement.notJudged, exchange.id ?? '(no id)');
-    for (const over of judgement.bodiesOverLimit ?? []) this.notJudgedExchange(`${over.body} body over the ${describeBytes(over.limit)} body limit (its content)`, exchange.id ?? '(no id)');
-    if (judgement.responseHeadersNotKept) this.notJudgedExchange(RESPONSE_HEADERS_NOT_KEPT, exchange.id ?? '(no id)');
+    for (const reason of notJudgedReasons(judgement)) this.notJudgedExchange(reason, exchange.id ?? '(no id)');
     const byStatus = (this.byOperation[operation] ??= {});
     const status = exchange.response ? String(exchange.response.status) : 'error';
     byStatus[status] = (byStatus[status] ?? 0) + 1;

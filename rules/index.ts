@@ -40,6 +40,12 @@ export interface Judgement {
    */
   bodiesOverLimit?: BodyOverLimit[];
   /**
+   * What the checks had to examine but could not judge, one line each: "its response body against
+   * the OpenAPI description (OAS-RESPONSE-SCHEMA): get_user response 200 application/json: schema
+   * not compiled (…)". The rest of the exchange was judged.
+   */
+  partsNotJudged?: string[];
+  /**
    * Set by a recording's reader: the recording did not keep this response's headers (it kept no
    * header but Content-Type anywhere), so the requirements about them were not judged.
    */
@@ -147,6 +153,7 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, op
     rateLimitObservation: undefined,
     credential: undefined,
     openapi: described,
+    partsNotJudged: undefined,
   };
 
   const findings: Finding[] = [];
@@ -163,6 +170,9 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, op
     const client = rateLimitClient(exchange);
     if (client !== undefined) tracker.record(client, rateLimit);
   }
+  const judgement: Judgement = { operation, findings, examined, rateLimit };
   const overLimit = bodiesOverLimit(exchange);
-  return overLimit ? { operation, findings, examined, rateLimit, bodiesOverLimit: overLimit } : { operation, findings, examined, rateLimit };
+  if (overLimit) judgement.bodiesOverLimit = overLimit;
+  if (input.partsNotJudged) judgement.partsNotJudged = input.partsNotJudged;
+  return judgement;
 }

@@ -18,6 +18,7 @@ import type { OpenApiDescription } from '../../rules/openapi/description.ts';
 import { loadOpenApiFile } from '../../rules/openapi/load.ts';
 import { ReportAddon } from './report.ts';
 import { StatusAddon } from './status.ts';
+import { NotJudgedAddon } from './not-judged.ts';
 import { AdminListener } from '../admin/admin.ts';
 import { AdminFeedAddon } from './admin-feed.ts';
 import { flowsFromBatch } from './flow-batch.ts';
@@ -79,13 +80,14 @@ function openJournal(): Journal | undefined {
 if (journal) {
   const open = journal;
   const status = new StatusAddon();
+  const notJudged = new NotJudgedAddon(warn);
   const report = new ReportAddon(settings.reportTarget, openapi !== undefined);
   const tenant = TenantTokens.fromData(settings.tenant);
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
   admin?.follow(() => ({ counts: status.counts, verdict: verdictSoFar(report) }));
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
   const judge = new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, openapi ?? undefined);
-  const pipeline = new Pipeline([judge, new RecordAddon(), open, report, status, ...(adminFeed ? [adminFeed] : [])], warn);
+  const pipeline = new Pipeline([judge, new RecordAddon(), open, report, status, notJudged, ...(adminFeed ? [adminFeed] : [])], warn);
   if (admin) {
     open.onSize = (bytes, segments) => admin.metrics.journalSize(bytes, segments);
     admin.metrics.journalSize(open.bytes, open.files);
@@ -120,6 +122,7 @@ if (journal) {
     const add = (exchange: Exchange, judgement: Judgement | undefined) => {
       if (judgement) report.builder.addExchange(exchange, judgement);
       status.earlier(exchange, judgement);
+      notJudged.earlier(exchange, judgement);
       adminFeed?.earlier(exchange, judgement);
       earlier++;
     };

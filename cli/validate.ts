@@ -1,7 +1,9 @@
 // `tmi-conform validate FILE|DIR... [--report-dir DIR] [--fail-on must|should]`:
 // judges recorded traffic offline with the same rule engine as the suites and the proxy.
 import { access, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { journalOfSegment, recordingsInFolder } from '../recordings/segments.ts';
+import { cutShortReason, journalCopyIds, journalCopyReason, withoutJournalCopies } from '../recordings/journal-copies.ts';
 import type { RecordingFormat } from '../recordings/detect-format.ts';
 import { NO_JWKS_NOTE } from '../keys/tenant-keys.ts';
 import { learnTenant, TenantTokens } from '../keys/tenant.ts';
@@ -14,7 +16,7 @@ import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { notJudgedLine, renderSummary, underGitHubActions } from '../reports/console.ts';
 import type { Report } from '../reports/model.ts';
-import { RESPONSE_HEADERS_NOT_KEPT } from '../reports/traffic.ts';
+import { NOT_JUDGED_NAMED, RESPONSE_HEADERS_NOT_KEPT } from '../reports/traffic.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
@@ -167,6 +169,13 @@ export async function run(argv: string[]): Promise<number> {
     if (inFolder.length === 0) throw new UsageError(`validate: ${file} is a folder with no recording in it (a .jsonl, .jsonl.gz or .har file)`);
     files.push(...inFolder);
   }
+  // A file named twice (itself and through its folder) is read once: its exchanges count once.
+  const named = new Set<string>();
+  for (const file of files.splice(0)) {
+    if (named.has(resolve(file))) process.stdout.write(`skipped ${file}: named twice, read once\n`);
+    else files.push(file);
+    named.add(resolve(file));
+  }
 
   const jwksSource = stringFlag(args, 'jwks');
   const issuer = stringFlag(args, 'issuer');
@@ -200,8 +209,14 @@ export async function run(argv: string[]): Promise<number> {
       failed(file, error);
     }
   }
-  summary.files = files.length;
-  for (const recording of recordingsOf(files.filter((file) => formats.has(file)))) {
+  // A HAR the proxy wrote from a journal named too holds the same exchanges: read once, from the journal.
+  const { files: toRead, copies } = await withoutJournalCopies(files.filter((file) => formats.has(file)), (file) => formats.get(file)!);
+  for (const copy of copies) {
+    process.stdout.write(`skipped ${copy.har}: the HAR the proxy wrote at stop from the journal ${copy.journal} (${copy.entries} exchanges): each is judged once, from the journal\n`);
+    builder.addNotJudged(journalCopyReason(copy), copy.entries, journalCopyIds(copy, NOT_JUDGED_NAMED));
+  }
+  summary.files = files.length - copies.length;
+  for (const recording of recordingsOf(toRead)) {
     // Where each exchange came from, for the console: a recording may span several files.
     const fileOf = new WeakMap<Exchange, string>();
     let current = recording[0]!;
@@ -225,7 +240,9 @@ export async function run(argv: string[]): Promise<number> {
       },
     );
     for (const [file, progress] of progressOf) {
-      if (progress.truncatedTail) process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
+      if (!progress.truncatedTail) continue;
+      process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
+      builder.addNotJudged(cutShortReason(file), 1, progress.truncatedLine !== undefined ? [String(progress.truncatedLine)] : []);
     }
   }
 

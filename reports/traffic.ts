@@ -84,16 +84,21 @@ export class TrafficTally {
     for (const id of judgedRequirements(judgement)) entry.requirements.add(id);
   }
 
-  private notJudgedExchange(reason: string, id: string): void {
+  /** Exchanges a driver did not hand to the engine (a recording's line cut short, a file read once through its journal): `ids` names the first few. */
+  notJudgedElsewhere(reason: string, count: number, ids: readonly string[]): void {
     let tally = this.notJudged.get(reason);
     if (!tally) this.notJudged.set(reason, (tally = { reason, count: 0, exchanges: [] }));
-    tally.count++;
-    if (tally.exchanges.length < NOT_JUDGED_NAMED) tally.exchanges.push(id);
+    tally.count += count;
+    for (const id of ids) if (tally.exchanges.length < NOT_JUDGED_NAMED) tally.exchanges.push(id);
+  }
+
+  private notJudgedExchange(reason: string, id: string): void {
+    this.notJudgedElsewhere(reason, 1, [id]);
   }
 
   /** A copy of the statistics, or undefined when no exchange was seen (a suite run without traffic). */
   stats(): TrafficStats | undefined {
-    if (this.exchanges === 0) return undefined;
+    if (this.exchanges === 0 && this.notJudged.size === 0) return undefined;
     const stats: TrafficStats = { exchanges: this.exchanges, notCovered: this.notCovered, byOperation: this.byOperation, rateLimitSeries: this.rateLimits.points };
     if (this.operations.size > 0) stats.operations = [...this.operations.values()].map(({ row, requirements }) => ({ ...row, requirements: [...requirements].sort() })).sort(operationOrder);
     if (this.notJudged.size > 0) stats.notJudged = [...this.notJudged.values()];

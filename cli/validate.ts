@@ -3,11 +3,12 @@
 import { access, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { journalOfSegment, recordingsInFolder } from '../recordings/segments.ts';
-import { cutShortReason, journalCopyIds, journalCopyReason, withoutJournalCopies } from '../recordings/journal-copies.ts';
+import { cutShortReason } from '../recordings/jsonl-journal.ts';
+import { journalCopyIds, journalCopyReason, withoutJournalCopies } from '../recordings/journal-copies.ts';
 import type { RecordingFormat } from '../recordings/detect-format.ts';
 import { NO_JWKS_NOTE } from '../keys/tenant-keys.ts';
 import { learnTenant, TenantTokens } from '../keys/tenant.ts';
-import { credentialState } from '../rules/credential.ts';
+import { CREDENTIAL_NOT_RECORDED, credentialState } from '../rules/credential.ts';
 import type { Judgement } from '../rules/index.ts';
 import { judgeRecording } from '../recordings/judge-recording.ts';
 import { bearerCredential } from '../rules/token.ts';
@@ -133,7 +134,8 @@ function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string 
   }
   summary.judged++;
   if (judgement.responseHeadersNotKept) countPlace(summary.partsNotJudged, RESPONSE_HEADERS_NOT_KEPT, place(exchange.id));
-  for (const part of judgement.partsNotJudged ?? []) countPlace(summary.partsNotJudged, part, place(exchange.id));
+  // Credentials not recorded have a line of their own, below.
+  for (const part of judgement.partsNotJudged ?? []) if (part !== CREDENTIAL_NOT_RECORDED) countPlace(summary.partsNotJudged, part, place(exchange.id));
   for (const over of judgement.bodiesOverLimit ?? []) {
     countPlace(summary.contentNotJudged, `${over.body} body over the ${describeBytes(over.limit)} body limit`, `${place(exchange.id)} (${describeBytes(over.bytes)})`);
   }

@@ -109,8 +109,3 @@ export function journalCopyReason(copy: JournalCopy): string {
 export function journalCopyIds(copy: JournalCopy, named: number): string[] {
   return Array.from({ length: Math.min(copy.entries, named) }, (_, index) => String(index));
 }
-
-/** What the reports say of a journal's last line cut short (a recorder stopped mid-write), skipped. */
-export function cutShortReason(file: string): string {
-  return `${file}: its last line was cut short (a recorder stopped mid-write): not read`;
-}

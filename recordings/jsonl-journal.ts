@@ -18,6 +18,11 @@ export interface ReadProgress {
   truncatedLine?: number;
 }
 
+/** What the reports say of a journal's last line cut short (a recorder stopped mid-write), not read. */
+export function cutShortReason(file: string): string {
+  return `${file}: its last line was cut short (a recorder stopped mid-write): not read`;
+}
+
 /** Bytes read from a journal at a time: few enough exchanges per batch that they die young. */
 const JSONL_CHUNK_BYTES = 128 * 1024;
 const NEWLINE = 0x0a;

@@ -25,6 +25,9 @@ export const RESPONSE_HEADERS_NOT_KEPT = 'its response headers (RL-429-HEADERS):
 /** Why an OPTIONS request was not judged. */
 export const PREFLIGHT = 'an OPTIONS request (a CORS preflight): not a call of an operation';
 
+/** Why an exchange the kit failed on (a bug) is not among the judged ones. */
+export const INTERNAL_ERROR = 'an internal error of the kit while judging or recording it';
+
 /** Why an exchange outside the API was not judged. */
 export const OUTSIDE_API = 'outside the API base path /api/v2 (not an operation of the interface)';
 

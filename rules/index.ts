@@ -5,7 +5,8 @@ import type { Check, CheckInput, ParsedBody } from './checks/check.ts';
 import { matchOperation } from './operations.ts';
 import { requirement } from './requirements.ts';
 import { rateLimitClient, type RateLimitTracker, type RateLimitObservation } from './rate-limit-tracker.ts';
-import { rateLimitObservationOf } from './checks/check.ts';
+import { credentialStateOf, rateLimitObservationOf } from './checks/check.ts';
+import { CREDENTIAL_NOT_RECORDED } from './credential.ts';
 import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } from './types.ts';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH, valueNestsDeeperThan } from '../core/json-depth.ts';
 import { perFrozenObject, perKey } from '../core/memo.ts';
@@ -164,6 +165,8 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, op
     for (let i = 0; i < result.length; i++) findings.push(result[i]!);
     for (let i = 0; i < examines.length; i++) if (!examined.includes(examines[i]!)) examined.push(examines[i]!);
   }
+  // The authentication checks examine nothing then: said, as what a check could not judge is.
+  if (credentialStateOf(input) === 'not-recorded') (input.partsNotJudged ??= []).push(CREDENTIAL_NOT_RECORDED);
   const rateLimit = rateLimitObservationOf(input) ?? null;
   if (tracker && rateLimit) {
     // Only exchanges attributed through a trusted credential join a client's history.

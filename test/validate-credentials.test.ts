@@ -80,6 +80,11 @@ describe('validate: credentials in recordings', () => {
     expect(stdout.match(/credentials not recorded/g)).toHaveLength(1);
     expect(stdout).toContain('credentials not recorded: 5 exchanges not judged for authentication');
     expect(stdout).not.toMatch(/AUTH-/);
+    // Every report says so too, with the exchanges.
+    const reason = 'its credential (authentication): the recording does not show the Authorization header sent';
+    const report = JSON.parse(readFileSync(join(dir, 'cassette', 'report.json'), 'utf8')) as { traffic: { notJudged?: unknown[] } };
+    expect(report.traffic.notJudged).toEqual([{ reason, count: 5, exchanges: ['0', '1', '2', '3', '4'] }]);
+    for (const file of ['report.md', 'report.html', 'junit.xml', 'report.sarif']) expect(readFileSync(join(dir, 'cassette', file), 'utf8'), file).toContain('the recording does not show the Authorization header sent');
   });
 
   it("the kit's own recording says no header was sent: a 2xx is a security finding, exit 1", () => {

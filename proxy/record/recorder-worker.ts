@@ -17,6 +17,7 @@ import { TenantTokens } from '../../keys/tenant.ts';
 import type { OpenApiDescription } from '../../rules/openapi/description.ts';
 import { loadOpenApiFile } from '../../rules/openapi/load.ts';
 import { ReportAddon } from './report.ts';
+import { cutShortReason } from '../../recordings/jsonl-journal.ts';
 import { StatusAddon } from './status.ts';
 import { NotJudgedAddon } from './not-judged.ts';
 import { AdminListener } from '../admin/admin.ts';
@@ -82,6 +83,7 @@ if (journal) {
   const status = new StatusAddon();
   const notJudged = new NotJudgedAddon(warn);
   const report = new ReportAddon(settings.reportTarget, openapi !== undefined);
+  if (open.droppedTail) report.builder.addNotJudged(cutShortReason(open.path), 1, []);
   const tenant = TenantTokens.fromData(settings.tenant);
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
   admin?.follow(() => ({ counts: status.counts, verdict: verdictSoFar(report) }));
@@ -121,6 +123,7 @@ if (journal) {
     const nonGlobal = new Set(settings.nonGlobalClients);
     const add = (exchange: Exchange, judgement: Judgement | undefined) => {
       if (judgement) report.builder.addExchange(exchange, judgement);
+      else report.notJudged(exchange.id ?? '(no id)');
       status.earlier(exchange, judgement);
       notJudged.earlier(exchange, judgement);
       adminFeed?.earlier(exchange, judgement);

@@ -80,7 +80,7 @@ export async function judgeRecording(paths: string | string[], options: JudgeRec
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${files.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
   const formats = new Map(await Promise.all(files.map(async (file) => [file, await detectFormat(file)] as const)));
   // As validate: a HAR the proxy wrote from a journal given too is read once, from the journal; the reports say so.
-  const { files: toRead, copies } = await withoutJournalCopies(files, (file) => formats.get(file)!);
+  const { files: toRead, copies } = withoutJournalCopies(files, (file) => formats.get(file)!);
   for (const copy of copies) builder.addNotJudged(journalCopyReason(copy), copy.entries, journalCopyIds(copy, NOT_JUDGED_NAMED));
   for (const file of toRead) {
     const progress: ReadProgress = { truncatedTail: false };

@@ -212,7 +212,7 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   // A HAR the proxy wrote from a journal named too holds the same exchanges: read once, from the journal.
-  const { files: toRead, copies } = await withoutJournalCopies(files.filter((file) => formats.has(file)), (file) => formats.get(file)!);
+  const { files: toRead, copies } = withoutJournalCopies(files.filter((file) => formats.has(file)), (file) => formats.get(file)!);
   for (const copy of copies) {
     process.stdout.write(`skipped ${copy.har}: the HAR the proxy wrote at stop from the journal ${copy.journal} (${copy.entries} exchanges): each is judged once, from the journal\n`);
     builder.addNotJudged(journalCopyReason(copy), copy.entries, journalCopyIds(copy, NOT_JUDGED_NAMED));

@@ -16,6 +16,7 @@ import type { Duplex } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { learnTenant, TenantTokens } from '../keys/tenant.ts';
 import { ReportBuilder } from '../reports/builder.ts';
+import { INTERNAL_ERROR } from '../reports/traffic.ts';
 import type { FailOn } from '../reports/fail-on.ts';
 import type { Baseline, Report } from '../reports/model.ts';
 import { ApiLayout, buildExchange, judgeExchange, RateLimitTracker } from '../rules/index.ts';
@@ -116,6 +117,8 @@ interface Judging {
   tenant: TenantTokens;
   clock: string;
   judged: (exchange: Exchange) => Promise<void>;
+  /** An exchange the kit failed on: counted among those not judged, never breaking the application's request. */
+  failed: (id: string) => void;
 }
 
 /** Passes every event on to the application's handler, keeping what it needs to make the exchange. */
@@ -161,7 +164,8 @@ class JudgingHandler implements Dispatcher.DispatchHandler {
     try {
       this.finish();
     } catch {
-      // Judging never breaks the application's request.
+      // Judging never breaks the application's request; the report says the exchange was not judged.
+      this.judging.failed(this.id);
     }
     this.handler.onResponseEnd?.(controller, trailers);
   }
@@ -187,7 +191,7 @@ class JudgingHandler implements Dispatcher.DispatchHandler {
       responseHeaders: this.responseHeaders,
       responseBody: this.responseBody.captured(this.responseHeaders['content-encoding']),
     });
-    void this.judging.judged(exchange).catch(() => {});
+    void this.judging.judged(exchange);
   }
 }
 
@@ -225,13 +229,19 @@ export async function conformanceDispatcher(options: ConformanceDispatcherOption
     clock: `dispatcher ${randomUUID()}`,
     judged: (exchange) => {
       queue = queue.then(async () => {
-        const credential = bearerCredential(exchange.request.headers['authorization']);
-        await tenant.check(exchange.token, credential);
-        builder.addExchange(exchange, judgeExchange(exchange, judging.tracker, layout));
-        exchanges++;
+        try {
+          const credential = bearerCredential(exchange.request.headers['authorization']);
+          await tenant.check(exchange.token, credential);
+          builder.addExchange(exchange, judgeExchange(exchange, judging.tracker, layout));
+          exchanges++;
+        } catch {
+          // One exchange the kit failed on is said in the report; those after it are still judged.
+          judging.failed(exchange.id ?? '(no id)');
+        }
       });
       return queue;
     },
+    failed: (id) => builder.addNotJudged(INTERNAL_ERROR, 1, [id]),
   };
   const interceptor: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (dispatchOptions, handler) => {
     if (dispatchOptions.origin === undefined || new URL(String(dispatchOptions.origin)).origin !== origin) return dispatch(dispatchOptions, handler);

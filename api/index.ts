@@ -8,6 +8,10 @@ import type { FailOn } from '../reports/fail-on.ts';
 import type { Baseline, Report } from '../reports/model.ts';
 import { readReport } from '../reports/read.ts';
 import { judgeRecording as judgeEachExchange } from '../recordings/judge-recording.ts';
+import { journalCopyIds, journalCopyReason, withoutJournalCopies } from '../recordings/journal-copies.ts';
+import { detectFormat, type ReadProgress } from '../recordings/read.ts';
+import { cutShortReason } from '../recordings/jsonl-journal.ts';
+import { NOT_JUDGED_NAMED } from '../reports/traffic.ts';
 import { loadOpenApiFile } from '../rules/openapi/load.ts';
 import { ApiLayout } from '../rules/api-layout.ts';
 import { embeddedReferenceConfig, refuseTargetKeysWithoutBaseUrl, resolveConfig, type RawConfig } from '../suites/config.ts';
@@ -76,11 +80,17 @@ export async function judgeRecording(paths: string | string[], options: JudgeRec
   const files = Array.isArray(paths) ? paths : [paths];
   const layout = new ApiLayout(openapi ? { openapi } : {});
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${files.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
-  for (const file of files) {
-    await judgeEachExchange(file, { layout, ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) }, (exchange, judgement) => {
+  const formats = new Map(await Promise.all(files.map(async (file) => [file, await detectFormat(file)] as const)));
+  // As validate: a HAR the proxy wrote from a journal given too is read once, from the journal; the reports say so.
+  const { files: toRead, copies } = withoutJournalCopies(files, (file) => formats.get(file)!);
+  for (const copy of copies) builder.addNotJudged(journalCopyReason(copy), copy.entries, journalCopyIds(copy, NOT_JUDGED_NAMED));
+  for (const file of toRead) {
+    const progress: ReadProgress = { truncatedTail: false };
+    await judgeEachExchange(file, { progress, layout, ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) }, (exchange, judgement) => {
       if (!judgement) return;
       builder.addExchange(exchange, judgement);
     });
+    if (progress.truncatedTail) builder.addNotJudged(cutShortReason(file), 1, progress.truncatedLine !== undefined ? [String(progress.truncatedLine)] : []);
   }
   return builder.build({ failOn: options.failOn ?? 'must', baseline: options.baseline });
 }

@@ -112,7 +112,7 @@ async function measureLoad(path: string): Promise<void> {
     const problems = judge(sample);
     const sampleMs = performance.now() - sampleStarted;
     if (sampleMs > slowest.ms) slowest = { ms: sampleMs, sample };
-    if (problems === undefined) outcomes.notJudged++;
+    if (problems === undefined || !Array.isArray(problems)) outcomes.notJudged++;
     else if (problems.length === 0) outcomes.conforming++;
     else outcomes.problems++;
   }

@@ -15,7 +15,7 @@ import { isLoopback } from '../proxy/admin/auth.ts';
 import { noJwksLine } from '../keys/tenant-keys.ts';
 import { issuerLine, learnTenant, tenantTokensData } from '../keys/tenant.ts';
 import { bytesFlag, parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
-import { openApiLine, openApiOption } from './openapi-option.ts';
+import { openApiLine, openApiOption, openApiProblemLines } from './openapi-option.ts';
 import { baselineOption } from './baseline-option.ts';
 import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
@@ -278,7 +278,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   if (proxy.adminUrl !== undefined) log(`admin on ${proxy.adminUrl} (the live page; /metrics, /status.json)${admin?.token !== undefined ? ', token required' : ''}`);
   if ('problem' in keys) log(noJwksLine(keys));
   if (tenant.issuer) log(issuerLine(tenant));
-  if (openapi) log(openApiLine(openapi));
+  if (openapi) for (const line of [openApiLine(openapi), ...openApiProblemLines(openapi)]) log(line);
   const journalSaid = rotation ? `journal segments ${segmentPath(journalPath, 1).replace(/\.000001\.jsonl$/, '.NNNNNN.jsonl')}${rotation.compress ? ' (closed ones gzipped)' : ''}` : `journal ${journalPath}`;
   const reportsSaid = `reports in ${reportDir}${reportIntervalMs > 0 ? ` (rewritten every ${reportIntervalMs / 1000} s)` : ''}`;
   log(`forwarding to ${target.origin}${target.basePath}; ${journalSaid}${recordingMode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; ${reportsSaid}`);

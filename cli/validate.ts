@@ -1,11 +1,14 @@
 // `tmi-conform validate FILE|DIR... [--report-dir DIR] [--fail-on must|should]`:
 // judges recorded traffic offline with the same rule engine as the suites and the proxy.
 import { access, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { journalOfSegment, recordingsInFolder } from '../recordings/segments.ts';
+import { cutShortReason } from '../recordings/jsonl-journal.ts';
+import { journalCopyIds, journalCopyReason, withoutJournalCopies } from '../recordings/journal-copies.ts';
 import type { RecordingFormat } from '../recordings/detect-format.ts';
 import { NO_JWKS_NOTE } from '../keys/tenant-keys.ts';
 import { learnTenant, TenantTokens } from '../keys/tenant.ts';
-import { credentialState } from '../rules/credential.ts';
+import { CREDENTIAL_NOT_RECORDED, credentialState } from '../rules/credential.ts';
 import type { Judgement } from '../rules/index.ts';
 import { judgeRecording } from '../recordings/judge-recording.ts';
 import { bearerCredential } from '../rules/token.ts';
@@ -14,7 +17,7 @@ import type { Exchange } from '../rules/types.ts';
 import { ReportBuilder } from '../reports/builder.ts';
 import { notJudgedLine, renderSummary, underGitHubActions } from '../reports/console.ts';
 import type { Report } from '../reports/model.ts';
-import { notRecordedReasons } from '../reports/traffic.ts';
+import { NOT_JUDGED_NAMED, notRecordedReasons } from '../reports/traffic.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
@@ -97,10 +100,8 @@ export interface ValidateSummary {
   notJudged: Map<string, { count: number; where: string[] }>;
   /** Judged exchanges with a body over the body limit, whose content was not judged: by reason, as above. */
   contentNotJudged: Map<string, { count: number; where: string[] }>;
-  /** What of the --openapi description could not be used, one line each. */
-  openapiNotes: string[];
-  /** Judged exchanges of which the recording did not keep a part (response headers, response body), so it was not judged: by reason, as above. */
-  partsNotRecorded: Map<string, { count: number; where: string[] }>;
+  /** Judged exchanges of which a part was not judged (response headers or a body the recording did not keep, a schema of the description not compiled): by reason, as above. */
+  partsNotJudged: Map<string, { count: number; where: string[] }>;
 }
 
 function countPlace(places: Map<string, { count: number; where: string[] }>, reason: string, where: string): void {
@@ -140,7 +141,9 @@ function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string 
     return;
   }
   summary.judged++;
-  for (const reason of notRecordedReasons(judgement)) countPlace(summary.partsNotRecorded, reason, place(exchange.id));
+  for (const reason of notRecordedReasons(judgement)) countPlace(summary.partsNotJudged, reason, place(exchange.id));
+  // Credentials not recorded have a line of their own, below.
+  for (const part of judgement.partsNotJudged ?? []) if (part !== CREDENTIAL_NOT_RECORDED) countPlace(summary.partsNotJudged, part, place(exchange.id));
   for (const over of judgement.bodiesOverLimit ?? []) {
     countPlace(summary.contentNotJudged, `${over.body} body over the ${describeBytes(over.limit)} body limit`, `${place(exchange.id)} (${describeBytes(over.bytes)})`);
   }
@@ -176,6 +179,13 @@ export async function run(argv: string[]): Promise<number> {
     if (inFolder.length === 0) throw new UsageError(`validate: ${file} is a folder with no recording in it (a .jsonl, .jsonl.gz or .har file)`);
     files.push(...inFolder);
   }
+  // A file named twice (itself and through its folder) is read once: its exchanges count once.
+  const named = new Set<string>();
+  for (const file of files.splice(0)) {
+    if (named.has(resolve(file))) process.stdout.write(`skipped ${file}: named twice, read once\n`);
+    else files.push(file);
+    named.add(resolve(file));
+  }
 
   const jwksSource = stringFlag(args, 'jwks');
   const issuer = stringFlag(args, 'issuer');
@@ -187,11 +197,13 @@ export async function run(argv: string[]): Promise<number> {
   const baseline = await baselineOption(stringFlag(args, 'baseline'));
   const openapiPath = stringFlag(args, 'openapi');
   const openapi = await openApiOption(openapiPath);
-  if (openapi) process.stdout.write(`${openApiLine(openapi)}\n`);
+  // What of the description cannot be used at all (a path item's $ref leading nowhere) is said now; a
+  // schema that cannot be compiled is said once an exchange needs it, with the exchanges.
+  if (openapi) process.stdout.write(`${[openApiLine(openapi), ...openApiProblemLines(openapi)].join('\n')}\n`);
   // The API base path: the servers the description declares, else the document's /api/v2.
   const layout = new ApiLayout(openapi ? { openapi } : {});
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
-  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), partsNotRecorded: new Map(), openapiNotes: [] };
+  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), partsNotJudged: new Map() };
   const unreadable: string[] = [];
   const failed = (file: string, error: unknown) => {
     if (!(error instanceof RecordingError) && !isFsError(error)) {
@@ -209,8 +221,14 @@ export async function run(argv: string[]): Promise<number> {
       failed(file, error);
     }
   }
-  summary.files = files.length;
-  for (const recording of recordingsOf(files.filter((file) => formats.has(file)))) {
+  // A HAR the proxy wrote from a journal named too holds the same exchanges: read once, from the journal.
+  const { files: toRead, copies } = withoutJournalCopies(files.filter((file) => formats.has(file)), (file) => formats.get(file)!);
+  for (const copy of copies) {
+    process.stdout.write(`skipped ${copy.har}: the HAR the proxy wrote at stop from the journal ${copy.journal} (${copy.entries} exchanges): each is judged once, from the journal\n`);
+    builder.addNotJudged(journalCopyReason(copy), copy.entries, journalCopyIds(copy, NOT_JUDGED_NAMED));
+  }
+  summary.files = files.length - copies.length;
+  for (const recording of recordingsOf(toRead)) {
     // Where each exchange came from, for the console: a recording may span several files.
     const fileOf = new WeakMap<Exchange, string>();
     let current = recording[0]!;
@@ -234,11 +252,12 @@ export async function run(argv: string[]): Promise<number> {
       },
     );
     for (const [file, progress] of progressOf) {
-      if (progress.truncatedTail) process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
+      if (!progress.truncatedTail) continue;
+      process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
+      builder.addNotJudged(cutShortReason(file), 1, progress.truncatedLine !== undefined ? [String(progress.truncatedLine)] : []);
     }
   }
 
-  summary.openapiNotes = openApiProblemLines(openapi);
   if (unreadable.length > 0) {
     // Input that could not be read is no verdict, and no report replaces the last one.
     if (summary.exchanges > 0) printSummary(summary, builder.build({ failOn }), `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`);
@@ -291,8 +310,7 @@ function printSummary(summary: ValidateSummary, report: Report, verdict: string 
   for (const [reason, { count, where }] of summary.notJudged) {
     lead.push(notJudgedLine('not judged', count, reason, where));
   }
-  for (const [reason, { count, where }] of summary.partsNotRecorded) lead.push(notJudgedLine('not judged', count, reason, where));
-  lead.push(...summary.openapiNotes);
+  for (const [reason, { count, where }] of summary.partsNotJudged) lead.push(notJudgedLine('not judged', count, reason, where));
   for (const [reason, { count, where }] of summary.contentNotJudged) {
     lead.push(notJudgedLine('content not judged', count, reason, where));
   }

@@ -14,6 +14,13 @@ import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
 export interface ReadProgress {
   /** JSONL: a last line cut short (a recorder killed mid-write) was skipped; reported, not fatal. */
   truncatedTail: boolean;
+  /** The number of that line. */
+  truncatedLine?: number;
+}
+
+/** What the reports say of a journal's last line cut short (a recorder stopped mid-write), not read. */
+export function cutShortReason(file: string): string {
+  return `${file}: its last line was cut short (a recorder stopped mid-write): not read`;
 }
 
 /** Bytes read from a journal at a time: few enough exchanges per batch that they die young. */
@@ -46,11 +53,14 @@ export async function* readJsonlBatches(path: string, progress: ReadProgress = {
   if (last.length > 0) yield last;
   const problem = lines.problem();
   if (problem) throw problem;
-  if (lines.cutShort) progress.truncatedTail = true;
+  if (lines.cutShort) {
+    progress.truncatedTail = true;
+    progress.truncatedLine = lines.cutShort.line;
+  }
 }
 
 /** Whether the file begins with gzip's magic bytes (1f 8b): the name does not decide. */
-function isGzip(path: string): boolean {
+export function isGzip(path: string): boolean {
   const fd = openSync(path, 'r');
   try {
     const head = Buffer.alloc(2);

@@ -86,6 +86,15 @@ export class ReportBuilder {
     this.addJudgedFindings(kept, judgement, test);
   }
 
+  /**
+   * Exchanges the driver did not judge and never handed over (a journal's last line cut short, a
+   * HAR read once through the journal it was made from): listed with the others not judged, so
+   * that every report says so. `ids`: the first few.
+   */
+  addNotJudged(reason: string, count: number, ids: readonly string[]): void {
+    this.traffic.notJudgedElsewhere(reason, count, ids);
+  }
+
   private addJudgedFindings(kept: KeptExchange, judgement: Judgement, test: string | undefined): void {
     const implementationFindings = new Map<string, Finding[]>();
     const brokenByClient = new Set<string>();

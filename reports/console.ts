@@ -34,6 +34,7 @@ export interface SummaryOptions {
  * where; `places` names the first few of `count`.
  */
 export function notJudgedLine(what: string, count: number, reason: string, places: readonly string[]): string {
+  if (places.length === 0) return `${what}: ${count} exchange(s), ${reason}`;
   return `${what}: ${count} exchange(s), ${reason}: ${places.join(', ')}${count > places.length ? ` and ${count - places.length} more` : ''}`;
 }
 

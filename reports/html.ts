@@ -209,7 +209,7 @@ export function renderHtml(report: Report): string {
   const facts: string[] = [`${report.requirements.length} requirements`];
   if (report.tests.length > 0) facts.push(`${report.tests.length} suite tests`);
   if (report.traffic) facts.push(`${report.traffic.exchanges} exchanges (${report.traffic.notCovered} not operation calls: outside the API base path, or CORS preflights)`);
-  for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) facts.push(`not judged: ${count} × ${reason} (exchanges ${exchanges.join(', ')}${count > exchanges.length ? ', …' : ''})`);
+  for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) facts.push(`not judged: ${count} × ${reason}${exchanges.length > 0 ? ` (exchanges ${exchanges.join(', ')}${count > exchanges.length ? ', …' : ''})` : ''}`);
   if (report.baseline) facts.push(`baseline ${report.baseline.source}: ${report.baseline.accepted.length} failure(s) accepted, ${report.baseline.fixed.length} fixed, ${report.baseline.expired.length} expired`);
   if (report.clientFindings.length > 0) facts.push(`${report.clientFindings.reduce((n, f) => n + f.count, 0)} client findings`);
   const chart = report.traffic ? renderRateLimitChart(report.traffic.rateLimitSeries) : '';

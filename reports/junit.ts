@@ -8,6 +8,7 @@
 // (none beyond it: `skipped` is a <testsuite>'s count, not the root's).
 import type { Evidence, Report, RequirementResult, Status, TestResult } from './model.ts';
 import { escapeXml as esc } from './xml.ts';
+import { notJudgedLine } from './console.ts';
 
 interface Case {
   name: string;
@@ -90,7 +91,7 @@ const countAttributes = (c: Counts) => `tests="${c.tests}" failures="${c.failure
 /** <testsuites> has no `skipped` attribute in the common schema. */
 const rootCountAttributes = (c: Counts) => `tests="${c.tests}" failures="${c.failures}" errors="0" time="${c.seconds.toFixed(3)}"`;
 
-function renderSuite(name: string, cases: Case[], report: Report, failOnShould: boolean, properties: Record<string, string>): { xml: string; counts: Counts } {
+function renderSuite(name: string, cases: Case[], report: Report, failOnShould: boolean, properties: Record<string, string>, out: string[] = []): { xml: string; counts: Counts } {
   const counts = countsOf(cases, failOnShould);
   const props = Object.entries(properties).map(([key, value]) => `      <property name="${esc(key)}" value="${esc(value)}"/>`);
   const xml = [
@@ -99,16 +100,22 @@ function renderSuite(name: string, cases: Case[], report: Report, failOnShould: 
     ...props,
     '    </properties>',
     ...cases.map((c) => renderCase(c, failOnShould)),
+    ...(out.length > 0 ? [`    <system-out>${esc(out.join('\n'))}</system-out>`] : []),
     '  </testsuite>',
   ].join('\n');
   return { xml, counts };
+}
+
+/** What the traffic left unjudged, one line per reason: said beside the requirements, whose verdicts it qualifies. */
+function notJudgedLines(report: Report): string[] {
+  return (report.traffic?.notJudged ?? []).map(({ reason, count, exchanges }) => notJudgedLine('not judged', count, reason, exchanges.map((id) => `exchange ${id}`)));
 }
 
 export function renderJunit(report: Report): string {
   const failOnShould = report.failOn === 'should';
   const common: Record<string, string> = { kind: report.kind, 'fail-on': report.failOn, 'tool.version': report.tool.version };
   if (report.target) common['target'] = report.target;
-  const suites = [renderSuite('requirements', report.requirements.map(requirementCase), report, failOnShould, { ...common, sources: report.sources.map((s) => s.name).join(', ') })];
+  const suites = [renderSuite('requirements', report.requirements.map(requirementCase), report, failOnShould, { ...common, sources: report.sources.map((s) => s.name).join(', ') }, notJudgedLines(report))];
   for (const source of new Set(report.tests.map((t) => t.source))) {
     const tests = report.tests.filter((t) => t.source === source);
     suites.push(renderSuite(`tests (${source})`, tests.map(testCase), report, failOnShould, { ...common, source }));

@@ -154,7 +154,7 @@ export function renderMarkdown(report: Report): string {
   }
   if (report.tests.length > 0) out.push(testsSummary(report.tests), '');
   if (report.traffic) out.push(`Traffic: ${report.traffic.exchanges} exchanges, ${report.traffic.notCovered} not operation calls (outside the API base path, or CORS preflights).`, '');
-  for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) out.push(`Not judged: ${count} × ${inline(reason, 120)} (exchanges ${exchanges.map((id) => inline(id, 20)).join(', ')}${count > exchanges.length ? ', …' : ''}).`, '');
+  for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) out.push(`Not judged: ${count} × ${inline(reason, 400)}${exchanges.length > 0 ? ` (exchanges ${exchanges.map((id) => inline(id, 20)).join(', ')}${count > exchanges.length ? ', …' : ''})` : ''}.`, '');
   if (report.operations.length > 0) out.push('### Per operation', '', ...operationsTable(report), '');
   if (report.traffic?.operations) out.push('### Operations called', '', ...operationsCalledTable(report.traffic.operations), '');
 

@@ -24,12 +24,13 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Location, Log, ReportingDescriptor, Result } from 'sarif';
+import type { Location, Log, Notification, ReportingDescriptor, Result } from 'sarif';
 import { once, perKey } from '../core/memo.ts';
 import { schemasDir } from '../core/paths.ts';
 import { version } from '../core/version.ts';
 import type { Evidence, Report, RequirementResult } from './model.ts';
 import { statusOn } from './operations.ts';
+import { notJudgedLine } from './console.ts';
 
 const SARIF_SCHEMA = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json';
 const INFORMATION_URI = 'https://www.npmjs.com/package/tmi-conform';
@@ -225,6 +226,20 @@ function results(r: RequirementResult, ruleIndex: number): Result[] {
   );
 }
 
+/**
+ * What the traffic left unjudged, as notifications of the run: a viewer shows them beside the
+ * results, so that a clean log of a partly judged recording does not read as clean throughout.
+ */
+const notificationsOf = (notifications: Notification[]) => (notifications.length > 0 ? { toolExecutionNotifications: notifications } : {});
+
+function notJudgedNotifications(report: Report): Notification[] {
+  return (report.traffic?.notJudged ?? []).map(({ reason, count, exchanges }) => ({
+    level: 'warning',
+    message: { text: notJudgedLine('not judged', count, reason, exchanges.map((id) => `exchange ${id}`)) },
+    descriptor: { id: 'not-judged' },
+  }));
+}
+
 export function renderSarif(report: Report): string {
   const failed = report.requirements.flatMap((r, index) => (r.status === 'fail' || r.status === 'warn' ? results(r, index) : []));
   const runProperties: Record<string, unknown> = { kind: report.kind, failOn: report.failOn, passed: report.passed, summary: report.summary };
@@ -236,7 +251,7 @@ export function renderSarif(report: Report): string {
       {
         tool: { driver: { name: 'tmi-conform', version, semanticVersion: version, informationUri: INFORMATION_URI, rules: report.requirements.map(rule) } },
         originalUriBaseIds: { [PACKAGE_ROOT]: { description: { text: `The root of the tmi-conform package, which ships the document at ${DOCUMENT}.` } } },
-        invocations: [{ executionSuccessful: true, startTimeUtc: report.startedAt, endTimeUtc: report.finishedAt }],
+        invocations: [{ executionSuccessful: true, startTimeUtc: report.startedAt, endTimeUtc: report.finishedAt, ...notificationsOf(notJudgedNotifications(report)) }],
         columnKind: 'utf16CodeUnits',
         results: failed,
         properties: runProperties,

@@ -32,6 +32,19 @@ export function notRecordedReasons(judgement: Judgement): string[] {
 /** Why an exchange outside the API was not judged, when its judgement does not say (the rule engine's names the base path). */
 export const OUTSIDE_API = 'outside the API base path (not an operation of the interface)';
 
+/** Why an exchange the kit failed on (a bug) is not among the judged ones. */
+export const INTERNAL_ERROR = 'an internal error of the kit while judging or recording it';
+
+/** Why an exchange on a covered path was not judged, in whole or in part, as the reports say it: [] when it was judged in whole. */
+export function notJudgedReasons(judgement: Judgement): string[] {
+  const reasons: string[] = [];
+  if (judgement.notJudged !== undefined) reasons.push(judgement.notJudged);
+  for (const over of judgement.bodiesOverLimit ?? []) reasons.push(`${over.body} body over the ${describeBytes(over.limit)} body limit (its content)`);
+  reasons.push(...notRecordedReasons(judgement));
+  if (judgement.partsNotJudged) reasons.push(...judgement.partsNotJudged);
+  return reasons;
+}
+
 /** The requirements judged on one exchange: those examined, and those found broken. */
 function judgedRequirements(judgement: Judgement): string[] {
   if (judgement.findings.length === 0) return judgement.examined;
@@ -61,9 +74,7 @@ export class TrafficTally {
 
   coveredExchange(exchange: Exchange, operation: string, judgement: Judgement, rateLimit: RateLimitObservation | null | undefined): void {
     this.exchanges++;
-    if (judgement.notJudged !== undefined) this.notJudgedExchange(judgement.notJudged, exchange.id ?? '(no id)');
-    for (const over of judgement.bodiesOverLimit ?? []) this.notJudgedExchange(`${over.body} body over the ${describeBytes(over.limit)} body limit (its content)`, exchange.id ?? '(no id)');
-    for (const reason of notRecordedReasons(judgement)) this.notJudgedExchange(reason, exchange.id ?? '(no id)');
+    for (const reason of notJudgedReasons(judgement)) this.notJudgedExchange(reason, exchange.id ?? '(no id)');
     const byStatus = (this.byOperation[operation] ??= {});
     const status = exchange.response ? String(exchange.response.status) : 'error';
     byStatus[status] = (byStatus[status] ?? 0) + 1;
@@ -81,16 +92,21 @@ export class TrafficTally {
     for (const id of judgedRequirements(judgement)) entry.requirements.add(id);
   }
 
-  private notJudgedExchange(reason: string, id: string): void {
+  /** Exchanges a driver did not hand to the engine (a recording's line cut short, a file read once through its journal): `ids` names the first few. */
+  notJudgedElsewhere(reason: string, count: number, ids: readonly string[]): void {
     let tally = this.notJudged.get(reason);
     if (!tally) this.notJudged.set(reason, (tally = { reason, count: 0, exchanges: [] }));
-    tally.count++;
-    if (tally.exchanges.length < NOT_JUDGED_NAMED) tally.exchanges.push(id);
+    tally.count += count;
+    for (const id of ids) if (tally.exchanges.length < NOT_JUDGED_NAMED) tally.exchanges.push(id);
+  }
+
+  private notJudgedExchange(reason: string, id: string): void {
+    this.notJudgedElsewhere(reason, 1, [id]);
   }
 
   /** A copy of the statistics, or undefined when no exchange was seen (a suite run without traffic). */
   stats(): TrafficStats | undefined {
-    if (this.exchanges === 0) return undefined;
+    if (this.exchanges === 0 && this.notJudged.size === 0) return undefined;
     const stats: TrafficStats = { exchanges: this.exchanges, notCovered: this.notCovered, byOperation: this.byOperation, rateLimitSeries: this.rateLimits.points };
     if (this.operations.size > 0) stats.operations = [...this.operations.values()].map(({ row, requirements }) => ({ ...row, requirements: [...requirements].sort() })).sort(operationOrder);
     if (this.notJudged.size > 0) stats.notJudged = [...this.notJudged.values()];

@@ -21,6 +21,9 @@ export type CredentialState =
   /** The recording does not show which credential was sent. */
   | 'not-recorded';
 
+/** Why the authentication rules were not judged on an exchange whose recording does not show its credential. */
+export const CREDENTIAL_NOT_RECORDED = 'its credential (authentication): the recording does not show the Authorization header sent';
+
 /** States in which a request proves nothing about who sent it: it must not be carried out. */
 export const INVALID_CREDENTIAL_STATES: ReadonlySet<CredentialState> = new Set([
   'absent',

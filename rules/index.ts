@@ -7,7 +7,8 @@ import { outsideApiBase } from './api-base.ts';
 import { CORS_PREFLIGHT } from './operations.ts';
 import { requirement } from './requirements.ts';
 import { rateLimitClient, type RateLimitTracker, type RateLimitObservation } from './rate-limit-tracker.ts';
-import { rateLimitObservationOf } from './checks/check.ts';
+import { credentialStateOf, rateLimitObservationOf } from './checks/check.ts';
+import { CREDENTIAL_NOT_RECORDED } from './credential.ts';
 import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } from './types.ts';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH, valueNestsDeeperThan } from '../core/json-depth.ts';
 import { perFrozenObject, perKey } from '../core/memo.ts';
@@ -44,6 +45,12 @@ export interface Judgement {
    * what they hold is not judged; the status, headers and credential still are.
    */
   bodiesOverLimit?: BodyOverLimit[];
+  /**
+   * What the checks had to examine but could not judge, one line each: "its response body against
+   * the OpenAPI description (OAS-RESPONSE-SCHEMA): get_user response 200 application/json: schema
+   * not compiled (…)". The rest of the exchange was judged.
+   */
+  partsNotJudged?: string[];
   /**
    * Requirements not judged because the recording did not keep this response's headers
    * (Exchange.response.headersRecorded): a check had something to examine in them.
@@ -155,6 +162,7 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, la
     rateLimitObservation: undefined,
     credential: undefined,
     openapi: described,
+    partsNotJudged: undefined,
   };
 
   const findings: Finding[] = [];
@@ -171,6 +179,8 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, la
     for (let i = 0; i < result.length; i++) findings.push(result[i]!);
     for (let i = 0; i < examines.length; i++) if (!examined.includes(examines[i]!)) examined.push(examines[i]!);
   }
+  // The authentication checks examine nothing then: said, as what a check could not judge is.
+  if (credentialStateOf(input) === 'not-recorded') (input.partsNotJudged ??= []).push(CREDENTIAL_NOT_RECORDED);
   const rateLimit = rateLimitObservationOf(input) ?? null;
   if (tracker && rateLimit) {
     // Only exchanges attributed through a trusted credential join a client's history.
@@ -182,5 +192,6 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, la
   if (overLimit) judgement.bodiesOverLimit = overLimit;
   if (headersNotRecorded.length > 0) judgement.responseHeadersNotRecorded = headersNotRecorded;
   if (exchange.response?.body?.notRecorded) judgement.responseBodyNotRecorded = true;
+  if (input.partsNotJudged) judgement.partsNotJudged = input.partsNotJudged;
   return judgement;
 }

@@ -157,13 +157,13 @@ describe('authentication checks: complete findings', () => {
     expectFindings(errorExchange(deleteExchange({ requestHeaders: expired }), 429, { statusCode: 429 }, rateLimitHeaders(0)), []);
   });
 
-  it('missingTokenRefused: the status received; on delete a 404 says the profile was looked up first', () => {
+  it('missingTokenRefused: the status received; on delete a 404 says the caller was not refused with 401', () => {
     const expected = '401 for a request without an Authorization header';
     const missing = f('requestCarriesBearerToken', 'AUTH-BEARER-HEADER', 'must', 'client', BEARER_EXPECTED, 'no Authorization header');
     expectFindings(errorExchange(deleteExchange({ requestHeaders: {} }), 404, { message: 'Not found' }), [
       f('statusCodeIsDocumented', 'GEN-STATUS-DOCUMENTED', 'should', 'implementation', 'one of 204, 401, 403, 429 for deleteTokenExchangeProfile', '404'),
       missing,
-      f('missingTokenRefused', 'AUTH-MISSING-TOKEN-401', 'must', 'implementation', expected, '404 (the profile was looked up before the caller was checked)'),
+      f('missingTokenRefused', 'AUTH-MISSING-TOKEN-401', 'must', 'implementation', expected, '404 for a request without a valid token: the caller was not refused with 401'),
     ]);
     expectFindings(errorExchange(deleteExchange({ requestHeaders: {} }), 403, { message: 'Forbidden delete:token_exchange_profiles' }), [
       missing,

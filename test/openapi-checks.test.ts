@@ -17,6 +17,7 @@ import { buildExchange, type ExchangeParts } from '../rules/exchange.ts';
 import { ApiLayout, judgeExchange } from '../rules/index.ts';
 import type { OpenApiDescription } from '../rules/openapi/description.ts';
 import { loadOpenApiFile } from '../rules/openapi/load.ts';
+import { startCli } from './helpers/cli.ts';
 import { startTestProxy } from './helpers/proxy.ts';
 import { tokenFor } from './helpers/reference.ts';
 
@@ -270,6 +271,89 @@ paths:
       expect(offline.requirements.find((r) => r.id === 'OAS-STATUS-DECLARED')!.status).toBe('pass');
     } finally {
       await under.dispose();
+    }
+  });
+});
+
+// A pattern found in real descriptions: "\-" outside a character class is an identity escape,
+// which ajv's Unicode regular expressions reject ("Invalid escape"), so the schema holding it
+// cannot be compiled and no body is judged against it.
+const UNCOMPILABLE = `openapi: 3.1.0
+info: { title: tenant, version: '2' }
+servers:
+  - url: /api/v2
+paths:
+  /phones/{id}:
+    get:
+      operationId: getPhone
+      responses:
+        '200': &phone
+          description: the phone
+          content:
+            application/json:
+              schema:
+                type: object
+                properties: { number: { type: string, pattern: '^\\d{3}\\-\\d{4}$' } }
+        '404': *phone
+`;
+const uncompilablePath = join(dir, 'uncompilable.yaml');
+writeFileSync(uncompilablePath, UNCOMPILABLE);
+const NOT_COMPILED = 'its response body against the OpenAPI description (OAS-RESPONSE-SCHEMA): getPhone response';
+const NOT_COMPILED_CAUSE = 'application/json: schema not compiled (Invalid regular expression: ';
+
+/** Each of the five report files names the schema not compiled and how many exchanges it held for. */
+function expectNamedInEveryReport(reportDir: string, exchanges: number): void {
+  const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
+  const tally = report.traffic!.notJudged!.find((t) => t.reason.startsWith(NOT_COMPILED));
+  expect(tally, JSON.stringify(report.traffic!.notJudged)).toMatchObject({ count: exchanges });
+  expect(tally!.reason).toContain(NOT_COMPILED_CAUSE);
+  expect(report.requirements.find((r) => r.id === 'OAS-RESPONSE-SCHEMA')!.status).toBe('skip');
+  for (const file of ['report.md', 'report.html', 'junit.xml', 'report.sarif']) {
+    const text = readFileSync(join(reportDir, file), 'utf8');
+    expect(text, file).toContain(NOT_COMPILED);
+    expect(text, file).toContain(NOT_COMPILED_CAUSE);
+  }
+  const sarif = JSON.parse(readFileSync(join(reportDir, 'report.sarif'), 'utf8')) as { runs: Array<{ invocations: Array<{ toolExecutionNotifications?: Array<{ level: string; message: { text: string } }> }> }> };
+  expect(sarif.runs[0]!.invocations[0]!.toolExecutionNotifications).toContainEqual({ level: 'warning', message: { text: expect.stringContaining(`not judged: ${exchanges} exchange(s), ${NOT_COMPILED}`) }, descriptor: { id: 'not-judged' } });
+}
+
+describe('a schema of the description that cannot be compiled', () => {
+  const phone = (id: string) => call({ url: `${BASE}/phones/${id}`, responseBody: '{"number":"555-0100"}' });
+
+  it('the engine examines nothing against it and says why, in the judgement', async () => {
+    const description = await loadOpenApiFile(uncompilablePath);
+    const judgement = judgeExchange(phone('p1'), undefined, new ApiLayout({ openapi: description }));
+    expect(judgement.examined).not.toContain('OAS-RESPONSE-SCHEMA');
+    expect(judgement.partsNotJudged).toEqual([expect.stringMatching(/^its response body against the OpenAPI description \(OAS-RESPONSE-SCHEMA\): getPhone response 200 application\/json: schema not compiled \(Invalid regular expression: .*Invalid escape\)$/)]);
+  });
+
+  it('validate: the console names it with the exchanges it held for, and so does every report', () => {
+    const reportDir = join(dir, 'uncompilable-validate');
+    const { code, stdout } = validate(harOf('phones', [phone('p1'), phone('p2')]), '--openapi', uncompilablePath, '--report-dir', reportDir);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^not judged: 2 exchange\(s\), its response body against the OpenAPI description \(OAS-RESPONSE-SCHEMA\): getPhone response 200 application\/json: schema not compiled \(Invalid regular expression: .*\): \S*phones\.har log\.entries \[0\], \S*phones\.har log\.entries \[1\]$/m);
+    expectNamedInEveryReport(reportDir, 2);
+  });
+
+  it('proxy: the console says it live, once, when first met; the summary at stop and every report name it', async () => {
+    const ref = await startReference({ rateLimit: false });
+    const reportDir = join(dir, 'uncompilable-proxy');
+    const child = startCli(['proxy', '--target', ref.origin, '--listen', '127.0.0.1:0', '--report-dir', reportDir, '--status-interval', '0', '--openapi', uncompilablePath]);
+    try {
+      const origin = (await child.firstLine).slice('listening on '.length);
+      const token = await tokenFor(ref, 'full');
+      // The reference serves no /phones: its JSON 404 is declared, with the schema that cannot be compiled.
+      for (const id of ['p1', 'p2']) expect((await fetch(`${origin}/api/v2/phones/${id}`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
+      await child.stderrContains(`not judged: ${NOT_COMPILED}`);
+      child.kill('SIGTERM');
+      const { code, stdout, stderr } = await child.exited;
+      expect(code).toBe(0);
+      expect(stderr.split('\n').filter((line) => line.includes(NOT_COMPILED))).toEqual([expect.stringMatching(/^tmi-conform proxy: not judged: its response body .*schema not compiled \(Invalid regular expression: .*\(first met in exchange 1; /)]);
+      expect(stdout).toMatch(/^not judged: 2 exchange\(s\), its response body against the OpenAPI description \(OAS-RESPONSE-SCHEMA\): getPhone response 404 application\/json: schema not compiled \(Invalid regular expression: .*\): exchange 1, exchange 2$/m);
+      expectNamedInEveryReport(reportDir, 2);
+    } finally {
+      child.kill('SIGKILL');
+      await ref.close();
     }
   });
 });

@@ -95,6 +95,10 @@ describe('proxy: an existing journal', () => {
     expect(entriesOf(harPath)).toHaveLength(3);
     const report = reportOf(reportDir);
     expect(report.traffic?.exchanges).toBe(3);
+    // The line dropped held an exchange nobody judged: the reports and the summary say so.
+    const dropped = `${journalPath}: its last line was cut short (a recorder stopped mid-write): not read`;
+    expect(report.traffic?.notJudged).toEqual([{ reason: dropped, count: 1, exchanges: [] }]);
+    expect(second.out).toContain(`not judged: 1 exchange(s), ${dropped}\n`);
     // The earlier session's findings are still there: its target did not conform.
     expect(report.passed).toBe(false);
     expect(report.requirements.find((r) => r.id === 'RS-RESPONSE-SCHEMA')).toMatchObject({ status: 'fail', counts: { findings: 2 } });

@@ -181,7 +181,8 @@ describe('authentication checks', () => {
   it('missingTokenRefused: a request without a token refused with anything but 401 (must on delete, a 404 included; should on the others)', () => {
     const f = expectFinding(errorExchange(deleteExchange({ requestHeaders: {} }), 404, {}), 'missingTokenRefused', 'AUTH-MISSING-TOKEN-401');
     expect(f.level).toBe('must');
-    expect(findingMessage(f)).toContain('looked up before the caller was checked');
+    expect(findingMessage(f)).toContain('received 404 for a request without a valid token: the caller was not refused with 401');
+    expect(findingMessage(f)).not.toContain('looked up');
     const other = expectFinding(errorExchange(getExchange(resourceServer(), 'rs_1', { requestHeaders: {} }), 403, {}), 'missingTokenRefused', 'AUTH-MISSING-TOKEN-401-OTHER');
     expect(other.level).toBe('should');
     expect(findingsOf(errorExchange(deleteExchange({ requestHeaders: {} }), 401, { message: 'Missing authentication' })).filter((x) => x.subject === 'implementation')).toEqual([]);

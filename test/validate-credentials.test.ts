@@ -3,7 +3,7 @@
 // judged); the kit's own recordings say whether the header was there; a token kept whole is
 // judged without keys for what needs none (alg none) and, with --jwks, for its signature.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,6 +80,11 @@ describe('validate: credentials in recordings', () => {
     expect(stdout.match(/credentials not recorded/g)).toHaveLength(1);
     expect(stdout).toContain('credentials not recorded: 5 exchanges not judged for authentication');
     expect(stdout).not.toMatch(/AUTH-/);
+    // Every report says so too, with the exchanges.
+    const reason = 'its credential (authentication): the recording does not show the Authorization header sent';
+    const report = JSON.parse(readFileSync(join(dir, 'cassette', 'report.json'), 'utf8')) as { traffic: { notJudged?: unknown[] } };
+    expect(report.traffic.notJudged).toEqual([{ reason, count: 5, exchanges: ['0', '1', '2', '3', '4'] }]);
+    for (const file of ['report.md', 'report.html', 'junit.xml', 'report.sarif']) expect(readFileSync(join(dir, 'cassette', file), 'utf8'), file).toContain('the recording does not show the Authorization header sent');
   });
 
   it("the kit's own recording says no header was sent: a 2xx is a security finding, exit 1", () => {
@@ -88,10 +93,14 @@ describe('validate: credentials in recordings', () => {
     expect(code, stdout).toBe(1);
     expect(stdout).toMatch(/AUTH-CREDENTIAL-REQUIRED\s+must\s+implementation\s+1/);
     expect(stdout).not.toContain('credentials not recorded');
-    // Refused, but with 404: the profile was looked up before the caller was checked.
-    const lookedUp = validate(har('own-404.har', [{ method: 'DELETE', path: DELETE, status: 404, conformanceToken: { headerPresent: false, wellFormed: false } }]), '--report-dir', join(dir, 'own-404'));
-    expect(lookedUp.code, lookedUp.stdout).toBe(1);
-    expect(lookedUp.stdout).toMatch(/AUTH-MISSING-TOKEN-401\s+must\s+implementation\s+1/);
+    // Refused, but with 404: the caller was not refused with 401.
+    const notRefused = validate(har('own-404.har', [{ method: 'DELETE', path: DELETE, status: 404, conformanceToken: { headerPresent: false, wellFormed: false } }]), '--report-dir', join(dir, 'own-404'));
+    expect(notRefused.code, notRefused.stdout).toBe(1);
+    expect(notRefused.stdout).toMatch(/AUTH-MISSING-TOKEN-401\s+must\s+implementation\s+1/);
+    // What was seen, not a guess at why: a router or a stub's matcher answers 404 too.
+    const report = JSON.parse(readFileSync(join(dir, 'own-404', 'report.json'), 'utf8')) as { requirements: Array<{ id: string; evidence: Array<{ findings?: Array<{ received: string }> }> }> };
+    const received = report.requirements.find((r) => r.id === 'AUTH-MISSING-TOKEN-401')!.evidence[0]!.findings!.map((f) => f.received);
+    expect(received).toEqual(['404 for a request without a valid token: the caller was not refused with 401']);
   });
 
   it('a foreign recording that kept an unsigned token (alg none) that got a 2xx: exit 1 without any keys', () => {

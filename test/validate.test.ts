@@ -1,11 +1,15 @@
 // `tmi-conform validate`: judges recordings offline, prints a summary, writes the reports,
 // and answers with the contract's exit codes.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { judgeRecording } from '../api/index.ts';
+import { startReference, type RunningReference } from '../reference/index.ts';
+import { startTestProxy, type ProxyUnderTest } from './helpers/proxy.ts';
+import { tokenFor } from './helpers/reference.ts';
 import { judgeExchange } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
 import { harEntry as journalEntry } from '../recordings/write.ts';
@@ -179,6 +183,8 @@ describe('tmi-conform validate: input that cannot be read is never a verdict', (
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('2 exchanges in 1 file(s): 2 judged');
     expect(stderr).toBe(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
+    // The reports say it too: the line held an exchange that nobody judged.
+    expect(readReport(join(dir, 'cut')).traffic!.notJudged).toEqual([{ reason: `${file}: its last line was cut short (a recorder stopped mid-write): not read`, count: 1, exchanges: ['3'] }]);
   });
 
   it('lines in the middle that are not entries: the others are judged, the bad ones named, exit 2 and no report', () => {
@@ -235,3 +241,71 @@ describe('tmi-conform validate: input that cannot be read is never a verdict', (
     expect(under.stderr).toMatch(/^tmi-conform: cannot write reports to .*a-file\/reports: a file stands where a directory is needed\n$/);
   });
 });
+
+describe('validate of a proxy session: its journal and the HAR made from it at stop', () => {
+  let ref: RunningReference;
+  let session: ProxyUnderTest;
+  beforeAll(async () => {
+    ref = await startReference({ rateLimit: false });
+    session = await startTestProxy(ref.origin);
+    const token = await tokenFor(ref, 'full');
+    for (const id of [...ref.fixtures.resource_servers, 'rs_missing']) await (await fetch(`${session.proxy.url}/api/v2/resource-servers/${id}`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer();
+    await fetch(`${session.proxy.url}/api/v2/resource-servers/x`).then((r) => r.arrayBuffer());
+    await session.proxy.stop();
+  });
+  afterAll(async () => {
+    await session?.dispose();
+    await ref?.close();
+  });
+
+  const sent = () => ref.fixtures.resource_servers.length + 2;
+  const expectReadOnce = (args: string[], reportDir: string) => {
+    const { code, stdout, stderr } = validate(...args, '--report-dir', reportDir);
+    expect(stderr).toBe('');
+    expect(code, stdout).toBe(0);
+    expect(stdout.split('\n').filter((line) => line.startsWith('skipped '))).toEqual([
+      `skipped ${session.harPath}: the HAR the proxy wrote at stop from the journal ${session.journalPath} (${sent()} exchanges): each is judged once, from the journal`,
+    ]);
+    expect(stdout).toContain(`${sent()} exchanges in 1 file(s): ${sent()} judged`);
+    const report = readReport(reportDir);
+    expect(report.traffic).toMatchObject({ exchanges: sent(), byOperation: { getResourceServer: { '200': ref.fixtures.resource_servers.length, '404': 1, '401': 1 } } });
+    expect(report.traffic!.notJudged).toEqual([
+      { reason: `read once: ${session.harPath} is the HAR the proxy wrote at stop from the journal ${session.journalPath}, whose same exchanges were judged`, count: sent(), exchanges: expect.arrayContaining(['0', '1']) },
+    ]);
+    const md = readFileSync(join(reportDir, 'report.md'), 'utf8');
+    expect(md).toContain(`${sent()} × read once: `);
+  };
+
+  it('its folder: each exchange counted once, from the journal; the HAR said skipped, on the console and in the reports', () => {
+    expect(readdirSync(session.dir).filter((name) => /\.(har|jsonl)$/.test(name)).sort()).toEqual(['traffic.har', 'traffic.har.jsonl']);
+    expectReadOnce([session.dir], join(dir, 'pair-folder'));
+  });
+
+  it('both files named, in either order: the same', () => {
+    expectReadOnce([session.harPath, session.journalPath], join(dir, 'pair-har-first'));
+    expectReadOnce([session.journalPath, session.harPath], join(dir, 'pair-journal-first'));
+  });
+
+  it('a file named twice (itself and through its folder) is read once, and said so', () => {
+    const { stdout } = validate(session.dir, session.journalPath, '--report-dir', join(dir, 'named-twice'));
+    expect(stdout).toContain(`skipped ${session.journalPath}: named twice, read once\n`);
+    expect(readReport(join(dir, 'named-twice')).traffic).toMatchObject({ exchanges: sent() });
+  });
+
+  it("the library's judgeRecording does the same", async () => {
+    const report = await judgeRecording([session.harPath, session.journalPath]);
+    expect(report.traffic).toMatchObject({ exchanges: sent(), notJudged: [{ reason: expect.stringMatching(/^read once: .*traffic\.har is the HAR the proxy wrote at stop from the journal /), count: sent() }] });
+  });
+
+  it('the HAR alone, or beside a journal it was not made from, is judged as any HAR', () => {
+    const alone = validate(session.harPath, '--report-dir', join(dir, 'har-alone'));
+    expect(alone.stdout).not.toContain('skipped');
+    expect(readReport(join(dir, 'har-alone')).traffic).toMatchObject({ exchanges: sent() });
+    const other = join(dir, 'other.jsonl');
+    writeFileSync(other, `${JSON.stringify(journalEntry(getExchange(), judgeExchange(getExchange())))}\n`);
+    const beside = validate(session.harPath, other, '--report-dir', join(dir, 'har-beside'));
+    expect(beside.stdout).not.toContain('skipped');
+    expect(readReport(join(dir, 'har-beside')).traffic).toMatchObject({ exchanges: sent() + 1 });
+  });
+});
+

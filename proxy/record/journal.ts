@@ -31,6 +31,8 @@ export class Journal implements Addon {
   lost = 0;
   /** Bytes of earlier sessions the journal held when resumed (append); 0 for a new journal. */
   readonly earlierBytes: number = 0;
+  /** Resumed, it ended in a line cut short, which was dropped: an exchange lost, which the reports count. */
+  droppedTail = false;
   /** Bytes in the journal now, its earlier sessions' and every segment's (as written, before any compression). */
   bytes = 0;
   /** Told the journal's size after each write (the admin listener's gauges): bytes, and files it is made of. */
@@ -146,11 +148,13 @@ export class Journal implements Addon {
       const whole = start + newline + 1;
       if (whole < size) {
         ftruncateSync(this.fd!, whole);
+        this.droppedTail = true;
         this.warn(`the journal ${this.path} ended in a line cut short (a recorder stopped mid-write): its last ${size - whole} bytes were dropped`);
       }
       return whole;
     }
     ftruncateSync(this.fd!, 0);
+    this.droppedTail = true;
     this.warn(`the journal ${this.path} held only a line cut short (a recorder stopped mid-write): its ${size} bytes were dropped`);
     return 0;
   }

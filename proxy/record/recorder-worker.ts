@@ -19,9 +19,11 @@ import { ApiLayout } from '../../rules/api-layout.ts';
 import { apiBaseOfTarget } from '../../rules/api-base.ts';
 import { loadOpenApiFile } from '../../rules/openapi/load.ts';
 import { ReportAddon } from './report.ts';
+import { cutShortReason } from '../../recordings/jsonl-journal.ts';
 import { StatusAddon } from './status.ts';
 import { AdminListener, OPERATIONS_LIVE, type SessionState } from '../admin/admin.ts';
 import { operationRows } from '../../reports/operations.ts';
+import { NotJudgedAddon } from './not-judged.ts';
 import { AdminFeedAddon } from './admin-feed.ts';
 import { flowsFromBatch } from './flow-batch.ts';
 import type { FromRecorder, RecorderSettings, RecorderSummary, ToRecorder } from './messages.ts';
@@ -82,14 +84,16 @@ function openJournal(): Journal | undefined {
 if (journal) {
   const open = journal;
   const status = new StatusAddon();
+  const notJudged = new NotJudgedAddon(warn);
   const report = new ReportAddon(settings.reportTarget, openapi !== undefined);
+  if (open.droppedTail) report.builder.addNotJudged(cutShortReason(open.path), 1, []);
   const tenant = TenantTokens.fromData(settings.tenant);
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
   admin?.follow(() => ({ counts: status.counts, ...soFar(report) }));
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
   const layout = new ApiLayout({ base: apiBaseOfTarget(settings.targetBasePath ?? '', openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) });
   const judge = new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, layout);
-  const pipeline = new Pipeline([judge, new RecordAddon(), open, report, status, ...(adminFeed ? [adminFeed] : [])], warn);
+  const pipeline = new Pipeline([judge, new RecordAddon(), open, report, status, notJudged, ...(adminFeed ? [adminFeed] : [])], warn);
   if (admin) {
     open.onSize = (bytes, segments) => admin.metrics.journalSize(bytes, segments);
     admin.metrics.journalSize(open.bytes, open.files);
@@ -123,7 +127,9 @@ if (journal) {
     const nonGlobal = new Set(settings.nonGlobalClients);
     const add = (exchange: Exchange, judgement: Judgement | undefined) => {
       if (judgement) report.builder.addExchange(exchange, judgement);
+      else report.notJudged(exchange.id ?? '(no id)');
       status.earlier(exchange, judgement);
+      notJudged.earlier(exchange, judgement);
       adminFeed?.earlier(exchange, judgement);
       earlier++;
     };

@@ -96,9 +96,10 @@ function refusedWith401(input: CheckInput, states: ReadonlySet<CredentialState>,
 }
 
 export function missingTokenRefused(input: CheckInput): CheckResult {
-  // On delete, a 404 shows the server looked the id up before it checked who asks.
-  const lookedUp = input.exchange.response?.status === 404 && isDelete(input) ? ' (the profile was looked up before the caller was checked)' : '';
-  return refusedWith401(input, MISSING, ['AUTH-MISSING-TOKEN-401', 'AUTH-MISSING-TOKEN-401-OTHER'], lookedUp);
+  // On delete, a 404 reads like an answer about the profile; what was seen is that the caller was not refused
+  // (a router or a stub's matcher answers 404 as well, so nothing is said of why).
+  const notRefused = input.exchange.response?.status === 404 && isDelete(input) ? ' for a request without a valid token: the caller was not refused with 401' : '';
+  return refusedWith401(input, MISSING, ['AUTH-MISSING-TOKEN-401', 'AUTH-MISSING-TOKEN-401-OTHER'], notRefused);
 }
 
 export function invalidSignatureRefused(input: CheckInput): CheckResult {

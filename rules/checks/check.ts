@@ -23,6 +23,19 @@ export interface CheckInput {
   credential?: CredentialState;
   /** The operation of the user's OpenAPI description (--openapi) an other operation's exchange matched. */
   openapi?: OpenApiOperation;
+  /** What a check had to examine but could not, and why (see partNotJudged); the engine hands it on in the judgement. */
+  partsNotJudged?: string[];
+}
+
+/**
+ * A check met something it should examine but cannot judge (a schema of the user's OpenAPI
+ * description that cannot be compiled): it examines nothing (undefined), and the reason, named
+ * by its requirement, travels with the judgement to every report instead of passing in silence.
+ */
+export function partNotJudged(input: CheckInput, requirementId: string, what: string, reason: string): undefined {
+  const line = `${what} (${requirementId}): ${reason}`;
+  if (!input.partsNotJudged?.includes(line)) (input.partsNotJudged ??= []).push(line);
+  return undefined;
 }
 
 /** The exchange's credential state, classified once and shared by the authentication checks. */

@@ -2,7 +2,7 @@
 // detail: the status declared, the response body against its schema, the request body against
 // its schema. The document's rules keep precedence: these run on other operations only, and only
 // where the description matched the exchange (input.openapi).
-import { defineCheck, finding, show, type CheckInput, type CheckResult } from './check.ts';
+import { defineCheck, finding, partNotJudged, show, type CheckInput, type CheckResult } from './check.ts';
 
 const problemsText = (problems: readonly string[]): string => show(problems.join('; '), 300);
 
@@ -17,19 +17,23 @@ export function statusDeclaredInOpenApi({ exchange, openapi }: CheckInput): Chec
   return [finding('OAS-STATUS-DECLARED', 'implementation', `a status the OpenAPI description declares for ${openapi.name}`, String(status))];
 }
 
-export function responseBodyMatchesOpenApi({ exchange, openapi, responseJson }: CheckInput): CheckResult {
+export function responseBodyMatchesOpenApi(input: CheckInput): CheckResult {
+  const { exchange, openapi, responseJson } = input;
   const response = exchange.response;
   if (!openapi || !response || !responseJson?.ok) return undefined;
   const problems = openapi.responseBodyProblems(response.status, response.headers['content-type'], responseJson.value);
   if (problems === undefined) return undefined;
+  if (!Array.isArray(problems)) return partNotJudged(input, 'OAS-RESPONSE-SCHEMA', 'its response body against the OpenAPI description', problems.notJudged);
   if (problems.length === 0) return [];
   return [finding('OAS-RESPONSE-SCHEMA', 'implementation', `a ${response.status} body matching the OpenAPI description's schema for ${openapi.name}`, problemsText(problems))];
 }
 
-export function requestBodyMatchesOpenApi({ exchange, openapi, requestJson }: CheckInput): CheckResult {
+export function requestBodyMatchesOpenApi(input: CheckInput): CheckResult {
+  const { exchange, openapi, requestJson } = input;
   if (!openapi || !requestJson?.ok) return undefined;
   const problems = openapi.requestBodyProblems(exchange.request.headers['content-type'], requestJson.value);
   if (problems === undefined) return undefined;
+  if (!Array.isArray(problems)) return partNotJudged(input, 'OAS-REQUEST-SCHEMA', 'its request body against the OpenAPI description', problems.notJudged);
   if (problems.length === 0) return [];
   return [finding('OAS-REQUEST-SCHEMA', 'client', `a request body matching the OpenAPI description's schema for ${openapi.name}`, problemsText(problems))];
 }

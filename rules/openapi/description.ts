@@ -31,17 +31,25 @@ export interface OpenApiOperation {
   statusDeclared(status: number): boolean | undefined;
   /**
    * The response body's problems against the schema declared for its status and media type: [] when it
-   * conforms; undefined when there is nothing to judge (no body, no such schema, a schema not compiled).
+   * conforms; undefined when there is nothing to judge (no body, no such schema); `notJudged` when there
+   * is one but the body cannot be judged against it (a schema ajv cannot compile, a `$ref` that leads nowhere).
    */
-  responseBodyProblems(status: number, contentType: string | undefined, body: unknown): string[] | undefined;
+  responseBodyProblems(status: number, contentType: string | undefined, body: unknown): BodyProblems;
   /** The same for the request body, against the operation's `requestBody`. */
-  requestBodyProblems(contentType: string | undefined, body: unknown): string[] | undefined;
+  requestBodyProblems(contentType: string | undefined, body: unknown): BodyProblems;
 }
+
+/** Why a body the description has a schema for was not judged: "get_user response 200 application/json: schema not compiled (…)". */
+export interface SchemaNotJudged {
+  notJudged: string;
+}
+
+export type BodyProblems = string[] | SchemaNotJudged | undefined;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 /** A compiled schema, or why it was not: then what it describes is not judged. */
-type Compiled = { validate: ValidateFunction } | { notJudged: string };
+type Compiled = { validate: ValidateFunction } | SchemaNotJudged;
 
 export class OpenApiDescription {
   private readonly schemas: DescriptionSchemas;
@@ -103,7 +111,7 @@ class DescriptionSchemas {
   }
 
   /** The schema at a location, for bodies travelling one way, compiled on first use; a failure is noted once and never thrown. */
-  validatorAt(location: Location, direction: Direction, what: string): ValidateFunction | undefined {
+  validatorAt(location: Location, direction: Direction, what: string): Compiled {
     const key = `${direction} ${pointerText(location)}`;
     let compiled = this.compiled.get(key);
     if (compiled === undefined) {
@@ -111,20 +119,21 @@ class DescriptionSchemas {
         this.compiler ??= schemaCompiler(this.document, this.version);
         compiled = { validate: this.compiler.compile(location, direction) };
       } catch (error) {
-        compiled = { notJudged: firstLine(error) };
-        this.note(`${what}: not judged (${compiled.notJudged})`);
+        const cause = firstLine(error);
+        this.note(`${what}: not judged (${cause})`);
+        compiled = { notJudged: `${what}: schema not compiled (${cause})` };
       }
       this.compiled.set(key, compiled);
     }
-    return 'validate' in compiled ? compiled.validate : undefined;
+    return compiled;
   }
 
   /** A response, request body or path item, its `$ref`s followed; a reference that leads nowhere is noted. */
-  resolve(value: unknown, location: Location, what: string): { value: Record<string, unknown>; location: Location } | undefined {
+  resolve(value: unknown, location: Location, what: string): { value: Record<string, unknown>; location: Location } | SchemaNotJudged {
     const resolved = resolveObject(this.document, value, location);
     if ('unresolved' in resolved) {
       this.note(`${what}: not judged (${resolved.unresolved})`);
-      return undefined;
+      return { notJudged: `${what}: ${resolved.unresolved}` };
     }
     return resolved;
   }
@@ -141,7 +150,7 @@ function routesOf(document: Record<string, unknown>, schemas: DescriptionSchemas
   for (const [template, item] of Object.entries(document.paths as Record<string, unknown>)) {
     if (!template.startsWith('/')) continue; // extensions ("x-…") and stray keys
     const pathItem = schemas.resolve(item, ['paths', template], `path ${template}`);
-    if (!pathItem) continue;
+    if ('notJudged' in pathItem) continue;
     const pathBases = basePathsOf(pathItem.value.servers) ?? rootBases;
     for (const method of METHODS) {
       const operation = pathItem.value[method];
@@ -180,21 +189,21 @@ class DescribedOperation implements OpenApiOperation {
     return responseKey(responses, status) !== undefined;
   }
 
-  responseBodyProblems(status: number, contentType: string | undefined, body: unknown): string[] | undefined {
+  responseBodyProblems(status: number, contentType: string | undefined, body: unknown): BodyProblems {
     const responses = this.responses();
     if (body === undefined || !responses) return undefined;
     const key = responseKey(responses, status);
     if (key === undefined) return undefined;
     const what = `${this.name} response ${key}`;
     const response = this.schemas.resolve(responses[key], [...this.location, 'responses', key], what);
-    return response && this.bodyProblems(response, 'response', contentType, body, what);
+    return 'notJudged' in response ? response : this.bodyProblems(response, 'response', contentType, body, what);
   }
 
-  requestBodyProblems(contentType: string | undefined, body: unknown): string[] | undefined {
+  requestBodyProblems(contentType: string | undefined, body: unknown): BodyProblems {
     if (body === undefined || this.operation.requestBody === undefined) return undefined;
     const what = `${this.name} request body`;
     const requestBody = this.schemas.resolve(this.operation.requestBody, [...this.location, 'requestBody'], what);
-    return requestBody && this.bodyProblems(requestBody, 'request', contentType, body, what);
+    return 'notJudged' in requestBody ? requestBody : this.bodyProblems(requestBody, 'request', contentType, body, what);
   }
 
   /** Only the declared responses, not the extensions ("x-…") beside them. */
@@ -204,19 +213,21 @@ class DescribedOperation implements OpenApiOperation {
     return Object.fromEntries(Object.entries(responses).filter(([key]) => /^([1-5](\d\d|XX)|default)$/i.test(key)));
   }
 
-  private bodyProblems(holder: { value: Record<string, unknown>; location: Location }, direction: Direction, contentType: string | undefined, body: unknown, what: string): string[] | undefined {
+  private bodyProblems(holder: { value: Record<string, unknown>; location: Location }, direction: Direction, contentType: string | undefined, body: unknown, what: string): BodyProblems {
     const content = holder.value.content;
     if (!isRecord(content)) return undefined;
     const mediaKey = mediaTypeKey(Object.keys(content), contentType);
     if (mediaKey === undefined) return undefined;
     const media = content[mediaKey];
     if (!isRecord(media) || media.schema === undefined) return undefined;
-    const validate = this.schemas.validatorAt([...holder.location, 'content', mediaKey, 'schema'], direction, `${what} ${mediaKey}`);
-    if (!validate) return undefined;
+    const compiled = this.schemas.validatorAt([...holder.location, 'content', mediaKey, 'schema'], direction, `${what} ${mediaKey}`);
+    if ('notJudged' in compiled) return compiled;
+    const { validate } = compiled;
     try {
       return validate(body) ? [] : problemsOf(validate.errors);
-    } catch {
-      return undefined; // a body ajv cannot walk (nested too deep for the stack) is not judged
+    } catch (error) {
+      // A body ajv cannot walk (nested too deep for the stack) is not judged, and says so.
+      return { notJudged: `${what} ${mediaKey}: the body could not be validated (${firstLine(error)})` };
     }
   }
 }

@@ -17,6 +17,7 @@ header.top h1 .kind{font-weight:400;color:#94a3b8}
 .verdict{margin-left:auto;font-weight:700;font-size:13px;letter-spacing:.4px;text-transform:uppercase;padding:6px 14px;border-radius:999px}
 .verdict.ok{background:var(--pass-bg);color:var(--pass)}
 .verdict.bad{background:var(--fail-bg);color:var(--fail)}
+.verdict.interrupted{background:var(--skip-bg);color:var(--skip)}
 dl.meta{display:flex;flex-wrap:wrap;gap:6px 28px;margin:12px 0 0;font-size:13px}
 dl.meta div{display:flex;gap:6px}
 dl.meta dt{color:#94a3b8}

@@ -3,6 +3,7 @@
 // HTML, a link to it there. Targets are named from the reports.
 import { relative } from 'node:path';
 import type { Report, Status } from './model.ts';
+import { INTERRUPTED_VERDICT } from './status.ts';
 
 export interface MatrixTarget {
   /** Its column's name: the report's target, else its source. */
@@ -10,6 +11,8 @@ export interface MatrixTarget {
   /** The report.json it was read from, as the user named it. */
   origin: string;
   passed: boolean;
+  /** Its report was interrupted: no verdict. */
+  interrupted?: true;
   failOn: Report['failOn'];
 }
 
@@ -30,7 +33,7 @@ export interface Matrix {
 export function buildMatrix(reports: Array<{ report: Report; origin: string }>): Matrix {
   const names = reports.map(({ report }) => report.target ?? report.sources.map((s) => s.name).join(', '));
   // Two columns of one name (two runs against the same target) are told apart by where they came from.
-  const targets = reports.map(({ report, origin }, i) => ({ name: names.filter((n) => n === names[i]).length > 1 ? `${names[i]} (${origin})` : names[i]!, origin, passed: report.passed, failOn: report.failOn }));
+  const targets = reports.map(({ report, origin }, i) => ({ name: names.filter((n) => n === names[i]).length > 1 ? `${names[i]} (${origin})` : names[i]!, origin, passed: report.passed, ...(report.interrupted === true ? { interrupted: true as const } : {}), failOn: report.failOn }));
   const order: string[] = [];
   const facts = new Map<string, { level: 'must' | 'should'; title: string }>();
   for (const { report } of reports) {
@@ -65,7 +68,7 @@ export function renderMatrixMarkdown(matrix: Matrix): string {
   const out = [
     '## tmi-conform: requirements × targets',
     '',
-    ...matrix.targets.map((t, i) => `${i + 1}. ${escapeCell(t.name)}: ${t.passed ? '✅ conforming' : `❌ NOT conforming (fail-on ${t.failOn})`}`),
+    ...matrix.targets.map((t, i) => `${i + 1}. ${escapeCell(t.name)}: ${t.interrupted ? `⏹ ${INTERRUPTED_VERDICT}` : t.passed ? '✅ conforming' : `❌ NOT conforming (fail-on ${t.failOn})`}`),
     '',
     `| requirement | ${matrix.targets.map((_, i) => `${i + 1}`).join(' | ')} |`,
     `|---|${matrix.targets.map(() => ':---:').join('|')}|`,
@@ -77,7 +80,7 @@ export function renderMatrixMarkdown(matrix: Matrix): string {
 
 /** The console's table: the verdict of each target, then the requirements whose status is not the same pass everywhere. */
 export function renderMatrixConsole(matrix: Matrix): string[] {
-  const out = matrix.targets.map((t, i) => `target ${i + 1}: ${t.name}: ${t.passed ? 'conforming' : 'NOT conforming'}`);
+  const out = matrix.targets.map((t, i) => `target ${i + 1}: ${t.name}: ${t.interrupted ? INTERRUPTED_VERDICT : t.passed ? 'conforming' : 'NOT conforming'}`);
   const width = Math.max(...matrix.rows.map((r) => r.requirement.length));
   const differing = matrix.rows.filter((r) => !r.cells.every((c) => c?.status === 'pass'));
   out.push(`${''.padEnd(width)}  ${matrix.targets.map((_, i) => String(i + 1).padEnd(8)).join(' ')}`);
@@ -90,7 +93,7 @@ export function renderMatrixConsole(matrix: Matrix): string[] {
 export function renderMatrixHtml(matrix: Matrix, outDir: string): string {
   const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
   const reportHtml = (origin: string) => relative(outDir, origin.endsWith('report.json') ? origin.replace(/report\.json$/, 'report.html') : `${origin}/report.html`);
-  const head = matrix.targets.map((t) => `<th><a href="${esc(reportHtml(t.origin))}">${esc(t.name)}</a><div class="${t.passed ? 'pass' : 'fail'}">${t.passed ? 'conforming' : 'NOT conforming'}</div></th>`).join('');
+  const head = matrix.targets.map((t) => `<th><a href="${esc(reportHtml(t.origin))}">${esc(t.name)}</a><div class="${t.interrupted ? 'skip' : t.passed ? 'pass' : 'fail'}">${t.interrupted ? INTERRUPTED_VERDICT : t.passed ? 'conforming' : 'NOT conforming'}</div></th>`).join('');
   const rows = matrix.rows
     .map((row) => {
       const cells = row.cells.map((c, i) => (c ? `<td class="${c.status}"><a href="${esc(reportHtml(matrix.targets[i]!.origin))}#req-${esc(row.requirement)}">${esc(cellText(c, false))}</a></td>` : '<td class="absent">·</td>')).join('');

@@ -24,11 +24,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Location, Log, ReportingDescriptor, Result } from 'sarif';
+import type { Invocation, Location, Log, ReportingDescriptor, Result } from 'sarif';
 import { once, perKey } from '../core/memo.ts';
 import { schemasDir } from '../core/paths.ts';
 import { version } from '../core/version.ts';
 import type { Evidence, Report, RequirementResult } from './model.ts';
+import { INTERRUPTED_VERDICT, interruptedSources } from './status.ts';
 import { statusOn } from './operations.ts';
 
 const SARIF_SCHEMA = 'https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json';
@@ -225,10 +226,19 @@ function results(r: RequirementResult, ruleIndex: number): Result[] {
   );
 }
 
+/** An interrupted run did not execute successfully: the invocation says so, with a notification why. */
+function invocation(report: Report): Invocation {
+  const done: Invocation = { executionSuccessful: report.interrupted !== true, startTimeUtc: report.startedAt, endTimeUtc: report.finishedAt };
+  if (report.interrupted !== true) return done;
+  const text = `${INTERRUPTED_VERDICT}: ${interruptedSources(report).join(', ')} stopped before it ended; what it did not reach is skipped, not run`;
+  return { ...done, toolExecutionNotifications: [{ level: 'error', message: { text } }] };
+}
+
 export function renderSarif(report: Report): string {
   const failed = report.requirements.flatMap((r, index) => (r.status === 'fail' || r.status === 'warn' ? results(r, index) : []));
   const runProperties: Record<string, unknown> = { kind: report.kind, failOn: report.failOn, passed: report.passed, summary: report.summary };
   if (report.target) runProperties['target'] = report.target;
+  if (report.interrupted === true) runProperties['interrupted'] = true;
   const log: Log = {
     $schema: SARIF_SCHEMA,
     version: '2.1.0',
@@ -236,7 +246,7 @@ export function renderSarif(report: Report): string {
       {
         tool: { driver: { name: 'tmi-conform', version, semanticVersion: version, informationUri: INFORMATION_URI, rules: report.requirements.map(rule) } },
         originalUriBaseIds: { [PACKAGE_ROOT]: { description: { text: `The root of the tmi-conform package, which ships the document at ${DOCUMENT}.` } } },
-        invocations: [{ executionSuccessful: true, startTimeUtc: report.startedAt, endTimeUtc: report.finishedAt }],
+        invocations: [invocation(report)],
         columnKind: 'utf16CodeUnits',
         results: failed,
         properties: runProperties,

@@ -12,6 +12,7 @@ import type { Report } from '../reports/model.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { mergeReports, type MergeInput } from '../reports/merge.ts';
 import { readReport } from '../reports/read.ts';
+import { verdictWords } from '../reports/console.ts';
 import { writeReports } from '../reports/write.ts';
 import { parseArgs, stringFlag } from './args.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
@@ -148,7 +149,7 @@ function printSummary(report: Report, written: string[]): void {
   const out = [
     `merged ${report.sources.length} source(s): ${report.sources.map((s) => s.name).join(', ')}`,
     `requirements: ${pass} pass, ${fail} fail, ${warn} warn, ${skip} skip`,
-    report.passed ? 'verdict: conforming' : `verdict: NOT conforming (fail-on ${report.failOn})`,
+    report.interrupted === true ? `${verdictWords(report)} (a source was interrupted)` : report.passed ? 'verdict: conforming' : `verdict: NOT conforming (fail-on ${report.failOn})`,
     `reports: ${written.join(', ')}`,
   ];
   process.stdout.write(out.join('\n') + '\n');

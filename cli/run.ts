@@ -20,7 +20,7 @@ import { loadVitestNode } from '../suites/vitest-node.ts';
 import { parseArgs, stringFlag, type FlagSpec } from './args.ts';
 import { baselineOption } from './baseline-option.ts';
 import { CONFIG_KEYS } from '../suites/config-keys.ts';
-import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
+import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError } from '../core/errors.ts';
 
 /** Config files a run uses from the working directory when none is named, in this order. */
 const DISCOVERED_CONFIG_FILES = ['tmi-conform.yaml', 'tmi-conform.yml', 'tmi.yaml', 'tmi.yml'];
@@ -51,8 +51,9 @@ Embedded reference only (to see what failures look like):
 Exit codes: 0 every "must" requirement that ran passed; 1 at least one failed; 2 usage or
 config error, or a setup error found before any test (target unreachable, credentials refused,
 no token endpoint, a fixture id not found, no operation served at base_url; no report is
-written); 130 interrupted (fixture sessions are
-restored first, and the reports of what ran are written).`;
+written); 130 interrupted by SIGINT or SIGTERM: the suites stop at once, fixture sessions are
+restored, and the reports say "interrupted: no verdict" (what the run did not reach: skipped, not
+run); a second interrupt exits at once, without restoring or writing a report.`;
 
 const FLAGS: Record<string, FlagSpec> = {
   config: { value: true },
@@ -150,15 +151,24 @@ export async function run(argv: string[]): Promise<number> {
     print(`tmi-conform run → ${redactTarget(config.baseUrl)}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
     print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
-    const outcome = await runConformance(config, { requirements, builder, print, warn: (line) => process.stderr.write(`tmi-conform run: ${line}\n`), listenForInterrupt: stopSignal });
+    const outcome = await runConformance(config, { requirements, builder, print, warn: (line) => process.stderr.write(`tmi-conform run: ${line}\n`), listenForInterrupt: () => stopSignal(exitAtOnce) });
     const report = builder.build({ failOn, baseline });
     const written = await writeReports(report, reportDir);
     printSummary(report, outcome.totals, outcome.waitedMs, written, Date.now() - started, print);
-    if (outcome.interrupted) return 130;
+    if (outcome.interrupted) return EXIT_INTERRUPTED;
     return report.passed ? EXIT_OK : EXIT_FAILED;
   } finally {
     await reference?.close();
   }
+}
+
+/**
+ * A second interrupt while the run stops after the first: exit at once, without restoring the
+ * fixture sessions or writing a report (the earlier run's were removed when this one started).
+ */
+function exitAtOnce(): never {
+  process.stderr.write('tmi-conform run: interrupted again: exiting at once; fixture sessions may be left changed, no report written\n');
+  process.exit(EXIT_INTERRUPTED);
 }
 
 /** Removes the report files an earlier run left in `dir` (only those: the directory may hold more). */

@@ -6,11 +6,19 @@ export interface StopSignal {
   dispose(): void;
 }
 
-export function stopSignal(): StopSignal {
+/**
+ * `again`: called on a second SIGINT or SIGTERM, while the command stops after the first (it
+ * exits at once); without it, a second signal has Node's default (exit at once).
+ */
+export function stopSignal(again?: (signal: NodeJS.Signals) => void): StopSignal {
   let stop!: (signal: NodeJS.Signals) => void;
   const promise = new Promise<NodeJS.Signals>((resolve) => {
     stop = (signal) => {
       dispose();
+      if (again) {
+        process.once('SIGINT', again);
+        process.once('SIGTERM', again);
+      }
       resolve(signal);
     };
   });

@@ -1,6 +1,6 @@
 // What every report has, whoever made it (the builder or `report merge`): the tool that made
-// it, the summary and the verdict taken at `failOn` from the requirements, and the same
-// requirements grouped per operation.
+// it, the summary and the verdict taken at `failOn` from the requirements (none when a source
+// was interrupted: `passed` is false), and the same requirements grouped per operation.
 import { version } from '../core/version.ts';
 import type { FailOn } from './fail-on.ts';
 import type { Report } from './model.ts';
@@ -11,6 +11,7 @@ type Parts = Pick<Report, 'kind' | 'startedAt' | 'finishedAt' | 'sources' | 'req
 
 export function assembleReport({ kind, startedAt, finishedAt, sources, requirements, tests, clientFindings }: Parts, failOn: FailOn): Report {
   const summary = summarize(requirements);
+  const interrupted = sources.some((s) => s.interrupted === true);
   return {
     schemaVersion: 1,
     tool: { name: 'tmi-conform', version },
@@ -19,7 +20,8 @@ export function assembleReport({ kind, startedAt, finishedAt, sources, requireme
     finishedAt,
     sources,
     summary,
-    passed: verdict(summary, failOn),
+    passed: !interrupted && verdict(summary, failOn),
+    ...(interrupted ? { interrupted: true as const } : {}),
     failOn,
     requirements,
     operations: groupByOperation(requirements),

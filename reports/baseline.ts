@@ -92,7 +92,8 @@ export function applyBaseline(report: Report, baseline: Baseline, now = new Date
     if (r.status === 'pass') outcome.fixed.push({ ...entry, remove: `- requirement: ${r.id}` });
     return r;
   });
-  return { ...report, requirements, passed: verdictBeside(requirements, report.failOn), baseline: outcome };
+  // An interrupted report has no verdict to take: what it accepts changes nothing of that.
+  return { ...report, requirements, passed: report.interrupted !== true && verdictBeside(requirements, report.failOn), baseline: outcome };
 }
 
 /** A baseline file accepting what failed or warned in `report`: one entry each, its reason to be edited. */

@@ -3,7 +3,7 @@
 //   fail  a `must` requirement with an implementation finding or a failed test
 //   warn  the same for a `should` requirement
 //   pass  examined by at least one exchange or test, and nothing against it
-//   skip  nothing examined it (the reason says why)
+//   skip  nothing examined it (the reason says why; in an interrupted run, by default, that it was not reached)
 // Client findings are kept beside the verdict, never in it. Every suite test is listed too.
 // The builder routes each exchange and test to its parts: requirement-tally.ts (counts and
 // evidence per requirement), traffic.ts (traffic statistics and rate-limit series),
@@ -24,6 +24,7 @@ import { KnownSecrets, learnSecrets } from '../core/redact.ts';
 import type { Baseline, Report, ReportKind, Source, Status, TestOutcome, TestResult } from './model.ts';
 import { redactTarget, redactText } from './redact-text.ts';
 import { RequirementTally } from './requirement-tally.ts';
+import { NOT_RUN_INTERRUPTED } from './status.ts';
 import { chargedBy, notExamined, notExaminedMessage, testResult } from './test-result.ts';
 import { TrafficTally } from './traffic.ts';
 
@@ -144,6 +145,14 @@ export class ReportBuilder {
     for (const id of requirementIds) this.byId.get(id)?.skip(reason);
   }
 
+  /**
+   * The source was interrupted: the report says so and has no verdict (`passed` is false), and
+   * a requirement nothing examined before the interrupt is skipped as not run.
+   */
+  interrupted(): void {
+    this.source.interrupted = true;
+  }
+
   /** `baseline` (--baseline): the failures it accepts are marked and left out of the verdict. */
   build({ failOn, baseline }: { failOn: FailOn; baseline?: Baseline | undefined }): Report {
     const finishedAt = new Date().toISOString();
@@ -153,7 +162,7 @@ export class ReportBuilder {
         startedAt: this.startedAt,
         finishedAt,
         sources: [{ ...this.source, finishedAt }],
-        requirements: [...this.byId.values()].map((tally) => tally.result()),
+        requirements: [...this.byId.values()].map((tally) => tally.result(this.source.interrupted ? NOT_RUN_INTERRUPTED : undefined)),
         tests: structuredClone(this.tests),
         clientFindings: this.clientFindings.list(),
       },

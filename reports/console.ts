@@ -6,6 +6,7 @@ import { ATTACK_TOKEN_COMMAND, curlCommand, curlVariables, reproducible } from '
 import type { Report } from './model.ts';
 import { operationRows, operationsCalled } from './operations.ts';
 import { workflowCommands } from './annotations.ts';
+import { conclusionOf, INTERRUPTED_VERDICT } from './status.ts';
 
 export interface SummaryOptions {
   /** The driver's own lines, first: what it ran, read or recorded. */
@@ -58,11 +59,17 @@ export function renderSummary(report: Report, options: SummaryOptions): string[]
     skippedFor.set(reason, [...(skippedFor.get(reason) ?? []), r.id]);
   }
   if (options.detail === 'failures') for (const [reason, ids] of skippedFor) out.push(`  skipped: ${ids.join(', ')}: ${reason.length > 300 ? `${reason.slice(0, 300)}…` : reason}`);
-  out.push(options.verdict ?? `verdict: ${report.passed ? 'conforming' : 'NOT conforming'}${options.verdictNote !== undefined ? ` ${options.verdictNote}` : ''}`);
+  out.push(options.verdict ?? `${verdictWords(report)}${options.verdictNote !== undefined ? ` ${options.verdictNote}` : ''}`);
   if (options.written) out.push(`reports: ${options.written.join(', ')}`);
   out.push(...(options.trailer ?? []));
   if (options.workflowCommands) out.push(...workflowCommands(report));
   return out;
+}
+
+/** "verdict: conforming", "verdict: NOT conforming", or for an interrupted report "interrupted: no verdict". */
+export function verdictWords(report: Pick<Report, 'passed' | 'interrupted'>): string {
+  const conclusion = conclusionOf(report);
+  return conclusion === 'interrupted' ? INTERRUPTED_VERDICT : `verdict: ${conclusion === 'conforming' ? 'conforming' : 'NOT conforming'}`;
 }
 
 /** Whether this process runs as a GitHub Actions step, whose log reads workflow commands. */

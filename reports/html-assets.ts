@@ -26,6 +26,7 @@ header.top h1 .kind{font-weight:400;color:var(--top-muted)}
 .verdict.ok{background:var(--pass-bg);color:var(--pass)}
 .verdict.bad{background:var(--fail-bg);color:var(--fail)}
 .verdict.none{background:var(--neutral-bg);color:var(--neutral)}
+.verdict.interrupted{background:var(--skip-bg);color:var(--skip)}
 dl.meta{display:flex;flex-wrap:wrap;gap:6px 28px;margin:12px 0 0;font-size:13px}
 dl.meta div{display:flex;gap:6px}
 dl.meta dt{color:var(--top-muted)}

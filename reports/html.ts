@@ -9,7 +9,7 @@ import { CONTENT_SECURITY_POLICY, SCRIPT, STYLE } from './html-assets.ts';
 import type { Evidence, ExchangeEvidence, OperationTraffic, Report, RequirementResult, Status, Summary, TestResult } from './model.ts';
 import { exchangesByStatus, OPERATIONS, operationsCalled } from './operations.ts';
 import { renderRateLimitChart } from './rate-limit-chart.ts';
-import { STATUS_ORDER } from './status.ts';
+import { conclusionOf, interruptedSources, STATUS_ORDER } from './status.ts';
 import { escapeXml as esc } from './xml.ts';
 
 const STATUS_LABEL: Record<Status, string> = { pass: 'Pass', fail: 'Fail', warn: 'Warn', skip: 'Skip' };
@@ -198,7 +198,8 @@ function operationsCalledSection(rows: readonly OperationTraffic[]): string {
 
 export function renderHtml(report: Report): string {
   const { summary } = report;
-  const verdict = report.passed ? 'Conforming' : 'Not conforming';
+  const conclusion = conclusionOf(report);
+  const verdict = conclusion === 'interrupted' ? 'Interrupted: no verdict' : conclusion === 'conforming' ? 'Conforming' : 'Not conforming';
   const meta: Array<[string, string]> = [];
   if (report.target) meta.push(['Target', report.target]);
   meta.push(['Sources', report.sources.map((s) => s.name).join(', ')]);
@@ -206,7 +207,9 @@ export function renderHtml(report: Report): string {
   meta.push(['Period', `${report.startedAt} – ${report.finishedAt}`]);
   meta.push(['Tool', `${report.tool.name} ${report.tool.version}`]);
   const cards = STATUS_ORDER.map((s) => `<button type="button" class="card ${s}" data-status="${s}" title="Show only ${s}"><div class="n">${summary[s]}</div><div class="label">${STATUS_LABEL[s]}</div></button>`).join('');
-  const facts: string[] = [`${report.requirements.length} requirements`];
+  const facts: string[] = [];
+  if (conclusion === 'interrupted') facts.push(`interrupted (${interruptedSources(report).join(', ')}): what it did not reach is skipped, not run`);
+  facts.push(`${report.requirements.length} requirements`);
   if (report.tests.length > 0) facts.push(`${report.tests.length} suite tests`);
   if (report.traffic) facts.push(`${report.traffic.exchanges} exchanges (${report.traffic.notCovered} not operation calls: outside the API base path, or CORS preflights)`);
   for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) facts.push(`not judged: ${count} × ${reason}${exchanges.length > 0 ? ` (exchanges ${exchanges.join(', ')}${count > exchanges.length ? ', …' : ''})` : ''}`);
@@ -226,7 +229,7 @@ export function renderHtml(report: Report): string {
 </head>
 <body>
 <header class="top">
-<div class="row"><h1>tmi-conform <span class="kind">${esc(report.kind)} report</span></h1><div class="verdict ${report.passed ? 'ok' : 'bad'}">${verdict}</div></div>
+<div class="row"><h1>tmi-conform <span class="kind">${esc(report.kind)} report</span></h1><div class="verdict ${conclusion === 'interrupted' ? 'interrupted' : conclusion === 'conforming' ? 'ok' : 'bad'}">${verdict}</div></div>
 <dl class="meta">${meta.map(([k, v]) => `<div><dt>${esc(k)}</dt><dd>${esc(v)}</dd></div>`).join('')}</dl>
 </header>
 <main>

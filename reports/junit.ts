@@ -4,9 +4,12 @@
 // otherwise a <skipped> whose message starts "warning (should)" (the form CI test tabs show
 // with its text; a passing testcase's <system-out> they do not show), with the details in
 // <system-out>: the failure count always agrees with the exit code. A skipped requirement or
-// test is <skipped> with the reason. The attributes are those of the common JUnit schema
-// (none beyond it: `skipped` is a <testsuite>'s count, not the root's).
+// test is <skipped> with the reason. An interrupted report has one more testsuite,
+// "interrupted", whose one testcase is an <error>: a CI view never shows it green. The
+// attributes are those of the common JUnit schema (none beyond it: `skipped` is a
+// <testsuite>'s count, not the root's).
 import type { Evidence, Report, RequirementResult, Status, TestResult } from './model.ts';
+import { INTERRUPTED_VERDICT, interruptedSources } from './status.ts';
 import { escapeXml as esc } from './xml.ts';
 import { notJudgedLine } from './console.ts';
 
@@ -14,7 +17,8 @@ interface Case {
   name: string;
   classname: string;
   seconds: number;
-  status: Status;
+  /** `error`: not a test of the target, the run itself did not end (interrupted). */
+  status: Status | 'error';
   /** One line: the failure or skip message. */
   message: string;
   /** Everything else a reader needs: the document's words, the evidence. */
@@ -25,6 +29,7 @@ interface Case {
 interface Counts {
   tests: number;
   failures: number;
+  errors: number;
   skipped: number;
   seconds: number;
 }
@@ -68,11 +73,25 @@ function testCase(t: TestResult): Case {
   };
 }
 
+function interruptedCase(report: Report): Case {
+  const sources = interruptedSources(report).join(', ');
+  return {
+    name: INTERRUPTED_VERDICT,
+    classname: 'tmi-conform.interrupted',
+    seconds: 0,
+    status: 'error',
+    message: `${INTERRUPTED_VERDICT}: ${sources} stopped before it ended`,
+    details: `${sources} was interrupted (SIGINT or SIGTERM): the requirements and tests it did not reach are skipped, not run, and the report has no verdict.`,
+    type: 'interrupted',
+  };
+}
+
 function renderCase(c: Case, failOnShould: boolean): string {
   const open = `    <testcase name="${esc(c.name)}" classname="${esc(c.classname)}" time="${c.seconds.toFixed(3)}"`;
   if (c.status === 'fail' || (c.status === 'warn' && failOnShould)) {
     return `${open}>\n      <failure message="${esc(c.message)}" type="${esc(c.type)}">${esc(c.details)}</failure>\n    </testcase>`;
   }
+  if (c.status === 'error') return `${open}>\n      <error message="${esc(c.message)}" type="${esc(c.type)}">${esc(c.details)}</error>\n    </testcase>`;
   if (c.status === 'warn') return `${open}>\n      <skipped message="${esc(`warning (should): ${c.message}`)}"/>\n      <system-out>${esc(`WARNING (should): ${c.details}`)}</system-out>\n    </testcase>`;
   if (c.status === 'skip') return `${open}>\n      <skipped message="${esc(c.message)}"/>\n    </testcase>`;
   return `${open}/>`;
@@ -82,14 +101,15 @@ function countsOf(cases: Case[], failOnShould: boolean): Counts {
   return {
     tests: cases.length,
     failures: cases.filter((c) => c.status === 'fail' || (c.status === 'warn' && failOnShould)).length,
+    errors: cases.filter((c) => c.status === 'error').length,
     skipped: cases.filter((c) => c.status === 'skip' || (c.status === 'warn' && !failOnShould)).length,
     seconds: cases.reduce((total, c) => total + c.seconds, 0),
   };
 }
 
-const countAttributes = (c: Counts) => `tests="${c.tests}" failures="${c.failures}" errors="0" skipped="${c.skipped}" time="${c.seconds.toFixed(3)}"`;
+const countAttributes = (c: Counts) => `tests="${c.tests}" failures="${c.failures}" errors="${c.errors}" skipped="${c.skipped}" time="${c.seconds.toFixed(3)}"`;
 /** <testsuites> has no `skipped` attribute in the common schema. */
-const rootCountAttributes = (c: Counts) => `tests="${c.tests}" failures="${c.failures}" errors="0" time="${c.seconds.toFixed(3)}"`;
+const rootCountAttributes = (c: Counts) => `tests="${c.tests}" failures="${c.failures}" errors="${c.errors}" time="${c.seconds.toFixed(3)}"`;
 
 function renderSuite(name: string, cases: Case[], report: Report, failOnShould: boolean, properties: Record<string, string>, out: string[] = []): { xml: string; counts: Counts } {
   const counts = countsOf(cases, failOnShould);
@@ -120,10 +140,12 @@ export function renderJunit(report: Report): string {
     const tests = report.tests.filter((t) => t.source === source);
     suites.push(renderSuite(`tests (${source})`, tests.map(testCase), report, failOnShould, { ...common, source }));
   }
-  const total: Counts = { tests: 0, failures: 0, skipped: 0, seconds: 0 };
+  if (report.interrupted === true) suites.push(renderSuite('interrupted', [interruptedCase(report)], report, failOnShould, { ...common, interrupted: interruptedSources(report).join(', ') }));
+  const total: Counts = { tests: 0, failures: 0, errors: 0, skipped: 0, seconds: 0 };
   for (const { counts } of suites) {
     total.tests += counts.tests;
     total.failures += counts.failures;
+    total.errors += counts.errors;
     total.skipped += counts.skipped;
     total.seconds += counts.seconds;
   }

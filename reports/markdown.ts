@@ -5,7 +5,7 @@
 import { curlCommand, curlVariableMeanings, curlVariables, reproducible } from './curl.ts';
 import type { BaselineOutcome, Evidence, OperationTraffic, Report, RequirementResult, TestResult } from './model.ts';
 import { exchangesByStatus, OPERATIONS, operationsCalled, statusCounts } from './operations.ts';
-import { byStatus } from './status.ts';
+import { byStatus, conclusionOf, INTERRUPTED_VERDICT, interruptedSources } from './status.ts';
 
 const ICON = { fail: '❌', warn: '⚠️', pass: '✅', skip: '⏭️' } as const;
 /** A CI job summary is limited (1 MiB on GitHub); stay far below. */
@@ -129,7 +129,8 @@ function testsSummary(tests: TestResult[]): string {
 
 export function renderMarkdown(report: Report): string {
   const { summary } = report;
-  const verdict = report.passed ? '✅ conforming' : `❌ NOT conforming (fail-on ${report.failOn})`;
+  const conclusion = conclusionOf(report);
+  const verdict = conclusion === 'interrupted' ? `⏹ ${INTERRUPTED_VERDICT}` : conclusion === 'conforming' ? '✅ conforming' : `❌ NOT conforming (fail-on ${report.failOn})`;
   const context = [
     report.target ? `Target ${code(report.target, 200)}` : undefined,
     `sources: ${report.sources.map((s) => inline(s.name, 120)).join(', ')}`,
@@ -141,6 +142,7 @@ export function renderMarkdown(report: Report): string {
     '',
     context.join(' · '),
     '',
+    ...(conclusion === 'interrupted' ? [`**Interrupted** (${interruptedSources(report).map((s) => inline(s, 120)).join(', ')}): what it did not reach is skipped, not run; the counts below are of what it reached.`, ''] : []),
     '| pass | fail | warn | skip |',
     '|---:|---:|---:|---:|',
     `| ${summary.pass} | ${summary.fail} | ${summary.warn} | ${summary.skip} |`,

@@ -5,6 +5,7 @@
 // report.html is copied there, into a folder named after the column), so the folder can be
 // uploaded alone.
 import type { Report, Status } from './model.ts';
+import { INTERRUPTED_VERDICT } from './status.ts';
 
 export interface MatrixTarget {
   /** Its column's name: the label given, else the report's target host, else its source. */
@@ -14,6 +15,8 @@ export interface MatrixTarget {
   /** The folder of the matrix that holds a copy of its report.html: a file-name-safe form of `name`. */
   folder: string;
   passed: boolean;
+  /** Its report was interrupted: no verdict. */
+  interrupted?: true;
   failOn: Report['failOn'];
 }
 
@@ -57,7 +60,7 @@ export function buildMatrix(reports: Array<{ report: Report; origin: string; lab
     for (let n = 2; folders.includes(folder); n++) folder = `${base}-${n}`;
     folders.push(folder);
   }
-  const targets = reports.map(({ report, origin }, i) => ({ name: unique[i]!, origin, folder: folders[i]!, passed: report.passed, failOn: report.failOn }));
+  const targets = reports.map(({ report, origin }, i) => ({ name: unique[i]!, origin, folder: folders[i]!, passed: report.passed, ...(report.interrupted === true ? { interrupted: true as const } : {}), failOn: report.failOn }));
   const order: string[] = [];
   const facts = new Map<string, { level: 'must' | 'should'; title: string }>();
   for (const { report } of reports) {
@@ -92,7 +95,7 @@ export function renderMatrixMarkdown(matrix: Matrix): string {
   const out = [
     '## tmi-conform: requirements × targets',
     '',
-    ...matrix.targets.map((t) => `- ${escapeCell(t.name)}: ${t.passed ? '✅ conforming' : `❌ NOT conforming (fail-on ${t.failOn})`}`),
+    ...matrix.targets.map((t) => `- ${escapeCell(t.name)}: ${t.interrupted ? `⏹ ${INTERRUPTED_VERDICT}` : t.passed ? '✅ conforming' : `❌ NOT conforming (fail-on ${t.failOn})`}`),
     '',
     `| requirement | ${matrix.targets.map((t) => escapeCell(t.name)).join(' | ')} |`,
     `|---|${matrix.targets.map(() => ':---:').join('|')}|`,
@@ -104,7 +107,7 @@ export function renderMatrixMarkdown(matrix: Matrix): string {
 
 /** The console's table: the verdict of each target, then the requirements whose status is not the same pass everywhere. */
 export function renderMatrixConsole(matrix: Matrix): string[] {
-  const out = matrix.targets.map((t) => `${t.name}: ${t.passed ? 'conforming' : 'NOT conforming'}`);
+  const out = matrix.targets.map((t) => `${t.name}: ${t.interrupted ? INTERRUPTED_VERDICT : t.passed ? 'conforming' : 'NOT conforming'}`);
   const width = Math.max(...matrix.rows.map((r) => r.requirement.length));
   const columns = matrix.targets.map((t) => Math.max(8, t.name.length));
   const differing = matrix.rows.filter((r) => !r.cells.every((c) => c?.status === 'pass'));
@@ -121,7 +124,7 @@ export function renderMatrixConsole(matrix: Matrix): string[] {
 export function renderMatrixHtml(matrix: Matrix, linked: ReadonlySet<string>): string {
   const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
   const link = (t: MatrixTarget, text: string, anchor = '') => (linked.has(t.folder) ? `<a href="${esc(`${encodeURIComponent(t.folder)}/report.html${anchor}`)}">${text}</a>` : text);
-  const head = matrix.targets.map((t) => `<th>${link(t, esc(t.name))}<div class="${t.passed ? 'pass' : 'fail'}">${t.passed ? 'conforming' : 'NOT conforming'}</div></th>`).join('');
+  const head = matrix.targets.map((t) => `<th>${link(t, esc(t.name))}<div class="${t.interrupted ? 'skip' : t.passed ? 'pass' : 'fail'}">${t.interrupted ? INTERRUPTED_VERDICT : t.passed ? 'conforming' : 'NOT conforming'}</div></th>`).join('');
   const rows = matrix.rows
     .map((row) => {
       const cells = row.cells.map((c, i) => (c ? `<td class="${c.status}">${link(matrix.targets[i]!, esc(cellText(c, false)), `#req-${row.requirement}`)}</td>` : '<td class="absent">·</td>')).join('');

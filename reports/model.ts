@@ -24,6 +24,8 @@ export interface Source {
   origin?: string;
   /** A suite run's seed of generated inputs: `tmi-conform run --seed N` generates the same inputs again. */
   seed?: number;
+  /** It was interrupted (a suite run stopped by SIGINT or SIGTERM): what it did not reach was not examined. Absent: it ended on its own. */
+  interrupted?: true;
 }
 
 /**
@@ -222,8 +224,10 @@ export interface Report {
   finishedAt: string;
   sources: Source[];
   summary: Summary;
-  /** Verdict: false when a requirement at or above the fail-on level failed. */
+  /** Verdict: false when a requirement at or above the fail-on level failed, and always when interrupted. */
   passed: boolean;
+  /** A source was interrupted (Source.interrupted): no verdict, `passed` is false. Absent: none was. */
+  interrupted?: true;
   /** The level that decides the verdict (--fail-on). */
   failOn: 'must' | 'should';
   requirements: RequirementResult[];

@@ -142,7 +142,8 @@ export class RequirementTally {
     if (!this.skipReasons.includes(reason)) this.skipReasons.push(reason);
   }
 
-  result(): RequirementResult {
+  /** `unexamined`: why nothing examined it, when nothing else said why (default: nothing did). */
+  result(unexamined?: string): RequirementResult {
     const r = this.requirement;
     const failed = this.failingExchanges + this.failingTests > 0;
     const examined = this.exchanges + this.tests > 0;
@@ -153,16 +154,16 @@ export class RequirementTally {
       counts: { exchanges: this.exchanges, tests: this.tests, findings: this.failingExchanges + this.failingTests, clientFindings: this.clientFindings, security: this.securityExchanges },
       evidence: [...this.failures, ...this.passes],
     });
-    if (status === 'skip') result.reason = this.skipReason();
+    if (status === 'skip') result.reason = this.skipReason(unexamined);
     if (this.byOperation.size > 0) result.byOperation = Object.fromEntries(this.byOperation);
     this.places.writeTo(result);
     return result;
   }
 
-  private skipReason(): string {
+  private skipReason(unexamined: string | undefined): string {
     if (this.skipReasons.length > 0) return this.skipReasons.join('; ');
     if (this.clientFindings > 0) return `only client traffic concerned it (${this.clientFindings} client finding(s), reported beside the verdict)`;
-    return 'no test or exchange examined it';
+    return unexamined ?? 'no test or exchange examined it';
   }
 }
 

@@ -24,11 +24,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Location, Log, Notification, ReportingDescriptor, Result } from 'sarif';
+import type { Invocation, Location, Log, Notification, ReportingDescriptor, Result } from 'sarif';
 import { once, perKey } from '../core/memo.ts';
 import { schemasDir } from '../core/paths.ts';
 import { version } from '../core/version.ts';
 import type { Evidence, Report, RequirementResult } from './model.ts';
+import { INTERRUPTED_VERDICT, interruptedSources } from './status.ts';
 import { statusOn } from './operations.ts';
 import { notJudgedLine } from './console.ts';
 
@@ -226,12 +227,7 @@ function results(r: RequirementResult, ruleIndex: number): Result[] {
   );
 }
 
-/**
- * What the traffic left unjudged, as notifications of the run: a viewer shows them beside the
- * results, so that a clean log of a partly judged recording does not read as clean throughout.
- */
-const notificationsOf = (notifications: Notification[]) => (notifications.length > 0 ? { toolExecutionNotifications: notifications } : {});
-
+/** What the traffic left unjudged, as notifications of the run: a viewer shows them beside the results, so that a clean log of a partly judged recording does not read as clean throughout. */
 function notJudgedNotifications(report: Report): Notification[] {
   return (report.traffic?.notJudged ?? []).map(({ reason, count, exchanges }) => ({
     level: 'warning',
@@ -240,10 +236,21 @@ function notJudgedNotifications(report: Report): Notification[] {
   }));
 }
 
+/** The run's invocation: an interrupted run did not execute successfully (an error notification says why); what was left unjudged is a warning notification each. */
+function invocation(report: Report): Invocation {
+  const notifications = notJudgedNotifications(report);
+  if (report.interrupted === true) {
+    const text = `${INTERRUPTED_VERDICT}: ${interruptedSources(report).join(', ')} stopped before it ended; what it did not reach is skipped, not run`;
+    notifications.unshift({ level: 'error', message: { text } });
+  }
+  return { executionSuccessful: report.interrupted !== true, startTimeUtc: report.startedAt, endTimeUtc: report.finishedAt, ...(notifications.length > 0 ? { toolExecutionNotifications: notifications } : {}) };
+}
+
 export function renderSarif(report: Report): string {
   const failed = report.requirements.flatMap((r, index) => (r.status === 'fail' || r.status === 'warn' ? results(r, index) : []));
   const runProperties: Record<string, unknown> = { kind: report.kind, failOn: report.failOn, passed: report.passed, summary: report.summary };
   if (report.target) runProperties['target'] = report.target;
+  if (report.interrupted === true) runProperties['interrupted'] = true;
   const log: Log = {
     $schema: SARIF_SCHEMA,
     version: '2.1.0',
@@ -251,7 +258,7 @@ export function renderSarif(report: Report): string {
       {
         tool: { driver: { name: 'tmi-conform', version, semanticVersion: version, informationUri: INFORMATION_URI, rules: report.requirements.map(rule) } },
         originalUriBaseIds: { [PACKAGE_ROOT]: { description: { text: `The root of the tmi-conform package, which ships the document at ${DOCUMENT}.` } } },
-        invocations: [{ executionSuccessful: true, startTimeUtc: report.startedAt, endTimeUtc: report.finishedAt, ...notificationsOf(notJudgedNotifications(report)) }],
+        invocations: [invocation(report)],
         columnKind: 'utf16CodeUnits',
         results: failed,
         properties: runProperties,

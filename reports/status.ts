@@ -1,7 +1,7 @@
 // How statuses combine: one rule for the builder, the per-operation groups and `report merge`.
 import type { Level } from '../rules/types.ts';
 import type { FailOn } from './fail-on.ts';
-import type { Status, Summary } from './model.ts';
+import type { Report, Status, Summary } from './model.ts';
 
 /** The order in which evidence outweighs evidence: one failure outweighs any number of passes. */
 export const STATUS_ORDER: readonly Status[] = ['fail', 'warn', 'pass', 'skip'];
@@ -29,3 +29,17 @@ export function summarize(items: Iterable<{ status: Status }>): Summary {
 
 /** The verdict: no failed `must`, and with --fail-on should no warned `should` either. */
 export const verdict = (summary: Summary, failOn: FailOn): boolean => summary.fail === 0 && (failOn === 'must' || summary.warn === 0);
+
+/** What a report concluded: an interrupted one concludes nothing, whatever its requirements say. */
+export type Conclusion = 'conforming' | 'not-conforming' | 'interrupted';
+
+export const conclusionOf = (report: Pick<Report, 'passed' | 'interrupted'>): Conclusion => (report.interrupted === true ? 'interrupted' : report.passed ? 'conforming' : 'not-conforming');
+
+/** The names of the sources that were interrupted. */
+export const interruptedSources = (report: Pick<Report, 'sources'>): string[] => report.sources.filter((s) => s.interrupted === true).map((s) => s.name);
+
+/** The words every renderer says of an interrupted report. */
+export const INTERRUPTED_VERDICT = 'interrupted: no verdict';
+
+/** Why a test or requirement of an interrupted run is skipped: the interrupt came before it. */
+export const NOT_RUN_INTERRUPTED = 'not run: the run was interrupted';

@@ -1,6 +1,7 @@
 // The three operations as the suites call them, with a choice of credential. Every exchange
 // is judged by the rule engine and recorded as evidence of the running test; the run stays
 // inside the target's rate limit and rides out 429s it did not ask for.
+import { setMaxListeners } from 'node:events';
 import { RateLimitTracker } from '../rules/index.ts';
 import { clientNamedByToken } from '../rules/rate-limit-tracker.ts';
 import { readBearerToken } from '../rules/token.ts';
@@ -10,6 +11,7 @@ import type { Judgement } from '../rules/index.ts';
 import type { Exchange, TokenAttack } from '../rules/types.ts';
 import { ApiLayout } from '../rules/api-layout.ts';
 import { apiBaseOfUrl } from '../rules/api-base.ts';
+import { RunInterrupted } from './failure.ts';
 import { sendAndJudge, targetAgent, type Judged, type OutgoingRequest, type SendContext } from './http.ts';
 import type { TenantTokens } from '../keys/tenant.ts';
 import { RateLimitPacer, sleep } from './pacing.ts';
@@ -85,6 +87,8 @@ export class SuiteApi {
   /** Forged tokens, made once per source token. */
   private readonly forged = new Map<string, Promise<string | undefined>>();
   private readonly sending: SendContext;
+  /** Aborted by interrupt(): every wait and request of this client ends at once. */
+  private readonly stopping = new AbortController();
 
   /** `tenant`: what the run learned of the tenant's tokens (keys/tenant.ts); requests are judged, and attacks forged, from it. */
   constructor(
@@ -93,13 +97,23 @@ export class SuiteApi {
     seed: Partial<Record<Profile, CachedToken>> = {},
     private readonly recorder: Recorder = testEvidence,
   ) {
-    this.sending = { dispatcher: targetAgent(config.requestTimeoutMs), tracker: this.tracker, tenant, layout: new ApiLayout({ base: apiBaseOfUrl(config.baseUrl) }) };
+    // Every request and wait in flight listens to it: as many as the tests run side by side.
+    setMaxListeners(0, this.stopping.signal);
+    this.sending = { dispatcher: targetAgent(config.requestTimeoutMs), tracker: this.tracker, tenant, layout: new ApiLayout({ base: apiBaseOfUrl(config.baseUrl) }), signal: this.stopping.signal };
     this.tokens = new TokenProvider(config, (request) => this.send(request, 'token-endpoint', { alone: true }), seed);
   }
 
   /** Closes the connections to the target. */
   close(): Promise<void> {
     return this.sending.dispatcher.close();
+  }
+
+  /**
+   * The run was interrupted: requests in flight are given up, the pacer's waits end, and every
+   * later call throws RunInterrupted, so that the tests still running end within moments.
+   */
+  interrupt(): void {
+    this.stopping.abort(new RunInterrupted());
   }
 
   has(profile: Profile): boolean {
@@ -179,7 +193,7 @@ export class SuiteApi {
    */
   async send(outgoing: OutgoingRequest, client: string, options: Pick<CallOptions, 'deliberate' | 'planned429'> & { alone?: boolean }): Promise<Judged> {
     for (let attempt = 0; ; attempt++) {
-      const admission = options.planned429 ? undefined : await this.pacer.admit(client, options.alone ?? false);
+      const admission = options.planned429 ? undefined : await this.pacer.admit(client, options.alone ?? false, this.stopping.signal);
       const sentAt = Date.now();
       let judged: Judged;
       let paced: ReturnType<RateLimitPacer['afterResponse']>;
@@ -204,7 +218,7 @@ export class SuiteApi {
         this.recorder.unplanned429();
       }
       this.pacer.waitedMs += paced.retryInMs;
-      await sleep(paced.retryInMs);
+      await sleep(paced.retryInMs, this.stopping.signal);
     }
   }
 }

@@ -24,7 +24,8 @@ export interface ConformanceOptions {
   warn: (line: string) => void;
   /**
    * Starts listening for the user's interrupt once the suites start (before, an interrupt ends the
-   * process as usual): the suites stop, the sessions are put back, and what ran is reported.
+   * process as usual): the suites stop at once, the sessions are put back, and the report says
+   * the run was interrupted (what it did not reach: not run; no verdict).
    */
   listenForInterrupt: () => { promise: Promise<unknown>; dispose(): void };
 }
@@ -48,15 +49,15 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
   // its start overlaps the preflight's round trips. Until the handover it prints nothing.
   const offer = await offerHandover();
   let handedOver = false;
-  let stopSuites: (() => Promise<void>) | undefined;
+  let stopSuites: ((interrupted: boolean) => Promise<void>) | undefined;
   let abandoned = false;
   let vitestMade!: () => void;
   // runner.ts takes vitest's signal handlers away once vitest is made: the run's own go on after that.
   const made = new Promise<void>((resolve) => (vitestMade = resolve));
-  const onStart = (stop: () => Promise<void>) => {
+  const onStart = (stop: (interrupted: boolean) => Promise<void>) => {
     stopSuites = stop;
     vitestMade();
-    if (abandoned) void stop().catch(() => {});
+    if (abandoned) void stop(false).catch(() => {});
   };
   const suites = runSuites({ config, handover: offer.address, requirements: options.requirements, builder, print: (line) => handedOver && print(line), onStart });
   // Fixture sessions given by id only: said before the preflight, accounted for after the restore.
@@ -69,7 +70,7 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
     // A setup error: the worker runs nothing, and the run ends without a verdict.
     offer.withdraw('the run ended in a setup error');
     abandoned = true;
-    await stopSuites?.().catch(() => {});
+    await stopSuites?.(false).catch(() => {});
     await suites.catch(() => {});
     await offer.close();
     throw error;
@@ -77,9 +78,16 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
   const served = afterPreflight(checked, config, builder, print, warn);
   // The suites ask for tokens where the preflight had them.
   const tokenUrls = [checked.tokenUrl];
+  let interrupted = false;
+  let waitSaid = false;
   const api = new SuiteApi({ ...config, tokenUrls }, TenantTokens.of(tenant), checked.tokens, {
     exchange: (exchange, judgement) => builder.addExchange(exchange, judgement, 'run: preflight and restore'),
-    unplanned429: () => {},
+    unplanned429: () => {
+      // The suites may have spent the quota: the restore waits for the target's window, and says so.
+      if (!interrupted || waitSaid) return;
+      waitSaid = true;
+      print('restoring fixture sessions: the target answered 429; waiting for its rate-limit window (interrupt again to exit at once: sessions left changed, no report)');
+    },
     risked429: () => {},
   });
   try {
@@ -92,8 +100,14 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
     const outcome = await Promise.race([suites.then((r) => ({ kind: 'done' as const, ...r })), interrupt.promise.then(() => ({ kind: 'interrupted' as const }))]);
     interrupt.dispose();
     if (outcome.kind === 'interrupted') {
-      print('interrupted: stopping the suites, restoring fixture sessions, writing the reports of what ran');
-      await stopSuites?.().catch(() => {});
+      interrupted = true;
+      builder.interrupted();
+      print('interrupted: stopping the suites, restoring fixture sessions, writing the reports of what ran (interrupt again to exit at once: sessions left changed, no report)');
+      // vitest starts no further test; the worker's requests and waits end at once (suites/handover.ts).
+      const stopping = stopSuites?.(true).catch(() => {});
+      offer.interrupt();
+      await stopping;
+      await suites.catch(() => {});
     }
     // A session update the target does not serve changed nothing: there is nothing to put back.
     const restored = served.updateSession ? await restoreSessions(api, config, print) : [];

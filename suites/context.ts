@@ -11,7 +11,7 @@ import type { Profile, SuiteConfig } from './config.ts';
 import type { Judged } from './http.ts';
 import { SuiteApi } from './api.ts';
 import { TenantTokens } from '../keys/tenant.ts';
-import { receiveHandover, type Handover, type HandoverAddress } from './handover.ts';
+import { receiveHandover, whenInterrupted, type Handover, type HandoverAddress } from './handover.ts';
 import { assertEdgesThenRandom, assertEdgesThenRandomConcurrently } from './budget.ts';
 export { covers } from './requirement-names.ts';
 import type { ApiOperationId } from '../rules/checks/served.ts';
@@ -28,7 +28,7 @@ declare module 'vitest' {
 
 // Shared by the run's files (each evaluates this module): the preflight's outcome, had once,
 // and one client, with its tokens, pacing and rate-limit history.
-const shared = globalThis as { tmiHandover?: Promise<Handover>; tmiSuiteApi?: SuiteApi };
+const shared = globalThis as { tmiHandover?: Promise<Handover>; tmiSuiteApi?: SuiteApi; tmiInterrupt?: Promise<void>; tmiSigint?: boolean };
 // The worker starts while the preflight runs; no test sends a request before it ended.
 const handover: Handover = await (shared.tmiHandover ??= receiveHandover(inject('tmiHandover')));
 
@@ -50,6 +50,17 @@ export const config: SuiteConfig = {
 // when it started (keys/tenant.ts: the issuer and the keys, from the config, the discovery
 // document or its tokens).
 export const api: SuiteApi = (shared.tmiSuiteApi ??= new SuiteApi(config, TenantTokens.fromData(handover.tenant), handover.tokens));
+
+// An interrupt of the run reaches the worker from the main process (suites/handover.ts): the
+// client's waits and requests end at once, so the tests and hooks still running end with them.
+shared.tmiInterrupt ??= whenInterrupted(inject('tmiHandover')).then(() => api.interrupt());
+// A terminal's Ctrl-C reaches this process too (it is in the run's process group). The main
+// process says what it does: the first one ends no more than the waits and requests (above),
+// the second ends everything at once, as it ends the main process.
+if (!shared.tmiSigint) {
+  shared.tmiSigint = true;
+  process.once('SIGINT', () => process.once('SIGINT', () => process.exit(130)));
+}
 
 // How a test's expectations charge requirements. A test fails only in the kit's words, and its
 // failure is evidence against exactly the requirements it names:

@@ -2,12 +2,21 @@
 // exchange: method, URL, status), never the test runner's assertion text. A property-based
 // test that fails is reported with its failing run's words and fast-check's shrunk
 // counterexample beneath them.
+import { NOT_RUN_INTERRUPTED } from '../reports/status.ts';
 import type { Exchange } from '../rules/types.ts';
 import { redactExchange } from '../core/redact.ts';
 
 /** A suite expectation that the target did not meet. Its message is what the user reads. */
 export class ConformanceFailure extends Error {
   override name = 'ConformanceFailure';
+}
+
+/** What a request or a wait of the run's client throws once the run is interrupted: the test did not run to its end. */
+export class RunInterrupted extends Error {
+  override name = 'RunInterrupted';
+  constructor() {
+    super(NOT_RUN_INTERRUPTED);
+  }
 }
 
 /** Characters of a response body quoted in a failure. */

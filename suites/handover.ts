@@ -3,7 +3,9 @@
 // preflight's round trips to the target, and its first test waits for this. vitest's provide
 // is fixed once the worker starts, so the handover goes over loopback: one answer, to the holder
 // of a random key the worker was given through provide. It carries the tokens the preflight
-// got, which never go through a file.
+// got, which never go through a file. The same listener later tells the worker, once, that the
+// run was interrupted (vitest's cancel stops starting tests; this ends the waits and requests
+// of those still running, and of hooks, at once).
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -38,7 +40,17 @@ export interface HandoverOffer {
   give(handover: Handover): void;
   /** The run ends before the suites (a setup error): the worker is told so, and runs nothing. */
   withdraw(reason: string): void;
+  /** The run was interrupted: the worker is told so (whenInterrupted). */
+  interrupt(): void;
   close(): Promise<void>;
+}
+
+const HANDOVER_PATH = '/handover';
+const INTERRUPT_PATH = '/interrupt';
+
+/** How the run ended, as the worker hears it: interrupted, or not (it ended on its own). */
+interface Ending {
+  interrupted: boolean;
 }
 
 /** Listens on a free loopback port; answers the key's holder once, when the handover is given or withdrawn. */
@@ -47,18 +59,23 @@ export async function offerHandover(): Promise<HandoverOffer> {
   const expected = Buffer.from(`Bearer ${key}`);
   let settle!: (outcome: { handover: Handover } | { withdrawn: string }) => void;
   const outcome = new Promise<{ handover: Handover } | { withdrawn: string }>((resolve) => (settle = resolve));
-  let answered = false;
+  let end!: (how: Ending) => void;
+  const ending = new Promise<Ending>((resolve) => (end = resolve));
+  const asked = new Set<string>();
   const server: Server = createServer((req, res) => {
     const shown = Buffer.from(req.headers.authorization ?? '');
-    if (shown.length !== expected.length || !timingSafeEqual(shown, expected) || answered) {
+    const path = req.url ?? '';
+    if (shown.length !== expected.length || !timingSafeEqual(shown, expected) || asked.has(path) || (path !== HANDOVER_PATH && path !== INTERRUPT_PATH)) {
       res.writeHead(403).end();
       return;
     }
-    answered = true;
-    void outcome.then((settled) => {
-      const body = JSON.stringify(settled);
-      res.writeHead('handover' in settled ? 200 : 409, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-    });
+    asked.add(path);
+    const answer = (status: number, value: unknown) => {
+      const body = JSON.stringify(value);
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    };
+    if (path === INTERRUPT_PATH) void ending.then((how) => answer(200, how));
+    else void outcome.then((settled) => answer('handover' in settled ? 200 : 409, settled));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -66,12 +83,14 @@ export async function offerHandover(): Promise<HandoverOffer> {
   });
   const { port } = server.address() as AddressInfo;
   return {
-    address: { url: `http://127.0.0.1:${port}/handover`, key },
+    address: { url: `http://127.0.0.1:${port}${HANDOVER_PATH}`, key },
     give: (handover) => settle({ handover }),
     withdraw: (reason) => settle({ withdrawn: reason }),
+    interrupt: () => end({ interrupted: true }),
     close: async () => {
       // A worker still waiting is told before the connection goes (the answer is written on the next turn).
       settle({ withdrawn: 'the run ended' });
+      end({ interrupted: false });
       await new Promise((resolve) => setImmediate(resolve));
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -87,4 +106,16 @@ export async function receiveHandover(address: HandoverAddress): Promise<Handove
   const settled = (await answer.body.json()) as { handover: Handover } | { withdrawn: string };
   if (!('handover' in settled)) throw new Error(`the suites did not run: ${settled.withdrawn}`);
   return settled.handover;
+}
+
+/**
+ * In the worker: settles once the run is interrupted; never when the run ends on its own or the
+ * listener goes (the worker is stopped then anyway).
+ */
+export async function whenInterrupted(address: HandoverAddress): Promise<void> {
+  const url = new URL(INTERRUPT_PATH, address.url);
+  const ending = await request(url, { headers: { authorization: `Bearer ${address.key}` }, headersTimeout: 0, bodyTimeout: 0 })
+    .then((answer) => answer.body.json() as Promise<Ending>)
+    .catch(() => ({ interrupted: false }));
+  if (!ending.interrupted) await new Promise<never>(() => {});
 }

@@ -26,6 +26,8 @@ export interface SendContext {
   tenant: TenantTokens;
   /** Where the operations are: the API base path of the run's base_url (rules/api-layout.ts). */
   layout: ApiLayout;
+  /** Aborted when the run is interrupted: a request in flight is given up, with no exchange (it is no evidence). */
+  signal?: AbortSignal;
 }
 
 function authorizationOf(headers: Record<string, string>): string | undefined {
@@ -67,19 +69,21 @@ function parseJson(text: string): unknown {
  */
 const SUITE_CLOCK = `performance.now() of process ${process.pid} from ${performance.timeOrigin}`;
 
-export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, tracker, tenant, layout }: SendContext): Promise<Judged> {
+export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, tracker, tenant, layout, signal }: SendContext): Promise<Judged> {
+  signal?.throwIfAborted();
   const started = Date.now();
   const sent = performance.now();
   let response: Awaited<ReturnType<typeof request>>;
-  const send = () => request(outgoing.url, { method: outgoing.method as 'GET', headers: outgoing.headers, body: outgoing.body ?? null, dispatcher });
+  const send = () => request(outgoing.url, { method: outgoing.method as 'GET', headers: outgoing.headers, body: outgoing.body ?? null, dispatcher, ...(signal ? { signal } : {}) });
   try {
     response = await send().catch((error: { code?: string }) => {
       // A kept-alive connection the target closed as the request went out: once more, on a
       // fresh connection, as any HTTP client does.
-      if (error.code === 'UND_ERR_SOCKET' || error.code === 'ECONNRESET') return send();
+      if (!signal?.aborted && (error.code === 'UND_ERR_SOCKET' || error.code === 'ECONNRESET')) return send();
       throw error;
     });
   } catch (error) {
+    signal?.throwIfAborted();
     const code = (error as { code?: string }).code;
     throw new TargetUnreachable(`${outgoing.method} ${new URL(outgoing.url).origin}: ${code ?? (error as Error).message}`);
   }
@@ -90,6 +94,7 @@ export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, trac
   try {
     text = await response.body.text();
   } catch (error) {
+    signal?.throwIfAborted();
     // The target answered, but its body broke HTTP (e.g. a 204 declaring a Content-Length):
     // the status and headers are evidence the rules judge; the error is kept beside them.
     bodyError = `response body: ${(error as { code?: string }).code ?? (error as Error).message}`;

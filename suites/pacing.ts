@@ -81,7 +81,21 @@ export const MAX_IN_FLIGHT = 8;
 /** Weight of the latest round trip in the running estimate. */
 const ROUND_TRIP_WEIGHT = 0.25;
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`; an abort of `signal` ends the wait at once, rejecting with its reason. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
 
 const fresh = (): Quota => ({ remaining: Infinity, resetMs: 0, lo: 0, hi: Infinity, risks: 0, estimateOff: false, sentAt: -Infinity });
 
@@ -132,7 +146,7 @@ export class RateLimitPacer {
 
   constructor(
     private readonly now: () => number = Date.now,
-    private readonly wait: (ms: number) => Promise<void> = sleep,
+    private readonly wait: (ms: number, signal?: AbortSignal) => Promise<void> = sleep,
   ) {}
 
   /** The Remaining the pacer holds for `client` (the lowest heard in its current window); undefined before any. */
@@ -184,9 +198,14 @@ export class RateLimitPacer {
     return { go: true, early: quota.remaining <= 0 && earlyTime(quota) !== undefined && this.now() < safeTime(quota) };
   }
 
-  /** Waits until `client`'s next request may go, and counts it in flight: release it once answered (or failed). */
-  async admit(client: string, alone = false): Promise<Admission> {
+  /**
+   * Waits until `client`'s next request may go, and counts it in flight: release it once
+   * answered (or failed). An abort of `signal` (the run interrupted) ends the wait at once,
+   * rejecting with its reason.
+   */
+  async admit(client: string, alone = false, signal?: AbortSignal): Promise<Admission> {
     for (;;) {
+      signal?.throwIfAborted();
       const step = this.next(client, alone);
       if ('go' in step) {
         this.inFlight.set(client, this.inFlightOf(client) + 1);
@@ -194,9 +213,9 @@ export class RateLimitPacer {
       }
       if ('waitMs' in step) {
         this.waitedMs += step.waitMs;
-        await this.wait(step.waitMs);
+        await this.wait(step.waitMs, signal);
       } else {
-        await new Promise<void>((resolve) => this.waitersOf(client).push(resolve));
+        await this.nextAnswer(client, signal);
       }
     }
   }
@@ -210,6 +229,18 @@ export class RateLimitPacer {
     this.waiting.delete(client);
     // Every waiter looks again; those that still may not go wait for the next answer.
     for (const wake of waiters) wake();
+  }
+
+  /** Until an answer of `client` comes (release), or `signal` aborts. */
+  private nextAnswer(client: string, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(signal!.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waitersOf(client).push(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+    });
   }
 
   private waitersOf(client: string): Array<() => void> {

@@ -1,9 +1,12 @@
 // The run's vitest reporter: a progress line per suite file, and every test's outcome and
-// judged exchanges handed to the report builder.
+// judged exchanges handed to the report builder. A test that did not run to its end never
+// passes: one vitest never started is a skip, and so, once the run is interrupted, is one it
+// cancelled or whose requests the interrupt cut short ("not run: the run was interrupted").
 import { basename } from 'node:path';
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
 import type { ReportBuilder } from '../reports/builder.ts';
 import type { Status, TestOutcome } from '../reports/model.ts';
+import { NOT_RUN_INTERRUPTED } from '../reports/status.ts';
 import { describeTestError } from './failure.ts';
 import { requirementsOfTestName } from './requirement-names.ts';
 
@@ -25,6 +28,8 @@ interface ModuleTally {
   endedAt: number | undefined;
   errors: string[];
   printed: boolean;
+  /** Its tests the interrupt kept from running to their end. */
+  notRun: number;
 }
 
 export interface RunTotals {
@@ -34,16 +39,31 @@ export interface RunTotals {
   exchanges: number;
 }
 
+/** vitest's note on the tests a cancelled run marked skipped (@vitest/runner's TestRunAbortError). */
+const CANCELLED_NOTE = 'The test run was aborted by the user.';
+
+/** What errors of a failed test say that it failed because the run was interrupted (the kit's RunInterrupted, vitest's TestRunAbortError), and nothing else. */
+const failedByInterrupt = (errors: ReadonlyArray<{ name?: string; message?: string }>): boolean =>
+  errors.length > 0 && errors.every((e) => e.name === 'RunInterrupted' || e.name === 'TestRunAbortError' || (e.message ?? '').includes(NOT_RUN_INTERRUPTED));
+
 export class SuiteReporter implements Reporter {
   readonly totals: RunTotals = { tests: noTests(), unplanned429: 0, risked429: 0, exchanges: 0 };
   private readonly modules = new Map<string, ModuleTally>();
+  /** Tests reported: vitest reports the tests of a cancelled file once more. */
+  private readonly reported = new Set<string>();
+  private interrupted = false;
 
   constructor(
     private readonly builder: ReportBuilder,
     private readonly print: (line: string) => void,
-    /** Tests left out by --requirement are skipped with this reason. */
-    private readonly notSelected: string | undefined,
+    /** --requirement: tests it leaves out are skipped with the reason. */
+    private readonly selection: { pattern: RegExp; notSelected: string } | undefined,
   ) {}
+
+  /** The run was interrupted: from now on, a test that did not run to its end is "not run". */
+  interrupt(): void {
+    this.interrupted = true;
+  }
 
   /**
    * A suite file's tally, made by whichever of its events comes first: vitest can report a
@@ -52,7 +72,7 @@ export class SuiteReporter implements Reporter {
   private moduleTally(moduleId: string): ModuleTally {
     let tally = this.modules.get(moduleId);
     if (!tally) {
-      tally = { startedAt: Date.now(), tests: noTests(), findings: { must: 0, should: 0 }, expected: undefined, endedAt: undefined, errors: [], printed: false };
+      tally = { startedAt: Date.now(), tests: noTests(), findings: { must: 0, should: 0 }, expected: undefined, endedAt: undefined, errors: [], printed: false, notRun: 0 };
       this.modules.set(moduleId, tally);
     }
     return tally;
@@ -63,6 +83,8 @@ export class SuiteReporter implements Reporter {
   }
 
   onTestCaseResult(testCase: TestCase): void {
+    if (this.reported.has(testCase.id)) return;
+    this.reported.add(testCase.id);
     const result = testCase.result();
     const name = testCase.fullName;
     const evidence = testCase.meta().tmi;
@@ -75,10 +97,20 @@ export class SuiteReporter implements Reporter {
     this.totals.unplanned429 += evidence?.unplanned429 ?? 0;
     this.totals.risked429 += evidence?.risked429 ?? 0;
 
-    const outcome: TestOutcome = { name, file: basename(testCase.module.moduleId), requirements: requirementsOfTestName(testCase.name), status: 'pass', durationMs: testCase.diagnostic()?.duration ?? 0 };
-    if (result.state === 'skipped') {
+    const duration = testCase.diagnostic()?.duration;
+    const outcome: TestOutcome = { name, file: basename(testCase.module.moduleId), requirements: requirementsOfTestName(testCase.name), status: 'pass', ...(duration !== undefined ? { durationMs: duration } : {}) };
+    const notRun = this.notRun(result);
+    if (this.selection && !this.selection.pattern.test(testCase.fullName)) {
+      // Left out by --requirement: never run, whatever vitest made of it when the run was cancelled.
       outcome.status = 'skip';
-      outcome.message = result.note ?? this.notSelected ?? 'skipped';
+      outcome.message = this.selection.notSelected;
+    } else if (notRun !== undefined) {
+      outcome.status = 'skip';
+      outcome.message = notRun;
+      if (this.interrupted) tally.notRun++;
+    } else if (result.state === 'skipped') {
+      outcome.status = 'skip';
+      outcome.message = result.note ?? 'skipped';
     } else if (result.state === 'failed') {
       outcome.status = 'fail';
       // The kit's words (suites/failure.ts); a property's shrunk counterexample beneath them.
@@ -100,6 +132,16 @@ export class SuiteReporter implements Reporter {
     this.printWhenComplete(testCase.module.moduleId, tally);
   }
 
+  /** Why a test did not run to its end, when it did not: never started, or (interrupted) cancelled or cut short. */
+  private notRun(result: ReturnType<TestCase['result']>): string | undefined {
+    const why = this.interrupted ? NOT_RUN_INTERRUPTED : 'not run';
+    if (result.state === 'pending') return why;
+    if (!this.interrupted) return undefined;
+    if (result.state === 'failed') return failedByInterrupt(result.errors) ? why : undefined;
+    // Cancelled by vitest: with its note, or (tests it reached after the cancel) without one.
+    return result.state === 'skipped' && (result.note === CANCELLED_NOTE || result.note === undefined) ? why : undefined;
+  }
+
   onTestModuleEnd(module: TestModule): void {
     const tally = this.moduleTally(module.moduleId);
     tally.endedAt = Date.now();
@@ -108,8 +150,13 @@ export class SuiteReporter implements Reporter {
     this.printWhenComplete(module.moduleId, tally);
   }
 
-  /** Files whose line was still waiting for a result when the run ended: printed with what came. */
-  onTestRunEnd(): void {
+  /**
+   * Tests the run ended without a result of (a worker that a signal to the process group ended)
+   * are reported as they stand (not run); then the files whose line was still waiting for a
+   * result are printed with what came.
+   */
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    for (const module of modules) for (const test of module.children.allTests()) if (!this.reported.has(test.id)) this.onTestCaseResult(test);
     for (const [moduleId, tally] of this.modules) if (!tally.printed) this.printLine(moduleId, tally);
   }
 
@@ -124,10 +171,11 @@ export class SuiteReporter implements Reporter {
     // As the report counts them: a failed test naming only `should` requirements is a warning.
     const { tests: counts, findings } = tally;
     const seconds = (((tally.endedAt ?? Date.now()) - tally.startedAt) / 1000).toFixed(1);
-    const mark = counts.fail > 0 || findings.must > 0 ? '✗' : counts.warn > 0 || findings.should > 0 ? '⚠' : '✓';
+    const mark = counts.fail > 0 || findings.must > 0 ? '✗' : counts.warn > 0 || findings.should > 0 ? '⚠' : tally.notRun > 0 ? '⏹' : '✓';
     const name = basename(moduleId).replace(/\.suite\.ts$/, '');
     const inExchanges = findings.must + findings.should > 0 ? `; findings in its exchanges: ${findings.must} must, ${findings.should} should` : '';
-    this.print(`  ${mark} ${name.padEnd(32)} ${countsLine(counts)}${inExchanges}  (${seconds} s)`);
+    const notRun = tally.notRun > 0 ? ` (${tally.notRun} not run: interrupted)` : '';
+    this.print(`  ${mark} ${name.padEnd(32)} ${countsLine(counts)}${notRun}${inExchanges}  (${seconds} s)`);
     for (const error of tally.errors) this.print(`    error in ${name}: ${error}`);
   }
 }

@@ -36,8 +36,11 @@ export interface SuiteRunOptions {
   requirements: string[];
   builder: ReportBuilder;
   print: (line: string) => void;
-  /** Receives the running vitest, so an interrupt can stop it. */
-  onStart?: (stop: () => Promise<void>) => void;
+  /**
+   * Receives how to stop the running vitest: `interrupted` (the user's interrupt), the tests it
+   * keeps from running to their end are reported "not run"; without (a setup error), nothing ran.
+   */
+  onStart?: (stop: (interrupted: boolean) => Promise<void>) => void;
 }
 
 export interface SuiteRunResult {
@@ -47,7 +50,7 @@ export interface SuiteRunResult {
 }
 
 export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResult> {
-  const selection = options.requirements.length > 0 ? `not selected (--requirement ${options.requirements.join(' ')})` : undefined;
+  const selection = options.requirements.length > 0 ? { pattern: testNamePatternFor(options.requirements), notSelected: `not selected (--requirement ${options.requirements.join(' ')})` } : undefined;
   const reporter = new SuiteReporter(options.builder, options.print, selection);
   const signalListeners = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
   const { createVitest } = await loadVitestNode();
@@ -58,7 +61,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
       config: false,
       watch: false,
       reporters: [reporter],
-      ...(options.requirements.length > 0 ? { testNamePattern: testNamePatternFor(options.requirements) } : {}),
+      ...(selection ? { testNamePattern: selection.pattern } : {}),
     },
     {
       test: {
@@ -84,14 +87,19 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
   }
   // An interrupt cancels the run and stops the worker before the caller touches the target again.
   let stopped = false;
-  options.onStart?.(async () => {
+  let ran!: () => void;
+  const ended = new Promise<void>((resolve) => (ran = resolve));
+  options.onStart?.(async (interrupted) => {
     stopped = true;
-    await vitest.cancelCurrentRun('keyboard-input');
+    if (interrupted) reporter.interrupt();
+    // vitest's cancel waits until the worker says it stopped; a worker the signal ended itself
+    // (SIGTERM to the process group) never says so, though the run has ended without it.
+    await Promise.race([vitest.cancelCurrentRun('keyboard-input'), ended]);
     await vitest.close();
   });
   // Stopped before it started (the run ended in a setup error): no worker at all.
   if (stopped) return { totals: reporter.totals, errors: [] };
-  await vitest.start(SUITE_FILES.map((f) => join(suitesDir, f)));
+  await vitest.start(SUITE_FILES.map((f) => join(suitesDir, f))).finally(ran);
   const errors = vitest.state.getUnhandledErrors().map((e) => String((e as Error)?.message ?? e).split('\n')[0]!);
   for (const file of vitest.state.getFiles()) {
     for (const error of file.result?.errors ?? []) errors.push(`${file.name}: ${String(error.message).split('\n')[0]}`);

@@ -231,6 +231,7 @@ describe("a suite file's console line", () => {
   /** The least of vitest's TestCase and TestModule the reporter reads. */
   const moduleOf = (moduleId: string, tests = 1) => ({ moduleId, errors: () => [], children: { *allTests() { for (let i = 0; i < tests; i++) yield {}; } } });
   const testCaseOf = (module: ReturnType<typeof moduleOf>, name: string, findings: Array<{ level: 'must' | 'should' }>) => ({
+    id: `${module.moduleId} ${name}`,
     fullName: `suite > ${name}`,
     name,
     module,
@@ -275,5 +276,50 @@ describe("a suite file's console line", () => {
     reporter.onTestCaseResult(testCaseOf(module, 'burst [RL-429-HEADERS]', []) as never);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^ {2}✓ rate-limits +2 passed · 0 failed · 0 warned · 0 skipped {2}\(/);
+  });
+});
+
+describe("an interrupted run's tests, as the reporter hands them to the report", () => {
+  const module = { moduleId: '/x/update-session.suite.ts', errors: () => [], children: { *allTests() {} } };
+  const testCase = (name: string, result: Record<string, unknown>, duration?: number, charged?: string[]) => ({
+    id: name,
+    fullName: `update session > ${name}`,
+    name,
+    module,
+    result: () => result,
+    diagnostic: () => (duration === undefined ? undefined : { duration }),
+    meta: () => (charged ? { tmi: { exchanges: [], charged, unplanned429: 0, risked429: 0 } } : {}),
+  });
+  const NOT_RUN = 'not run: the run was interrupted';
+
+  it('never passes a test that did not run to its end; a failure of its own stays a failure; each test once', async () => {
+    const { SuiteReporter } = await import('../suites/reporter.ts');
+    const builder = new ReportBuilder({ kind: 'run', source: 'run' });
+    const reporter = new SuiteReporter(builder, () => {}, undefined);
+    // Before the interrupt: vitest never started it.
+    reporter.onTestCaseResult(testCase('never started [SES-SUCCESS-200]', { state: 'pending' }) as never);
+    reporter.interrupt();
+    reporter.onTestCaseResult(testCase('ran [SES-METADATA-ECHOED]', { state: 'passed' }, 30) as never);
+    reporter.onTestCaseResult(testCase('ran [SES-METADATA-ECHOED]', { state: 'passed' }, 30) as never);
+    reporter.onTestCaseResult(testCase('pending [SES-METADATA-CLEARED]', { state: 'pending' }) as never);
+    reporter.onTestCaseResult(testCase('cancelled [SES-ID-MATCHES]', { state: 'skipped', note: 'The test run was aborted by the user.' }) as never);
+    reporter.onTestCaseResult(testCase('reached after the cancel [SES-RESPONSE-SCHEMA]', { state: 'skipped' }) as never);
+    reporter.onTestCaseResult(testCase('cut short [SES-INVALID-UPDATE-REFUSED]', { state: 'failed', errors: [{ name: 'RunInterrupted', message: NOT_RUN }] }, 12) as never);
+    reporter.onTestCaseResult(testCase('no fixture [SES-METADATA-MAX-PROPERTIES]', { state: 'skipped', note: 'no fixture session' }) as never);
+    reporter.onTestCaseResult(testCase('failed [SES-REQUEST-BODY]', { state: 'failed', errors: [{ name: 'ConformanceFailure', message: 'SES-REQUEST-BODY: expected 400; received 200' }] }, 20, ['SES-REQUEST-BODY']) as never);
+    const report = builder.build({ failOn: 'must' });
+    const tests = Object.fromEntries(report.tests.map((t) => [t.name.replace('update session > ', ''), [t.status, t.message]]));
+    expect(report.tests).toHaveLength(8);
+    expect(tests).toEqual({
+      'never started [SES-SUCCESS-200]': ['skip', 'not run'],
+      'ran [SES-METADATA-ECHOED]': ['pass', undefined],
+      'pending [SES-METADATA-CLEARED]': ['skip', NOT_RUN],
+      'cancelled [SES-ID-MATCHES]': ['skip', NOT_RUN],
+      'reached after the cancel [SES-RESPONSE-SCHEMA]': ['skip', NOT_RUN],
+      'cut short [SES-INVALID-UPDATE-REFUSED]': ['skip', NOT_RUN],
+      'no fixture [SES-METADATA-MAX-PROPERTIES]': ['skip', 'no fixture session'],
+      'failed [SES-REQUEST-BODY]': ['fail', expect.stringContaining('SES-REQUEST-BODY')],
+    });
+    expect(report.tests.find((t) => t.name.includes('pending'))!.durationMs).toBeUndefined();
   });
 });

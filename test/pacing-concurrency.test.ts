@@ -253,3 +253,44 @@ describe('requests of one client in flight together, answered out of order', () 
     expect(sequenceFindings(await api.getResourceServer('rising')).length).toBe(1);
   });
 });
+
+describe('an interrupt of the run', () => {
+  // "spend" answers with the quota spent for a minute; "hang" never answers.
+  let server: Server;
+  let base: string;
+  let api: SuiteApi | undefined;
+
+  beforeAll(async () => {
+    const reset = Math.ceil(Date.now() / 1000) + 60;
+    server = createServer((req, res) => {
+      if (req.url!.endsWith('/hang')) return;
+      res.writeHead(404, { 'content-type': 'application/json', ...headersOf({ limit: 5, remaining: 0, reset }) }).end('{"statusCode":404,"error":"Not Found","message":"no such resource server"}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await api?.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('ends a wait for the window and a request in flight at once, with RunInterrupted and no exchange, and refuses every later call', async () => {
+    const config = resolveConfig({ base_url: `${base}/api/v2`, credentials: { full: { token: jwt(claims(undefined, 'client-interrupted')) } } });
+    const exchanges: Exchange[] = [];
+    api = new SuiteApi(config, new TenantTokens({}), {}, { exchange: (e) => exchanges.push(e), unplanned429: () => {}, risked429: () => {} });
+    await api.getResourceServer('spend');
+    expect(api.pacer.delayFor('client-interrupted')).toBeGreaterThan(50_000);
+    const waiting = api.getResourceServer('next');
+    const inFlight = api.getResourceServer('hang', { as: 'anonymous' });
+    await new Promise((r) => setTimeout(r, 100));
+    const interruptedAt = Date.now();
+    api.interrupt();
+    const outcomes = await Promise.allSettled([waiting, inFlight]);
+    expect(Date.now() - interruptedAt).toBeLessThan(1_000);
+    for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'RunInterrupted', message: 'not run: the run was interrupted' } });
+    await expect(api.getResourceServer('later', { as: 'anonymous' })).rejects.toMatchObject({ name: 'RunInterrupted' });
+    expect(exchanges.map((e) => e.request.url.split('/').pop())).toEqual(['spend']);
+  });
+});

@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReference, type RunningReference } from '../reference/index.ts';
 import type { Report } from '../reports/model.ts';
+import { reportSchemaError } from '../reports/schema.ts';
 import { invalidUpdateExamples, malformedAuthorizationExamples, oddIdExamples, validMetadataExamples } from '../suites/arbitraries.ts';
 
 const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
@@ -143,36 +144,87 @@ describe('tmi-conform run against a target given by config', () => {
     expect(stderr).toMatch(/credentials of profile "no_scope" were refused by the token endpoint \(401/);
     expect(stderr).not.toContain('wrong-secret-value');
   });
+});
 
-  // The token attacks run before the update suite: at 5 requests a second they take a while.
-  it('interrupted: exit 130, sessions restored, the reports of what ran written', { timeout: 90_000 }, async () => {
-    // A slow target (5 requests a second) leaves time to interrupt mid-run.
-    const slow = await startReference({ rateLimit: { limit: 5, windowSeconds: 1 } });
+describe('tmi-conform run, interrupted', () => {
+  // A slow target (5 requests a second): the update tests are under way when the signal comes.
+  // Only they are selected, so the run reaches them within seconds.
+  let slow: RunningReference;
+  beforeAll(async () => {
+    slow = await startReference({ rateLimit: { limit: 5, windowSeconds: 1 } });
+  });
+  afterAll(() => slow.close());
+
+  // A terminal's Ctrl-C reaches the whole process group (the suites' worker too); a CI runner's
+  // or `kill`'s signal the process alone, or its group.
+  it.each([
+    { signal: 'SIGINT', to: 'group' },
+    { signal: 'SIGTERM', to: 'process' },
+    { signal: 'SIGTERM', to: 'group' },
+  ] as const)('$signal to the $to: exit 130 within seconds, sessions restored, every report says interrupted and nothing not run passed', { timeout: 60_000 }, async ({ signal, to }) => {
+    const config = slow.config();
+    const sessions = config.fixtures.sessions.map((s) => s.id);
+    const metadata = () => JSON.stringify(sessions.map((id) => slow.sessionMetadata(id)));
+    const before = metadata();
+    const path = writeConfig(`slow-${signal}-${to}.yaml`, { ...config, rate_limit_probe: false, property_runs: 3 });
+    const reportDir = join(dir, `interrupted-${signal}-${to}`);
+    const selected = ['SES-RESPONSE-SCHEMA', 'SES-METADATA-CLEARED', 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-ECHOED'].flatMap((id) => ['--requirement', id]);
+    const child = spawn(process.execPath, [BIN, 'run', '--config', path, '--report-dir', reportDir, ...selected], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: to === 'group' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let code: number | null;
+    let stoppedInMs: number;
     try {
-      const config = slow.config();
-      const id = config.fixtures.sessions[0]!.id;
-      const before = slow.sessionMetadata(id);
-      const path = writeConfig('slow.yaml', { ...config, rate_limit_probe: false, property_runs: 3 });
-      const reportDir = join(dir, 'interrupted');
-      const child = spawn(process.execPath, [BIN, 'run', '--config', path, '--report-dir', reportDir], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-      await new Promise<void>((resolve) => {
-        child.stdout.on('data', (chunk) => {
-          stdout += chunk;
-          // Interrupt once the update-session suite has changed the session.
-          if (stdout.includes('✓ delete-token-exchange-profile') || stdout.includes('✗ delete-token-exchange-profile')) resolve();
-        });
-      });
-      await new Promise((r) => setTimeout(r, 1500));
-      child.kill('SIGINT');
-      expect(await exited, stdout).toBe(130);
-      expect(stdout).toContain('interrupted');
-      expect(slow.sessionMetadata(id)).toEqual(before);
-      expect(readReport(reportDir).kind).toBe('run');
+      // Interrupt once the update tests have changed a session (after the preflight: its line about the issuer is out).
+      const changed = () => stdout.includes('issuer') && metadata() !== before;
+      const deadline = Date.now() + 45_000;
+      while (!changed() && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(changed(), `the update tests changed a session\n${stdout}${stderr}`).toBe(true);
+      const signalled = Date.now();
+      if (to === 'group') process.kill(-child.pid!, signal);
+      else child.kill(signal);
+      code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 20_000))]);
+      stoppedInMs = Date.now() - signalled;
     } finally {
-      await slow.close();
+      // Never left behind, whatever failed.
+      if (child.exitCode === null && child.signalCode === null) process.kill(to === 'group' ? -child.pid! : child.pid!, 'SIGKILL');
     }
+    expect(code, stdout + stderr).toBe(130);
+    expect(stoppedInMs, `stopped ${stoppedInMs} ms after ${signal}`).toBeLessThan(5_000);
+    expect(stdout).toContain('interrupted: no verdict');
+    expect(stdout).toMatch(/restored session_metadata of \d+ fixture session/);
+    expect(metadata(), 'sessions restored').toBe(before);
+
+    const text = readFileSync(join(reportDir, 'report.json'), 'utf8');
+    const report = JSON.parse(text) as Report;
+    expect(reportSchemaError(report)).toBeUndefined();
+    expect(report).toMatchObject({ kind: 'run', interrupted: true, passed: false, sources: [{ name: 'run', interrupted: true }] });
+    // Nothing that did not run to its end passed: a passing test ran for a while, the others are skipped with the reason.
+    for (const test of report.tests.filter((t) => t.status === 'pass')) expect(test.durationMs ?? 0, test.name).toBeGreaterThan(0);
+    const notRun = report.tests.filter((t) => t.status === 'skip' && t.message === 'not run: the run was interrupted');
+    expect(notRun.length, JSON.stringify(report.tests.map((t) => [t.status, t.message, t.name]))).toBeGreaterThan(0);
+    expect(notRun.every((t) => t.file === 'update-session.suite.ts' || t.file === 'get-resource-server.suite.ts' || t.file === 'rate-limits.suite.ts')).toBe(true);
+    // A requirement nothing examined before the interrupt is skipped as not run, never passed.
+    const notExamined = report.requirements.filter((r) => r.counts.exchanges + r.counts.tests === 0);
+    expect(notExamined.length).toBeGreaterThan(0);
+    for (const r of notExamined) expect(r.status, r.id).toBe('skip');
+    expect(report.requirements.some((r) => r.reason?.includes('not run: the run was interrupted'))).toBe(true);
+
+    const markdown = readFileSync(join(reportDir, 'report.md'), 'utf8');
+    expect(markdown).toContain('## tmi-conform run: ⏹ interrupted: no verdict');
+    expect(markdown).not.toContain('✅ conforming');
+    const html = readFileSync(join(reportDir, 'report.html'), 'utf8');
+    expect(html).toContain('<div class="verdict interrupted">Interrupted: no verdict</div>');
+    expect(html).not.toContain('verdict ok');
+    const junit = readFileSync(join(reportDir, 'junit.xml'), 'utf8');
+    expect(junit).toMatch(/<testsuites [^>]*errors="1"/);
+    expect(junit).toContain('<error message="interrupted: no verdict: run stopped before it ended" type="interrupted">');
+    const sarif = JSON.parse(readFileSync(join(reportDir, 'report.sarif'), 'utf8'));
+    expect(sarif.runs[0].invocations[0]).toMatchObject({ executionSuccessful: false, toolExecutionNotifications: [{ level: 'error' }] });
+    expect(sarif.runs[0].properties).toMatchObject({ interrupted: true, passed: false });
   });
 });
 

@@ -7,13 +7,9 @@ import { ReportBuilder } from '../reports/builder.ts';
 import type { FailOn } from '../reports/fail-on.ts';
 import type { Baseline, Report } from '../reports/model.ts';
 import { readReport } from '../reports/read.ts';
-import { judgeRecording as judgeEachExchange } from '../recordings/judge-recording.ts';
-import { journalCopyIds, journalCopyReason, withoutJournalCopies } from '../recordings/journal-copies.ts';
-import { detectFormat, type ReadProgress } from '../recordings/read.ts';
-import { cutShortReason } from '../recordings/jsonl-journal.ts';
-import { NOT_JUDGED_NAMED } from '../reports/traffic.ts';
+import { judgeRecordings } from '../judging/recordings.ts';
+import { UsageError } from '../core/errors.ts';
 import { loadOpenApiFile } from '../rules/openapi/load.ts';
-import { ApiLayout } from '../rules/api-layout.ts';
 import { embeddedReferenceConfig, refuseTargetKeysWithoutBaseUrl, resolveConfig, type RawConfig } from '../suites/config.ts';
 import { runConformance } from '../suites/conformance.ts';
 import { startProxy as startProxySession, type RunningProxy } from '../proxy/session.ts';
@@ -72,27 +68,32 @@ export interface JudgeRecordingOptions {
   openapi?: string;
   /** Bytes of each body judged (default 1 MiB). */
   maxBodyBytes?: number;
+  /** The tenant's keys (a JWKS URL or file), to verify the tokens a recording kept whole. */
+  jwks?: string;
+  /** The issuer the tenant's tokens carry. */
+  issuer?: string;
 }
 
-/** Judges recordings (HAR 1.2 files, the proxy's JSONL journals) as one, as `tmi-conform validate` does, and returns the report. */
+/**
+ * Judges recordings (HAR 1.2 files, the proxy's JSONL journals, folders of them) as one, by the
+ * same function as `tmi-conform validate`, and returns the report. Input that cannot be read in
+ * full is no verdict: the promise is rejected with one line naming each file.
+ */
 export async function judgeRecording(paths: string | string[], options: JudgeRecordingOptions = {}): Promise<Report> {
   const openapi = options.openapi === undefined ? undefined : await loadOpenApiFile(options.openapi);
   const files = Array.isArray(paths) ? paths : [paths];
-  const layout = new ApiLayout(openapi ? { openapi } : {});
-  const builder = new ReportBuilder({ kind: 'validate', source: `validate:${files.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
-  const formats = new Map(await Promise.all(files.map(async (file) => [file, await detectFormat(file)] as const)));
-  // As validate: a HAR the proxy wrote from a journal given too is read once, from the journal; the reports say so.
-  const { files: toRead, copies } = withoutJournalCopies(files, (file) => formats.get(file)!);
-  for (const copy of copies) builder.addNotJudged(journalCopyReason(copy), copy.entries, journalCopyIds(copy, NOT_JUDGED_NAMED));
-  for (const file of toRead) {
-    const progress: ReadProgress = { truncatedTail: false };
-    await judgeEachExchange(file, { progress, layout, ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) }, (exchange, judgement) => {
-      if (!judgement) return;
-      builder.addExchange(exchange, judgement);
-    });
-    if (progress.truncatedTail) builder.addNotJudged(cutShortReason(file), 1, progress.truncatedLine !== undefined ? [String(progress.truncatedLine)] : []);
-  }
-  return builder.build({ failOn: options.failOn ?? 'must', baseline: options.baseline });
+  const { report, unreadable } = await judgeRecordings(files, {
+    who: 'judgeRecording',
+    source: `validate:${files.join(',')}`,
+    failOn: options.failOn ?? 'must',
+    ...(options.baseline !== undefined ? { baseline: options.baseline } : {}),
+    ...(openapi ? { openapi } : {}),
+    ...(options.jwks !== undefined ? { jwks: options.jwks } : {}),
+    ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
+    ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
+  });
+  if (report === undefined) throw new UsageError(`judgeRecording: cannot read ${unreadable.join('; ')}`);
+  return report;
 }
 
 export interface StartProxyOptions {

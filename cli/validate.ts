@@ -1,30 +1,16 @@
 // `tmi-conform validate FILE|DIR... [--report-dir DIR] [--fail-on must|should]`:
-// judges recorded traffic offline with the same rule engine as the suites and the proxy.
-import { access, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { journalOfSegment, recordingsInFolder } from '../recordings/segments.ts';
-import { cutShortReason } from '../recordings/jsonl-journal.ts';
-import { journalCopyIds, journalCopyReason, withoutJournalCopies } from '../recordings/journal-copies.ts';
-import type { RecordingFormat } from '../recordings/detect-format.ts';
+// judges recorded traffic offline with the same rule engine as the suites and the proxy, through
+// judging/recordings.ts, which the library's judgeRecording uses too.
 import { NO_JWKS_NOTE } from '../keys/tenant-keys.ts';
-import { learnTenant, TenantTokens } from '../keys/tenant.ts';
-import { CREDENTIAL_NOT_RECORDED, credentialState } from '../rules/credential.ts';
-import type { Judgement } from '../rules/index.ts';
-import { judgeRecording } from '../recordings/judge-recording.ts';
-import { bearerCredential } from '../rules/token.ts';
-import { detectFormat, RecordingError, type ReadProgress } from '../recordings/read.ts';
-import type { Exchange } from '../rules/types.ts';
-import { ReportBuilder } from '../reports/builder.ts';
+import { judgeRecordings, type RecordingsSummary } from '../judging/recordings.ts';
 import { notJudgedLine, renderSummary, underGitHubActions } from '../reports/console.ts';
 import type { Report } from '../reports/model.ts';
-import { NOT_JUDGED_NAMED, notRecordedReasons } from '../reports/traffic.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
 import { baselineOption } from './baseline-option.ts';
-import { ApiLayout } from '../rules/api-layout.ts';
 import { openApiLine, openApiOption, openApiProblemLines } from './openapi-option.ts';
-import { DEFAULT_MAX_BODY_BYTES, describeBytes } from '../core/body-limit.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
 import { MAX_JSON_DEPTH } from '../core/json-depth.ts';
 
@@ -84,77 +70,6 @@ Options:
 
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable input or usage error.`;
 
-export interface ValidateSummary {
-  files: number;
-  exchanges: number;
-  judged: number;
-  notCovered: number;
-  /** Judged exchanges whose recording does not show the credential sent. */
-  credentialsNotRecorded: number;
-  /** Judged exchanges with a JWT whose signature nobody checked (no JWKS, or a signature the recording masked). */
-  signaturesUnverified: number;
-  /** Of those, the exchanges whose recording kept the token whole (so that --jwks could check it). */
-  tokensKeptWhole: number;
-  jwksGiven: boolean;
-  /** Exchanges on covered paths the engine declined to judge, by reason: how many, and where the first few are. */
-  notJudged: Map<string, { count: number; where: string[] }>;
-  /** Judged exchanges with a body over the body limit, whose content was not judged: by reason, as above. */
-  contentNotJudged: Map<string, { count: number; where: string[] }>;
-  /** Judged exchanges of which a part was not judged (response headers or a body the recording did not keep, a schema of the description not compiled): by reason, as above. */
-  partsNotJudged: Map<string, { count: number; where: string[] }>;
-}
-
-function countPlace(places: Map<string, { count: number; where: string[] }>, reason: string, where: string): void {
-  const entry = places.get(reason) ?? { count: 0, where: [] };
-  entry.count++;
-  if (entry.where.length < NOT_JUDGED_PLACES) entry.where.push(where);
-  places.set(reason, entry);
-}
-
-/** Exchanges listed by place when the console says some were not judged. */
-const NOT_JUDGED_PLACES = 3;
-
-/** A compact JWS whose signature a recording kept as it was (base64url), so that checking it means something. */
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
-
-/** The token of an exchange whose recording kept it whole (a masked one cannot be checked), or undefined. */
-function wholeToken(exchange: Exchange): string | undefined {
-  const credential = bearerCredential(exchange.request.headers['authorization']);
-  return credential !== undefined && COMPACT_JWS.test(credential) ? credential : undefined;
-}
-
-/** Settles each exchange's token against what is known of the tenant's tokens (--jwks, --issuer); a verdict a recorder kept stays. */
-async function settleTokens(batch: readonly Exchange[], tenant: TenantTokens): Promise<void> {
-  await tenant.prepare(batch.map((exchange) => (exchange.token.signatureValid === undefined && exchange.token.claims ? wholeToken(exchange) : undefined)));
-  for (const exchange of batch) tenant.settle(exchange.token, wholeToken(exchange));
-}
-
-function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string | undefined) => string, builder: ReportBuilder, summary: ValidateSummary): void {
-  summary.exchanges++;
-  builder.addExchange(exchange, judgement);
-  if (!judgement.operation) {
-    summary.notCovered++;
-    return;
-  }
-  if (judgement.notJudged !== undefined) {
-    countPlace(summary.notJudged, judgement.notJudged, place(exchange.id));
-    return;
-  }
-  summary.judged++;
-  for (const reason of notRecordedReasons(judgement)) countPlace(summary.partsNotJudged, reason, place(exchange.id));
-  // Credentials not recorded have a line of their own, below.
-  for (const part of judgement.partsNotJudged ?? []) if (part !== CREDENTIAL_NOT_RECORDED) countPlace(summary.partsNotJudged, part, place(exchange.id));
-  for (const over of judgement.bodiesOverLimit ?? []) {
-    countPlace(summary.contentNotJudged, `${over.body} body over the ${describeBytes(over.limit)} body limit`, `${place(exchange.id)} (${describeBytes(over.bytes)})`);
-  }
-  const state = credentialState(exchange);
-  if (state === 'not-recorded') summary.credentialsNotRecorded++;
-  else if (state === 'unverified') {
-    summary.signaturesUnverified++;
-    if (COMPACT_JWS.test(bearerCredential(exchange.request.headers['authorization']) ?? '')) summary.tokensKeptWhole++;
-  }
-}
-
 export async function run(argv: string[]): Promise<number> {
   const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true }, baseline: { value: true } });
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
@@ -162,148 +77,37 @@ export async function run(argv: string[]): Promise<number> {
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
   const maxBodyBytes = bytesFlag('validate', args, 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
   await checkReportDir(reportDir);
-  const files: string[] = [];
-  for (const file of args.positionals) {
-    let isFolder: boolean;
-    try {
-      await access(file);
-      isFolder = (await stat(file)).isDirectory();
-    } catch {
-      throw new UsageError(`validate: cannot read ${file}: no such file or not readable`);
-    }
-    if (!isFolder) {
-      files.push(file);
-      continue;
-    }
-    const inFolder = recordingsInFolder(file);
-    if (inFolder.length === 0) throw new UsageError(`validate: ${file} is a folder with no recording in it (a .jsonl, .jsonl.gz or .har file)`);
-    files.push(...inFolder);
-  }
-  // A file named twice (itself and through its folder) is read once: its exchanges count once.
-  const named = new Set<string>();
-  for (const file of files.splice(0)) {
-    if (named.has(resolve(file))) process.stdout.write(`skipped ${file}: named twice, read once\n`);
-    else files.push(file);
-    named.add(resolve(file));
-  }
-
-  const jwksSource = stringFlag(args, 'jwks');
-  const issuer = stringFlag(args, 'issuer');
-  // Offline there is no tenant to ask: only what the user named is known.
-  const knowledge = await learnTenant({ ...(jwksSource !== undefined ? { jwks: jwksSource } : {}), ...(issuer !== undefined ? { issuer } : {}) });
-  if (knowledge.keys && 'problem' in knowledge.keys) throw new UsageError(`validate: --jwks: ${knowledge.keys.problem}`);
-  const tenant = TenantTokens.of(knowledge);
-
   const baseline = await baselineOption(stringFlag(args, 'baseline'));
-  const openapiPath = stringFlag(args, 'openapi');
-  const openapi = await openApiOption(openapiPath);
+  const openapi = await openApiOption(stringFlag(args, 'openapi'));
   // What of the description cannot be used at all (a path item's $ref leading nowhere) is said now; a
   // schema that cannot be compiled is said once an exchange needs it, with the exchanges.
   if (openapi) process.stdout.write(`${[openApiLine(openapi), ...openApiProblemLines(openapi)].join('\n')}\n`);
-  // The API base path: the servers the description declares, else the document's /api/v2.
-  const layout = new ApiLayout(openapi ? { openapi } : {});
-  const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
-  const summary: ValidateSummary = { files: 0, exchanges: 0, judged: 0, notCovered: 0, credentialsNotRecorded: 0, signaturesUnverified: 0, tokensKeptWhole: 0, jwksGiven: jwksSource !== undefined, notJudged: new Map(), contentNotJudged: new Map(), partsNotJudged: new Map() };
-  const unreadable: string[] = [];
-  const failed = (file: string, error: unknown) => {
-    if (!(error instanceof RecordingError) && !isFsError(error)) {
-      // Not the recording's fault but the kit's: still say which file it was reading.
-      if (error instanceof Error) error.message = `${file}: ${error.message}`;
-      throw error;
-    }
-    unreadable.push(`${file}: ${isFsError(error) ? fsReason(error) : (error as Error).message}`);
-  };
-  const formats = new Map<string, RecordingFormat>();
-  for (const file of files) {
-    try {
-      formats.set(file, await detectFormat(file));
-    } catch (error) {
-      failed(file, error);
-    }
-  }
-  // A HAR the proxy wrote from a journal named too holds the same exchanges: read once, from the journal.
-  const { files: toRead, copies } = withoutJournalCopies(files.filter((file) => formats.has(file)), (file) => formats.get(file)!);
-  for (const copy of copies) {
-    process.stdout.write(`skipped ${copy.har}: the HAR the proxy wrote at stop from the journal ${copy.journal} (${copy.entries} exchanges): each is judged once, from the journal\n`);
-    builder.addNotJudged(journalCopyReason(copy), copy.entries, journalCopyIds(copy, NOT_JUDGED_NAMED));
-  }
-  summary.files = files.length - copies.length;
-  for (const recording of recordingsOf(toRead)) {
-    // Where each exchange came from, for the console: a recording may span several files.
-    const fileOf = new WeakMap<Exchange, string>();
-    let current = recording[0]!;
-    const progressOf = new Map(recording.map((file) => [file, { truncatedTail: false } as ReadProgress]));
-    await judgeRecording(
-      recording,
-      {
-        progressOf: (file) => progressOf.get(file)!,
-        onFile: (file) => (current = file),
-        onFileError: failed,
-        maxBodyBytes,
-        layout,
-        beforeJudging: (batch) => {
-          for (const exchange of batch) fileOf.set(exchange, current);
-          return settleTokens(batch, tenant);
-        },
-      },
-      (exchange, judgement) => {
-        const file = fileOf.get(exchange) ?? current;
-        judgeInto(exchange, judgement!, placeIn(file, formats.get(file)!), builder, summary);
-      },
-    );
-    for (const [file, progress] of progressOf) {
-      if (!progress.truncatedTail) continue;
-      process.stderr.write(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
-      builder.addNotJudged(cutShortReason(file), 1, progress.truncatedLine !== undefined ? [String(progress.truncatedLine)] : []);
-    }
-  }
-
-  if (unreadable.length > 0) {
+  const jwks = stringFlag(args, 'jwks');
+  const issuer = stringFlag(args, 'issuer');
+  const { report, partial, summary, unreadable } = await judgeRecordings(args.positionals, {
+    who: 'validate',
+    source: `validate:${args.positionals.join(',')}`,
+    failOn,
+    maxBodyBytes,
+    ...(baseline !== undefined ? { baseline } : {}),
+    ...(openapi ? { openapi } : {}),
+    ...(jwks !== undefined ? { jwks } : {}),
+    ...(issuer !== undefined ? { issuer } : {}),
+    note: (line) => process.stdout.write(`${line}\n`),
+    warn: (line) => process.stderr.write(`tmi-conform validate: ${line}\n`),
+  });
+  if (report === undefined) {
     // Input that could not be read is no verdict, and no report replaces the last one.
-    if (summary.exchanges > 0) printSummary(summary, builder.build({ failOn }), `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`);
+    if (summary.exchanges > 0) printSummary(summary, partial, `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`);
     for (const line of unreadable) process.stderr.write(`tmi-conform validate: cannot read ${line}\n`);
     return EXIT_USAGE;
   }
-  const report = builder.build({ failOn, baseline });
   const written = await writeReports(report, reportDir);
   printSummary(summary, report, undefined, written);
   return report.passed ? EXIT_OK : EXIT_FAILED;
 }
 
-/**
- * The files grouped into recordings, in order: the segments of one rotated journal given one
- * after the other (NAME.000001.jsonl, NAME.000002.jsonl.gz…) are one recording, judged with one
- * rate-limit history as if never split; any other file is a recording of its own.
- */
-function recordingsOf(files: string[]): string[][] {
-  const recordings: string[][] = [];
-  let journal: string | undefined;
-  for (const file of files) {
-    const of = journalOfSegment(file);
-    if (of !== undefined && of === journal) recordings.at(-1)!.push(file);
-    else recordings.push([file]);
-    journal = of;
-  }
-  return recordings;
-}
-
-/** Where an exchange is in its file, for the console: a journal's line, a HAR's entry index. */
-function placeIn(file: string, format: RecordingFormat): (id: string | undefined) => string {
-  return (id) => `${file} ${format === 'jsonl' ? 'line' : 'log.entries'} ${format === 'jsonl' ? id : `[${id}]`}`;
-}
-
-function fsReason(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EISDIR') return 'it is a directory, not a recording';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  return (error as Error).message;
-}
-
-function isFsError(error: unknown): boolean {
-  return typeof (error as NodeJS.ErrnoException)?.code === 'string';
-}
-
-function printSummary(summary: ValidateSummary, report: Report, verdict: string | undefined, written?: string[]): void {
+function printSummary(summary: RecordingsSummary, report: Report, verdict: string | undefined, written?: string[]): void {
   const lead: string[] = [];
   const notJudged = [...summary.notJudged.values()].reduce((sum, { count }) => sum + count, 0);
   lead.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${notJudged > 0 ? `${notJudged} not judged, ` : ''}${summary.notCovered} not operation calls`);

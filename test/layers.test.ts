@@ -19,12 +19,13 @@ const LAYERS: Array<[layer: string, uses: string[]]> = [
   ['reports', ['rules/types.ts', 'core', 'rules']],
   ['suites', ['rules/types.ts', 'core', 'rules', 'keys', 'reports']],
   ['proxy', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports']],
+  ['judging', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports']],
   ['reference', ['rules/types.ts', 'core', 'rules']],
   ['fixtures', ['rules/types.ts', 'core', 'rules']],
-  ['cli', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference']],
-  ['api', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference']],
-  ['bench', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference', 'fixtures', 'cli', 'api']],
-  ['test', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'reference', 'fixtures', 'cli', 'api']],
+  ['cli', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'judging', 'reference']],
+  ['api', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'judging', 'reference']],
+  ['bench', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'judging', 'reference', 'fixtures', 'cli', 'api']],
+  ['test', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'judging', 'reference', 'fixtures', 'cli', 'api']],
   ['bin', ['cli']],
 ];
 const USES = new Map(LAYERS);

@@ -213,6 +213,62 @@ export interface BaselineOutcome {
   expired: BaselineEntry[];
 }
 
+/** How much of something was examined: `examined` of `applicable`. */
+export interface CoverageCount {
+  examined: number;
+  applicable: number;
+}
+
+/** A requirement nothing examined, and why (its skip reason). */
+export interface NotExaminedRequirement {
+  requirement: string;
+  level: 'must' | 'should';
+  operations: string[];
+  reason: string;
+}
+
+/** The status codes the document names for one of its operations, and those the traffic got. */
+export interface ResponseCoverage {
+  operation: OperationId;
+  /** "DELETE /token-exchange-profiles/{id}" */
+  route: string;
+  named: string[];
+  seen: string[];
+}
+
+/** One enumeration or limit of the document, its values, and those the traffic reached (rules/coverage.ts). */
+export interface ValueCoverage {
+  operation: OperationId;
+  /** `signing_alg`, `session_metadata` */
+  name: string;
+  /** Read in the response the target returned, or the request that reached it. */
+  in: 'request' | 'response';
+  values: string[];
+  reached: string[];
+}
+
+/**
+ * What the report's evidence examined, computed once from the judged requirements and exchanges
+ * (reports/coverage.ts), so every format says the same numbers. A merged report unions what each
+ * input examined.
+ */
+export interface Coverage {
+  /** The document's requirements the report holds (all apply) and those a test or exchange examined (pass, fail or warn). */
+  document: CoverageCount & {
+    must: CoverageCount;
+    should: CoverageCount;
+    /** Per operation group (as `operations`): its requirements examined on that operation. */
+    byOperation: Array<CoverageCount & { operation: string; title: string }>;
+    notExamined: NotExaminedRequirement[];
+  };
+  /** The status codes the document names, per operation; an operation whose codes are "not shown" counts none. */
+  responses: CoverageCount & { byOperation: ResponseCoverage[] };
+  /** The values of the document's enumerations and the edges of its limits. */
+  values: CoverageCount & { byName: ValueCoverage[] };
+  /** The document's operations the traffic or tests called, of the three it details. */
+  operations: CoverageCount & { called: string[]; notCalled: string[] };
+}
+
 export interface Report {
   schemaVersion: 1;
   tool: { name: 'tmi-conform'; version: string };
@@ -236,4 +292,6 @@ export interface Report {
   /** Findings whose subject is the client: reported, never part of the verdict. */
   clientFindings: Array<ReportedFinding & { count: number; example?: ExchangeEvidence }>;
   traffic?: TrafficStats;
+  /** What was examined, as numbers; absent in reports of earlier versions (`report merge` computes it then). */
+  coverage?: Coverage;
 }

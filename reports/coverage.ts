@@ -93,3 +93,19 @@ export function coverageLines({ coverage }: Pick<Report, 'coverage'>): string[] 
   if (coverage.operations.notCalled.length > 0) out.push(`  operations not called: ${coverage.operations.notCalled.join(', ')}`);
   return out;
 }
+
+/** Each part a report's coverage counts as one item ("response DELETE /token-exchange-profiles/{id} 429"), and whether it was examined: what `report diff` compares. */
+export function coverageItems({ requirements, coverage }: Pick<Report, 'requirements'> & { coverage: Coverage }): Map<string, boolean> {
+  const items = new Map<string, boolean>();
+  for (const r of requirements) items.set(`requirement ${r.id}`, examined(r));
+  for (const o of coverage.responses.byOperation) for (const status of o.named) items.set(`response ${o.route} ${status}`, o.seen.includes(status));
+  for (const d of coverage.values.byName) for (const value of d.values) items.set(`value ${d.name} ${value}`, d.reached.includes(value));
+  for (const route of coverage.operations.called) items.set(`operation ${route}`, true);
+  for (const route of coverage.operations.notCalled) items.set(`operation ${route}`, false);
+  return items;
+}
+
+/** "48/48 (100 %) requirements · responses 3/4 · values 11/14 · operations 3/3": a coverage in a table cell. */
+export function coverageCell({ document, responses, values, operations }: Coverage): string {
+  return `${fraction(document)} requirements · responses ${responses.examined}/${responses.applicable} · values ${values.examined}/${values.applicable} · operations ${operations.examined}/${operations.applicable}`;
+}

@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claims, deleteExchange, errorExchange, getExchange, jwt, rateLimitHeaders, resourceServer, session, updateExchange } from '../fixtures/exchanges.ts';
 import { ReportBuilder } from '../reports/builder.ts';
+import { diffReports, renderDiff } from '../reports/diff.ts';
+import { buildMatrix, renderMatrixConsole, renderMatrixMarkdown } from '../reports/matrix.ts';
 import { mergeReports } from '../reports/merge.ts';
 import type { Coverage, Report } from '../reports/model.ts';
 import { reportSchemaError } from '../reports/schema.ts';
@@ -187,3 +189,33 @@ describe('a proxy fed a handful of chosen exchanges', () => {
   });
 });
 
+
+describe('report diff and report matrix say coverage', () => {
+  const before = reportOf([deleteExchange(), getExchange()]);
+  const after = reportOf([deleteExchange(), errorExchange(deleteExchange(), 429, { message: 'Too Many Requests' }, rateLimitHeaders(0)), updateExchange({ session_metadata: null }, session(null))]);
+
+  it('report diff names each part gained and lost', () => {
+    const diff = diffReports(before, after);
+    expect(diff.coverage!.gained).toEqual(expect.arrayContaining(['response DELETE /token-exchange-profiles/{id} 429', 'value session_metadata null', 'operation PATCH /sessions/{id}']));
+    expect(diff.coverage!.lost).toEqual(expect.arrayContaining(['value signing_alg HS256', 'value token_dialect access_token', 'operation GET /resource-servers/{id}']));
+    // Requirements only the resource server's exchange examined are lost; the session update's are gained.
+    expect(diff.coverage!.lost).toContain('requirement RS-SIGNING-ALG');
+    expect(diff.coverage!.gained).toContain('requirement SES-METADATA-CLEARED');
+    expect(diff.coverage!.gained.filter((item) => diff.coverage!.lost.includes(item))).toEqual([]);
+    const lines = renderDiff(diff);
+    expect(lines).toContain(`  before: ${diff.coverage!.before}`);
+    expect(lines.find((l) => l.startsWith('  gained: '))).toContain('response DELETE /token-exchange-profiles/{id} 429');
+    expect(lines.find((l) => l.startsWith('  lost: '))).toContain('value signing_alg HS256');
+    expect(diffReports(after, after).coverage).toMatchObject({ gained: [], lost: [] });
+  });
+
+  it('report matrix has a coverage row per target', () => {
+    const matrix = buildMatrix([
+      { report: before, origin: 'a/report.json', label: 'a' },
+      { report: after, origin: 'b/report.json', label: 'b' },
+    ]);
+    const cell = (r: Report) => `${r.coverage!.document.examined}/${r.coverage!.document.applicable}`;
+    expect(renderMatrixMarkdown(matrix)).toMatch(new RegExp(`\\| \\*\\*coverage\\*\\* \\| ${cell(before)} \\(\\d+ %\\) requirements · responses 1/4 · values 2/14 · operations 2/3 \\| ${cell(after)} .* responses 2/4 · values 1/14 · operations 2/3 \\|`));
+    expect(renderMatrixConsole(matrix)).toContain(`coverage a: ${matrix.targets[0]!.coverage}`);
+  });
+});

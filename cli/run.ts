@@ -19,6 +19,7 @@ import { runConformance, type ConformanceOutcome } from '../suites/conformance.t
 import { loadVitestNode } from '../suites/vitest-node.ts';
 import { parseArgs, stringFlag, type FlagSpec } from './args.ts';
 import { baselineOption } from './baseline-option.ts';
+import { coverageGateOption, exitWithCoverageGate } from './coverage-option.ts';
 import { CONFIG_KEYS } from '../suites/config-keys.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 
@@ -137,6 +138,7 @@ export async function run(argv: string[]): Promise<number> {
 
   const configFile = configFileOf(args, process.env);
   const raw = await configuration(args, process.env, configFile?.path);
+  const coverageGate = coverageGateOption(raw.coverage, 'run: coverage (--min-coverage, TMI_MIN_COVERAGE)');
   const embedded = raw.base_url === undefined;
   refuseTargetKeysWithoutBaseUrl(raw, 'run');
   if (!embedded && (args.flags['fault'] !== undefined || args.flags['rate-limit'] !== undefined)) throw new UsageError('run: --fault and --rate-limit apply to the embedded reference only (no --base-url)');
@@ -155,7 +157,7 @@ export async function run(argv: string[]): Promise<number> {
     const written = await writeReports(report, reportDir);
     printSummary(report, outcome.totals, outcome.waitedMs, written, Date.now() - started, print);
     if (outcome.interrupted) return 130;
-    return report.passed ? EXIT_OK : EXIT_FAILED;
+    return exitWithCoverageGate(report.passed ? EXIT_OK : EXIT_FAILED, report, coverageGate, 'run');
   } finally {
     await reference?.close();
   }

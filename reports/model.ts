@@ -196,10 +196,20 @@ export interface BaselineEntry {
   until?: string;
 }
 
+/** A coverage gap a baseline accepts: one part of the coverage (reports/coverage.ts coverageItems), e.g. "response DELETE /token-exchange-profiles/{id} 429". */
+export interface BaselineGap {
+  gap: string;
+  reason: string;
+  /** YYYY-MM-DD: accepted until the end of that day (UTC); after it, the gap counts again. */
+  until?: string;
+}
+
 export interface Baseline {
   /** The file it was read from, as the user named it. */
   source: string;
   entries: BaselineEntry[];
+  /** Coverage gaps it accepts (--min-coverage); absent: none. */
+  gaps?: BaselineGap[];
 }
 
 /** What a baseline did to a report: report.json's `baseline`. */
@@ -267,6 +277,8 @@ export interface Coverage {
   values: CoverageCount & { byName: ValueCoverage[] };
   /** The document's operations the traffic or tests called, of the three it details. */
   operations: CoverageCount & { called: string[]; notCalled: string[] };
+  /** Gaps a baseline accepts (`gap:` entries): counted as examined by --min-coverage, never in the figures above. */
+  accepted?: BaselineGap[];
 }
 
 export interface Report {

@@ -219,3 +219,71 @@ describe('report diff and report matrix say coverage', () => {
     expect(renderMatrixConsole(matrix)).toContain(`coverage a: ${matrix.targets[0]!.coverage}`);
   });
 });
+
+describe('the coverage gate (--min-coverage)', () => {
+  // Three exchanges: 204 and 403 of the delete, one resource server; the session update never called.
+  const har = () => {
+    const path = join(dir, 'gate.har');
+    writeFileSync(path, harOf([deleteExchange(), errorExchange(deleteExchange(), 403, { message: 'Insufficient scope, expected: delete:token_exchange_profiles' }), getExchange()]));
+    return path;
+  };
+  const validate = (...args: string[]) => cli(['validate', har(), '--report-dir', join(dir, 'gate'), ...args]);
+
+  it('exits 0 at or above it, 1 below it with one line naming the number and the largest gap', async () => {
+    const free = await validate();
+    expect(free.code, free.stderr).toBe(0);
+    const { document } = readReport(join(dir, 'gate')).coverage!;
+    const share = Math.floor((document.examined * 100) / document.applicable);
+    expect(share).toBeLessThan(100);
+    expect((await validate('--min-coverage', String(share))).code).toBe(0);
+    const below = await validate('--min-coverage', String(share + 1));
+    expect(below.code).toBe(1);
+    const lines = below.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^tmi-conform validate: coverage below --min-coverage: document ${document.examined}/${document.applicable} \\(${share} %\\) < ${share + 1} %; largest gap: \\d+ requirement\\(s\\) not examined \\(.+\\): no test or exchange examined it$`));
+    const responses = await validate('--min-coverage', `document=${share},responses=75`);
+    expect(responses.code).toBe(1);
+    expect(responses.stderr.trim()).toBe('tmi-conform validate: coverage below --min-coverage: responses 2/4 (50 %) < 75 %; largest gap: DELETE /token-exchange-profiles/{id}: 401, 429 not seen');
+  });
+
+  it('a baseline accepts a known gap with a reason; past its until: it counts again', async () => {
+    const baseline = join(dir, 'gaps.yaml');
+    const gaps = (until: string) =>
+      [
+        'gaps:',
+        '  - gap: response DELETE /token-exchange-profiles/{id} 429',
+        '    reason: the tenant has never been pushed to its rate limit',
+        `    until: ${until}`,
+        '  - gap: response DELETE /token-exchange-profiles/{id} 401',
+        '    reason: tokens of the CI client are always valid',
+      ].join('\n');
+    writeFileSync(baseline, gaps('2999-12-31'));
+    const accepted = await validate('--min-coverage', 'document=0,responses=100', '--baseline', baseline);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    const report = readReport(join(dir, 'gate'));
+    expect(report.coverage!.accepted!.map((g) => g.gap)).toEqual(['response DELETE /token-exchange-profiles/{id} 429', 'response DELETE /token-exchange-profiles/{id} 401']);
+    // The figures stay what was examined.
+    expect(report.coverage!.responses).toMatchObject({ examined: 2, applicable: 4 });
+    expect(reportSchemaError(report)).toBeUndefined();
+    writeFileSync(baseline, gaps('2020-01-01'));
+    const expired = await validate('--min-coverage', 'responses=100', '--baseline', baseline);
+    expect(expired.code).toBe(1);
+    expect(expired.stderr.trim()).toBe('tmi-conform validate: coverage below --min-coverage: responses 3/4 (75 %) with 1 accepted gap(s) < 100 %; largest gap: DELETE /token-exchange-profiles/{id}: 429 not seen');
+  });
+
+  it('a value that is no percentage is a usage error: exit 2, one line', async () => {
+    const bad = await validate('--min-coverage', 'responses=101');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toContain('validate: --min-coverage: "responses=101" is not a percentage');
+  });
+
+  it('report merge and run take it too', { timeout: 120_000 }, async () => {
+    const merged = await cli(['report', 'merge', join(dir, 'gate'), '--out', join(dir, 'gate-merged'), '--min-coverage', 'operations=100']);
+    expect(merged.code).toBe(1);
+    expect(merged.stderr.trim()).toBe('tmi-conform report merge: coverage below --min-coverage: operations 2/3 (66 %) < 100 %; largest gap: PATCH /sessions/{id} not called');
+    const run = await cli(['run', '--requirement', 'TEP-DELETE-204', '--report-dir', join(dir, 'gate-run'), '--min-coverage', '90']);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toMatch(/^tmi-conform run: coverage below --min-coverage: document \d+\/\d+ \(\d+ %\) < 90 %; largest gap: \d+ requirement\(s\) not examined \(.+\): not selected \(--requirement TEP-DELETE-204\)$/);
+  });
+});

@@ -2,7 +2,7 @@
 // (requirements, the status codes it names, the values of its enumerations and the edges of its
 // limits, its operations), how `report merge` adds it up, and what it reads in one exchange.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,10 @@ import { buildMatrix, renderMatrixConsole, renderMatrixMarkdown } from '../repor
 import { mergeReports } from '../reports/merge.ts';
 import type { Coverage, Report } from '../reports/model.ts';
 import { reportSchemaError } from '../reports/schema.ts';
+import { writeReports } from '../reports/write.ts';
+import { chromium } from 'playwright-core';
+import { pathToFileURL } from 'node:url';
+import { findChromium } from './helpers/chromium.ts';
 import { judgeExchange } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
 import { recorded, startTestProxy } from './helpers/proxy.ts';
@@ -285,5 +289,37 @@ describe('the coverage gate (--min-coverage)', () => {
     const run = await cli(['run', '--requirement', 'TEP-DELETE-204', '--report-dir', join(dir, 'gate-run'), '--min-coverage', '90']);
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toMatch(/^tmi-conform run: coverage below --min-coverage: document \d+\/\d+ \(\d+ %\) < 90 %; largest gap: \d+ requirement\(s\) not examined \(.+\): not selected \(--requirement TEP-DELETE-204\)$/);
+  });
+});
+
+const chromiumPath = findChromium();
+describe.skipIf(!chromiumPath)(chromiumPath ? 'report.html shows the coverage table in headless Chromium' : 'report.html coverage: SKIPPED, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)', () => {
+  it('operation × status and requirement × operation, greyed where not examined; a screenshot for people to look at', { timeout: 60_000 }, async () => {
+    const report = reportOf([deleteExchange(), errorExchange(deleteExchange(), 403, { message: 'Insufficient scope, expected: delete:token_exchange_profiles' }), getExchange(resourceServer({ signing_alg: 'RS256' })), updateExchange({ session_metadata: null }, session(null))]);
+    const out = join(dir, 'html');
+    const written = await writeReports(report, out);
+    const browser = await chromium.launch({ executablePath: chromiumPath!, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+      const errors: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text());
+      });
+      await page.goto(pathToFileURL(written.find((p) => p.endsWith('report.html'))!).href, { waitUntil: 'load' });
+      expect(errors).toEqual([]);
+      const section = page.locator('#coverage');
+      expect(await section.isVisible()).toBe(true);
+      // The delete's row: 204 and 403 seen, 401 and 429 not, in grey.
+      const cells = await section.locator('table.cov').first().locator('tbody tr td').evaluateAll((tds) => tds.map((td) => [td.textContent, td.className, getComputedStyle(td).backgroundColor]));
+      expect(cells.map(([text, cls]) => `${text} ${cls}`)).toEqual(['✓ seen', '✗ unseen', '✓ seen', '✗ unseen']);
+      expect(cells[1]![2]).not.toBe(cells[0]![2]);
+      const notExamined = await section.locator('table.cov td.skip').count();
+      expect(notExamined).toBeGreaterThan(0);
+      await page.locator('#coverage').scrollIntoViewIfNeeded();
+      mkdirSync('/work/shots', { recursive: true });
+      await section.screenshot({ path: '/work/shots/coverage-report-html.png' });
+    } finally {
+      await browser.close();
+    }
   });
 });

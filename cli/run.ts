@@ -49,7 +49,7 @@ Embedded reference only (to see what failures look like):
   --fault NAME           switch on a deliberate non-conformity (repeatable; tmi-conform serve --list-faults)
   --rate-limit N/SECONDS its rate limit (default 1000/10), or "off"
 
-Exit codes: 0 every "must" requirement that ran passed; 1 at least one failed; 2 usage or
+Exit codes: 0 every "must" requirement that ran passed; 1 at least one failed, or below --min-coverage; 2 usage or
 config error, or a setup error found before any test (target unreachable, credentials refused,
 no token endpoint, a fixture id not found, no operation served at base_url; no report is
 written); 130 interrupted (fixture sessions are

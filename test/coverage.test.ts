@@ -1,7 +1,7 @@
 // Coverage as a number: what a run, a proxy's traffic or a recording examined of the document
 // (requirements, the status codes it names, the values of its enumerations and the edges of its
 // limits, its operations), how `report merge` adds it up, and what it reads in one exchange.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -168,6 +168,35 @@ describe('a proxy fed a handful of chosen exchanges', () => {
     origin = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
   });
   afterAll(() => new Promise<void>((resolve) => target.close(() => resolve())));
+
+  const promtool = spawnSync('promtool', ['--version']).status === 0;
+  const scrape = async (adminUrl: string) => {
+    const text = await (await fetch(`${adminUrl}/metrics`)).text();
+    const gauge = (name: string, part: string) => Number(new RegExp(`^${name}\\{part="${part}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    return { text, gauge };
+  };
+
+  it.skipIf(!promtool)(promtool ? '/metrics exposes the coverage gauges, rising as traffic comes in (promtool check metrics)' : '/metrics coverage gauges: SKIPPED, no promtool found (apt-get install prometheus)', async () => {
+    const under = await startTestProxy(origin, { admin: { host: '127.0.0.1', port: 0 } });
+    try {
+      const before = await scrape(under.proxy.adminUrl!);
+      expect(before.gauge('tmi_conform_coverage_examined', 'responses')).toBe(0);
+      expect(before.gauge('tmi_conform_coverage_applicable', 'responses')).toBe(4);
+      await fetch(`${under.proxy.url}/api/v2/token-exchange-profiles/tep_busy`, { method: 'DELETE', headers: { authorization: `Bearer ${jwt(claims())}` } }).then((r) => r.text());
+      await fetch(`${under.proxy.url}/api/v2/resource-servers/rs_1`, { headers: { authorization: `Bearer ${jwt(claims())}` } }).then((r) => r.text());
+      await recorded(under.proxy, 2);
+      const after = await scrape(under.proxy.adminUrl!);
+      expect(after.gauge('tmi_conform_coverage_examined', 'responses')).toBe(1);
+      expect(after.gauge('tmi_conform_coverage_ratio', 'responses')).toBe(0.25);
+      expect(after.gauge('tmi_conform_coverage_examined', 'values')).toBe(2);
+      expect(after.gauge('tmi_conform_coverage_examined', 'operations')).toBe(2);
+      expect(after.gauge('tmi_conform_coverage_examined', 'document')).toBeGreaterThan(before.gauge('tmi_conform_coverage_examined', 'document'));
+      const check = spawnSync('promtool', ['check', 'metrics'], { input: after.text, encoding: 'utf8' });
+      expect(check.status, check.stdout + check.stderr).toBe(0);
+    } finally {
+      await under.dispose();
+    }
+  });
 
   it('reports exactly the statuses, values and operations they carried', async () => {
     const under = await startTestProxy(origin);

@@ -59,38 +59,62 @@ const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typ
  */
 const bodyWasRead = (status: number | undefined): boolean => status !== undefined && status < 500 && status !== 401 && status !== 403 && status !== 404 && status !== 429;
 
+/** None reached: one shared, frozen list, so that every judgement has the same shape. */
+export const NONE_REACHED: readonly string[] = Object.freeze([]);
+
 /**
  * The values of the document's enumerations and the edges of its limits this exchange carried
  * ("signing_alg=HS256", "session_metadata=25 properties"); none for an operation that has none.
+ * On the hot path: the keys are made once, and most exchanges return at the first test.
  */
-export function valuesReached(operation: OperationId, status: number | undefined, requestJson: ParsedBody | undefined, responseJson: ParsedBody | undefined): string[] {
-  if (operation === 'getResourceServer') return responseJson?.ok && status !== undefined && status < 300 ? enumerationValues(responseJson.value) : [];
+export function valuesReached(operation: OperationId, status: number | undefined, requestJson: ParsedBody | undefined, responseJson: ParsedBody | undefined): readonly string[] {
+  if (operation === 'getResourceServer') return responseJson?.ok && status !== undefined && status < 300 ? enumerationValues(responseJson.value) : NONE_REACHED;
   if (operation === 'updateSession' && requestJson?.ok && bodyWasRead(status) && isRecord(requestJson.value) && 'session_metadata' in requestJson.value) return metadataValues(requestJson.value['session_metadata']);
-  return [];
+  return NONE_REACHED;
 }
 
-function enumerationValues(body: unknown): string[] {
-  if (!isRecord(body)) return [];
+/** Per enumeration of the resource server: its name and each allowed value's key, made once. */
+const enumerationKeys = once(() => valueDimensions().filter((d) => d.operation === 'getResourceServer').map(({ name, values }) => ({ name, keys: new Map(values.map((v) => [v, valueKey(name, v)])) })));
+
+/** Each `session_metadata` point's key, made once. */
+const metadataKeys = once(() => {
+  const points = metadataPoints();
+  const key = (point: string) => valueKey('session_metadata', point);
+  return { cleared: [key(points.cleared)], empty: [key(points.empty)], atMost: key(points.atMost), overMost: key(points.overMost), atLength: key(points.atLength), overLength: key(points.overLength) };
+});
+
+function enumerationValues(body: unknown): readonly string[] {
+  if (!isRecord(body)) return NONE_REACHED;
   const reached: string[] = [];
-  for (const { name, values, operation } of valueDimensions()) {
+  for (const { name, keys } of enumerationKeys()) {
     const value = body[name];
-    if (operation === 'getResourceServer' && typeof value === 'string' && values.includes(value)) reached.push(valueKey(name, value));
+    const key = typeof value === 'string' ? keys.get(value) : undefined;
+    if (key !== undefined) reached.push(key);
   }
   return reached;
 }
 
-function metadataValues(metadata: unknown): string[] {
-  const points = metadataPoints();
-  const key = (point: string) => valueKey('session_metadata', point);
-  if (metadata === null) return [key(points.cleared)];
-  if (!isRecord(metadata)) return [];
-  const values = Object.values(metadata);
-  if (values.length === 0) return [key(points.empty)];
+function metadataValues(metadata: unknown): readonly string[] {
+  const keys = metadataKeys();
+  if (metadata === null) return keys.cleared;
+  if (!isRecord(metadata)) return NONE_REACHED;
   const { maxProperties, maxLength } = metadataLimits();
+  let properties = 0;
+  let longest = 0;
+  let atLength = false;
+  for (const key in metadata) {
+    if (!Object.hasOwn(metadata, key)) continue;
+    properties++;
+    const value = metadata[key];
+    if (typeof value !== 'string') continue;
+    if (value.length === maxLength) atLength = true;
+    if (value.length > longest) longest = value.length;
+  }
+  if (properties === 0) return keys.empty;
   const reached: string[] = [];
-  if (values.length === maxProperties) reached.push(key(points.atMost));
-  if (values.length > maxProperties) reached.push(key(points.overMost));
-  if (values.some((v) => typeof v === 'string' && v.length === maxLength)) reached.push(key(points.atLength));
-  if (values.some((v) => typeof v === 'string' && v.length > maxLength)) reached.push(key(points.overLength));
+  if (properties === maxProperties) reached.push(keys.atMost);
+  if (properties > maxProperties) reached.push(keys.overMost);
+  if (atLength) reached.push(keys.atLength);
+  if (longest > maxLength) reached.push(keys.overLength);
   return reached;
 }

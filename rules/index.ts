@@ -40,7 +40,7 @@ export interface Judgement {
    * ("signing_alg=RS256", "session_metadata=25 properties": rules/coverage.ts), for the reports'
    * coverage; absent: none.
    */
-  reached?: string[];
+  reached?: readonly string[];
   /**
    * Set when the exchange, on a path the document covers, was not judged at all, and why: "response
    * body nested deeper than 64 levels" (core/json-depth.ts). Nothing is found or examined then.
@@ -184,9 +184,8 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, la
     const client = rateLimitClient(exchange);
     if (client !== undefined) tracker.record(client, rateLimit);
   }
-  const judgement: Judgement = { operation, findings, examined, rateLimit };
-  const reached = valuesReached(operation.operation, exchange.response?.status, input.requestJson, input.responseJson);
-  if (reached.length > 0) judgement.reached = reached;
+  // `reached` always set (a shared empty list for none): one judgement shape for the report's reads.
+  const judgement: Judgement = { operation, findings, examined, rateLimit, reached: valuesReached(operation.operation, exchange.response?.status, input.requestJson, input.responseJson) };
   const overLimit = bodiesOverLimit(exchange);
   if (overLimit) judgement.bodiesOverLimit = overLimit;
   if (headersNotRecorded.length > 0) judgement.responseHeadersNotRecorded = headersNotRecorded;

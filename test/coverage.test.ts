@@ -64,7 +64,7 @@ describe('what one exchange reaches of the document (Judgement.reached)', () => 
   it('a resource server names its signing_alg and token_dialect; a value outside the enumeration, or an error, reaches none', () => {
     expect(judgeExchange(getExchange(resourceServer({ signing_alg: 'PS256', token_dialect: 'rfc9068_profile' }))).reached).toEqual(['signing_alg=PS256', 'token_dialect=rfc9068_profile']);
     expect(judgeExchange(getExchange(resourceServer({ signing_alg: 'none' }))).reached).toEqual(['token_dialect=access_token']);
-    expect(judgeExchange(errorExchange(getExchange(), 404, { message: 'no such resource server' })).reached).toBeUndefined();
+    expect(judgeExchange(errorExchange(getExchange(), 404, { message: 'no such resource server' })).reached).toEqual([]);
   });
 
   it('session_metadata sent reaches the edges of its limits and its ways of clearing, when the target read the body', () => {

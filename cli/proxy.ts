@@ -17,6 +17,7 @@ import { issuerLine, learnTenant, tenantTokensData } from '../keys/tenant.ts';
 import { bytesFlag, parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
 import { openApiLine, openApiOption, openApiProblemLines } from './openapi-option.ts';
 import { baselineOption } from './baseline-option.ts';
+import { coverageGateOption, exitWithCoverageGate } from './coverage-option.ts';
 import { ADDING_VARIABLE, CA_BUNDLE_NAME, REPLACING_VARIABLES, trustCa } from './ca-bundle.ts';
 import { EXIT_FAILED, EXIT_OK, UsageError } from '../core/errors.ts';
 import { checkExistingRecording, type RecordingMode } from './existing-recording.ts';
@@ -121,6 +122,8 @@ Options:
   --report-dir DIR          where report.json, junit.xml, report.md, report.html, report.sarif go (default ${DEFAULT_REPORT_DIR})
   --fail-on LEVEL           the reports' verdict: must (default) or should (warnings fail it too);
                             the exit code stays 0, except with -- CMD
+  --min-coverage N|PART=N,…  exit 1 at the stop unless the report examined N % of the document's
+                            requirements; PART=N for document, responses, values, operations
   --max-body-bytes N        bytes of each body kept for judging (default ${DEFAULT_MAX_BODY_BYTES}); bigger bodies
                             stream through whole and are recorded as their size, SHA-256 and first
                             bytes; what they hold is not judged
@@ -176,6 +179,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     journal: { value: true },
     'report-dir': { value: true },
     'fail-on': { value: true },
+    'min-coverage': { value: true },
     'max-body-bytes': { value: true },
     'upstream-timeout': { value: true },
     'status-interval': { value: true },
@@ -245,6 +249,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   const openapiPath = stringFlag(args, 'openapi');
   const openapi = await openApiOption(openapiPath);
   const baseline = await baselineOption(stringFlag(args, 'baseline'));
+  const coverageGate = coverageGateOption(stringFlag(args, 'min-coverage'), 'proxy: --min-coverage');
   const jwksFlag = stringFlag(args, 'jwks');
   const issuerFlag = stringFlag(args, 'issuer');
   // What the tenant says of its tokens (keys/tenant.ts), asked at the target's origin.
@@ -315,8 +320,8 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   } finally {
     dispose();
   }
-  if (ended === undefined) return EXIT_OK;
-  return decideExit(command![0]!, ended, summary, failOn, log);
+  if (ended === undefined) return exitWithCoverageGate(EXIT_OK, summary.report, coverageGate, 'proxy');
+  return exitWithCoverageGate(decideExit(command![0]!, ended, summary, failOn, log), summary.report, coverageGate, 'proxy');
 }
 
 /** With -- CMD: CMD's code when it failed, else the verdict; one line says which decided. */

@@ -6,7 +6,9 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { bringsNewFailure, diffReports, renderDiff } from '../reports/diff.ts';
 import { buildMatrix, renderMatrixConsole, renderMatrixHtml, renderMatrixMarkdown } from '../reports/matrix.ts';
-import { baselineYaml } from '../reports/baseline.ts';
+import { applyBaseline, baselineYaml } from '../reports/baseline.ts';
+import { baselineOption } from './baseline-option.ts';
+import { coverageGateOption, exitWithCoverageGate } from './coverage-option.ts';
 import { dirname, join } from 'node:path';
 import type { Report } from '../reports/model.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
@@ -49,6 +51,10 @@ source is named in the merged report.
 Options:
   --out DIR          where report.json, junit.xml, report.md, report.html, report.sarif go (required)
   --fail-on LEVEL    must (default): exit 1 on a failed "must" requirement; should: also on warnings
+  --min-coverage N|PART=N,…
+                     merge: exit 1 unless the merged report examined N % of the document's requirements;
+                     PART=N for document, responses, values, operations
+  --baseline FILE    merge: failures and coverage gaps accepted (as run, validate and proxy take it)
 
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable or invalid input, usage error.`;
 
@@ -59,18 +65,21 @@ export async function run(argv: string[]): Promise<number> {
   if (subcommand === 'diff') return writeDiff(rest);
   if (subcommand === 'matrix') return writeMatrix(rest);
   if (subcommand !== 'merge') throw new UsageError(`report: unknown subcommand "${subcommand}" (subcommands: merge, baseline, diff, matrix)`);
-  const args = parseArgs('report merge', rest, { out: { value: true }, 'fail-on': { value: true } });
+  const args = parseArgs('report merge', rest, { out: { value: true }, 'fail-on': { value: true }, 'min-coverage': { value: true }, baseline: { value: true } });
   if (args.positionals.length === 0) throw new UsageError('report merge: name at least one report directory or report.json');
   const out = stringFlag(args, 'out');
   if (out === undefined) throw new UsageError('report merge: --out DIR is required (where the merged report goes)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
+  const coverageGate = coverageGateOption(stringFlag(args, 'min-coverage'), 'report merge: --min-coverage');
+  const baseline = await baselineOption(stringFlag(args, 'baseline'));
 
   const inputs: MergeInput[] = [];
   for (const location of args.positionals) inputs.push({ report: await readReport(location, 'report merge'), origin: location });
-  const report = mergeReports(inputs, { failOn });
+  const merged = mergeReports(inputs, { failOn });
+  const report = baseline ? applyBaseline(merged, baseline) : merged;
   const written = await writeReports(report, out);
   printSummary(report, written);
-  return report.passed ? EXIT_OK : EXIT_FAILED;
+  return exitWithCoverageGate(report.passed ? EXIT_OK : EXIT_FAILED, report, coverageGate, 'report merge');
 }
 
 async function writeBaseline(argv: string[]): Promise<number> {

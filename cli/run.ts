@@ -19,6 +19,7 @@ import { runConformance, type ConformanceOutcome } from '../suites/conformance.t
 import { loadVitestNode } from '../suites/vitest-node.ts';
 import { parseArgs, stringFlag, type FlagSpec } from './args.ts';
 import { baselineOption } from './baseline-option.ts';
+import { coverageGateOption, exitWithCoverageGate } from './coverage-option.ts';
 import { CONFIG_KEYS } from '../suites/config-keys.ts';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError } from '../core/errors.ts';
 
@@ -48,7 +49,7 @@ Embedded reference only (to see what failures look like):
   --fault NAME           switch on a deliberate non-conformity (repeatable; tmi-conform serve --list-faults)
   --rate-limit N/SECONDS its rate limit (default 1000/10), or "off"
 
-Exit codes: 0 every "must" requirement that ran passed; 1 at least one failed; 2 usage or
+Exit codes: 0 every "must" requirement that ran passed; 1 at least one failed, or below --min-coverage; 2 usage or
 config error, or a setup error found before any test (target unreachable, credentials refused,
 no token endpoint, a fixture id not found, no operation served at base_url; no report is
 written); 130 interrupted by SIGINT or SIGTERM: the suites stop at once, fixture sessions are
@@ -138,6 +139,7 @@ export async function run(argv: string[]): Promise<number> {
 
   const configFile = configFileOf(args, process.env);
   const raw = await configuration(args, process.env, configFile?.path);
+  const coverageGate = coverageGateOption(raw.coverage, 'run: coverage (--min-coverage, TMI_MIN_COVERAGE)');
   const embedded = raw.base_url === undefined;
   refuseTargetKeysWithoutBaseUrl(raw, 'run');
   if (!embedded && (args.flags['fault'] !== undefined || args.flags['rate-limit'] !== undefined)) throw new UsageError('run: --fault and --rate-limit apply to the embedded reference only (no --base-url)');
@@ -156,7 +158,7 @@ export async function run(argv: string[]): Promise<number> {
     const written = await writeReports(report, reportDir);
     printSummary(report, outcome.totals, outcome.waitedMs, written, Date.now() - started, print);
     if (outcome.interrupted) return EXIT_INTERRUPTED;
-    return report.passed ? EXIT_OK : EXIT_FAILED;
+    return exitWithCoverageGate(report.passed ? EXIT_OK : EXIT_FAILED, report, coverageGate, 'run');
   } finally {
     await reference?.close();
   }

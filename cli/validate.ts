@@ -9,6 +9,7 @@ import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
 import { baselineOption } from './baseline-option.ts';
+import { coverageGateOption, exitWithCoverageGate } from './coverage-option.ts';
 import { openApiLine, openApiOption, openApiProblemLines } from './openapi-option.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts';
@@ -56,6 +57,9 @@ without text, or a Content-Length with no body) is not judged ("not judged: … 
 Options:
   --report-dir DIR   where report.json, junit.xml, report.md, report.html, report.sarif go (default reports/latest)
   --fail-on LEVEL    must (default): exit 1 on a failed "must" requirement; should: also on warnings
+  --min-coverage N|PART=N,…
+                     exit 1 unless the report examined N % of the document's requirements; PART=N for
+                     document, responses, values, operations (docs/reports.md: Coverage)
   --jwks URL|FILE    the tenant's JSON Web Key Set: tokens a recording kept whole have their signature
                      checked against it (without it: "signatures not verified: no JWKS"); one that
                      cannot be read is a usage error
@@ -71,13 +75,14 @@ Options:
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable input or usage error.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true }, baseline: { value: true } });
+  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true }, baseline: { value: true }, 'min-coverage': { value: true } });
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
   const maxBodyBytes = bytesFlag('validate', args, 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
   await checkReportDir(reportDir);
   const baseline = await baselineOption(stringFlag(args, 'baseline'));
+  const coverageGate = coverageGateOption(stringFlag(args, 'min-coverage'), 'validate: --min-coverage');
   const openapi = await openApiOption(stringFlag(args, 'openapi'));
   // What of the description cannot be used at all (a path item's $ref leading nowhere) is said now; a
   // schema that cannot be compiled is said once an exchange needs it, with the exchanges.
@@ -104,7 +109,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const written = await writeReports(report, reportDir);
   printSummary(summary, report, undefined, written);
-  return report.passed ? EXIT_OK : EXIT_FAILED;
+  return exitWithCoverageGate(report.passed ? EXIT_OK : EXIT_FAILED, report, coverageGate, 'validate');
 }
 
 function printSummary(summary: RecordingsSummary, report: Report, verdict: string | undefined, written?: string[]): void {

@@ -10,7 +10,8 @@ import { UsageError } from '../core/errors.ts';
 import { redactText } from './redact-text.ts';
 import { loadRequirements } from '../rules/requirements.ts';
 import type { FailOn } from './fail-on.ts';
-import type { Baseline, BaselineEntry, BaselineOutcome, Report, RequirementResult } from './model.ts';
+import type { Baseline, BaselineEntry, BaselineGap, BaselineOutcome, Report, RequirementResult } from './model.ts';
+import { acceptedGaps } from './coverage-gate.ts';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -29,10 +30,11 @@ export async function loadBaseline(path: string): Promise<Baseline> {
     throw new UsageError(`--baseline ${path}: not valid JSON or YAML (${(error as Error).message.split('\n', 1)[0]})`);
   }
   const entries = isReport(document) ? entriesOfReport(document) : entriesOfList(document, path);
+  const gaps = isReport(document) ? [] : gapsOfList(document, path);
   const known = new Set(loadRequirements().map((r) => r.id));
   const unknown = entries.filter((e) => !known.has(e.requirement)).map((e) => e.requirement);
   if (unknown.length > 0) throw new UsageError(`--baseline ${path}: unknown requirement ${unknown.join(', ')} (tmi-conform's requirements are in schemas/requirements.yaml)`);
-  return { source: path, entries };
+  return { source: path, entries, ...(gaps.length > 0 ? { gaps } : {}) };
 }
 
 function isReport(document: unknown): document is Pick<Report, 'requirements' | 'finishedAt'> {
@@ -51,7 +53,10 @@ function entriesOfList(document: unknown, path: string): BaselineEntry[] {
     throw new UsageError(`--baseline ${path}: ${what} (expected "accepted:" with entries of requirement, reason and an optional until: YYYY-MM-DD)`);
   };
   const list = typeof document === 'object' && document !== null ? (document as { accepted?: unknown }).accepted : undefined;
-  if (!Array.isArray(list)) return bad('no "accepted:" list');
+  if (!Array.isArray(list)) {
+    if (gapsOfList(document, path).length > 0) return [];
+    return bad('no "accepted:" list');
+  }
   return list.map((item, i) => {
     if (typeof item !== 'object' || item === null) return bad(`entry ${i + 1} is not a mapping`);
     const { requirement, reason, until } = item as Record<string, unknown>;
@@ -61,6 +66,24 @@ function entriesOfList(document: unknown, path: string): BaselineEntry[] {
     const day = until instanceof Date ? until.toISOString().slice(0, 10) : until;
     if (day !== undefined && (typeof day !== 'string' || !DATE.test(day))) return bad(`entry ${i + 1} (${requirement}): until is not a date YYYY-MM-DD`);
     return { requirement, reason, ...(day !== undefined ? { until: day } : {}) };
+  });
+}
+
+/** A baseline's accepted coverage gaps: `gaps:` entries of gap (a part of the coverage, as report diff names it), reason and an optional until. */
+function gapsOfList(document: unknown, path: string): BaselineGap[] {
+  const bad = (what: string): never => {
+    throw new UsageError(`--baseline ${path}: ${what} (expected "gaps:" with entries of gap, e.g. "response DELETE /token-exchange-profiles/{id} 429", reason and an optional until: YYYY-MM-DD)`);
+  };
+  const list = typeof document === 'object' && document !== null ? (document as { gaps?: unknown }).gaps : undefined;
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) return bad('"gaps:" is not a list');
+  return list.map((item, i) => {
+    const { gap, reason, until } = (typeof item === 'object' && item !== null ? item : bad(`gap ${i + 1} is not a mapping`)) as Record<string, unknown>;
+    if (typeof gap !== 'string' || !/^(requirement|response|value|operation) \S/.test(gap)) return bad(`gap ${i + 1} names no part`);
+    if (typeof reason !== 'string' || reason.trim() === '') return bad(`gap ${i + 1} (${gap}) has no reason`);
+    const day = until instanceof Date ? until.toISOString().slice(0, 10) : until;
+    if (day !== undefined && (typeof day !== 'string' || !DATE.test(day))) return bad(`gap ${i + 1} (${gap}): until is not a date YYYY-MM-DD`);
+    return { gap, reason, ...(day !== undefined ? { until: day } : {}) };
   });
 }
 
@@ -93,7 +116,10 @@ export function applyBaseline(report: Report, baseline: Baseline, now = new Date
     return r;
   });
   // An interrupted report has no verdict to take: what it accepts changes nothing of that.
-  return { ...report, requirements, passed: report.interrupted !== true && verdictBeside(requirements, report.failOn), baseline: outcome };
+  const applied: Report = { ...report, requirements, passed: report.interrupted !== true && verdictBeside(requirements, report.failOn), baseline: outcome };
+  const gaps = report.coverage && baseline.gaps ? acceptedGaps({ requirements, coverage: report.coverage }, baseline.gaps.map((g) => ({ ...g, reason: redactText(g.reason) })), now) : [];
+  if (gaps.length > 0) applied.coverage = { ...report.coverage!, accepted: gaps };
+  return applied;
 }
 
 /** A baseline file accepting what failed or warned in `report`: one entry each, its reason to be edited. */

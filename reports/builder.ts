@@ -27,6 +27,7 @@ import { RequirementTally } from './requirement-tally.ts';
 import { NOT_RUN_INTERRUPTED } from './status.ts';
 import { chargedBy, notExamined, notExaminedMessage, testResult } from './test-result.ts';
 import { TrafficTally } from './traffic.ts';
+import { coverageOf } from './coverage.ts';
 
 export { exchangeEvidence };
 
@@ -56,6 +57,8 @@ export class ReportBuilder {
   private readonly traffic = new TrafficTally();
   private readonly levelOf = (id: string): Level | undefined => this.byId.get(id)?.requirement.level;
   private readonly knownSecrets: KnownSecrets | undefined;
+  /** The values of the document's enumerations and limits the exchanges carried (Judgement.reached), for the coverage. */
+  private readonly reached = new Set<string>();
 
   constructor(private readonly options: BuilderOptions) {
     this.source = { name: options.source, kind: options.kind, startedAt: this.startedAt };
@@ -75,6 +78,7 @@ export class ReportBuilder {
       return;
     }
     const operation = judgement.operation.operation;
+    if (judgement.reached) for (const key of judgement.reached) this.reached.add(key);
     this.traffic.coveredExchange(exchange, operation, judgement, judgement.rateLimit !== undefined ? judgement.rateLimit : observationOf(exchange));
     // Token requests carry the client secrets: learned from each (they are few) before any later evidence is made.
     if (operation === 'getToken' && this.knownSecrets) learnSecrets(exchange, this.knownSecrets);
@@ -171,6 +175,7 @@ export class ReportBuilder {
     if (this.source.target !== undefined) report.target = this.source.target;
     const traffic = this.traffic.stats();
     if (traffic) report.traffic = traffic;
+    report.coverage = coverageOf(report, this.reached);
     return baseline ? applyBaseline(report, baseline) : report;
   }
 }

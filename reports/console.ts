@@ -7,6 +7,7 @@ import type { Report } from './model.ts';
 import { operationRows, operationsCalled } from './operations.ts';
 import { workflowCommands } from './annotations.ts';
 import { conclusionOf, INTERRUPTED_VERDICT } from './status.ts';
+import { coverageLines } from './coverage.ts';
 
 export interface SummaryOptions {
   /** The driver's own lines, first: what it ran, read or recorded. */
@@ -47,6 +48,7 @@ export function renderSummary(report: Report, options: SummaryOptions): string[]
   const security = report.requirements.filter((r) => (r.counts.security ?? 0) > 0);
   if (security.length > 0) out.push(`SECURITY: the target carried out requests it should have refused: ${security.map((r) => `${r.id} (${r.counts.security} exchange(s))`).join(', ')}`);
   out.push(...baselineLines(report));
+  out.push(...coverageLines(report));
   out.push(...operationLines(report));
   out.push(...(options.detail === 'failures' ? failureLines(report) : findingRows(report)));
   for (const { reason, count, exchanges } of options.notJudgedSaid ? [] : (report.traffic?.notJudged ?? [])) {

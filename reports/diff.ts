@@ -3,6 +3,7 @@
 // came and went, each with the exchange behind a new failure. Requirements only one side knows
 // (a newer or older kit) are said so, never counted as a regression.
 import type { Evidence, Report, RequirementResult, Status } from './model.ts';
+import { coverageCell, coverageItems } from './coverage.ts';
 
 export interface DiffEntry {
   requirement: string;
@@ -28,6 +29,8 @@ export interface ReportDiff {
   /** Requirements only the later report has (a newer kit), and only the earlier one. */
   added: string[];
   removed: string[];
+  /** What the later report examined that the earlier did not, and the other way round; absent when either has no coverage (an earlier version). */
+  coverage?: { before: string; after: string; gained: string[]; lost: string[] };
 }
 
 const failing = (s: Status) => s === 'fail' || s === 'warn';
@@ -65,7 +68,27 @@ export function diffReports(before: Report, after: Report): ReportDiff {
     if (r.status === 'warn' && was.status !== 'warn') diff.newWarnings.push({ ...entry, ...evidenceOf(r) });
     if (was.status === 'warn' && r.status !== 'warn' && r.status !== 'pass') diff.goneWarnings.push(entry);
   }
+  const coverage = coverageDiff(before, after);
+  if (coverage) diff.coverage = coverage;
   return diff;
+}
+
+/**
+ * Coverage gained and lost: each part (a requirement, a named status, a value, an operation)
+ * examined on one side only.
+ */
+function coverageDiff(before: Report, after: Report): ReportDiff['coverage'] {
+  if (!before.coverage || !after.coverage) return undefined;
+  const earlier = coverageItems({ requirements: before.requirements, coverage: before.coverage });
+  const later = coverageItems({ requirements: after.requirements, coverage: after.coverage });
+  // Only parts both reports count: one only a newer kit knows is no gain.
+  const both = [...later.keys()].filter((item) => earlier.has(item));
+  return {
+    before: coverageCell(before.coverage),
+    after: coverageCell(after.coverage),
+    gained: both.filter((item) => !earlier.get(item) && later.get(item)),
+    lost: both.filter((item) => earlier.get(item) && !later.get(item)),
+  };
 }
 
 /** A new failed `must` makes `report diff` exit 1. */
@@ -94,5 +117,19 @@ export function renderDiff(diff: ReportDiff, markdown = false): string[] {
   section('Warnings gone', diff.goneWarnings);
   if (diff.added.length > 0) out.push(`${markdown ? '' : '  '}requirements new in the later report (not regressions): ${diff.added.join(', ')}`);
   if (diff.removed.length > 0) out.push(`${markdown ? '' : '  '}requirements only the earlier report has: ${diff.removed.join(', ')}`);
+  out.push(...coverageDiffLines(diff, markdown));
+  return out;
+}
+
+/** Coverage before and after, and each part gained or lost. */
+function coverageDiffLines(diff: ReportDiff, markdown: boolean): string[] {
+  const c = diff.coverage;
+  if (!c) return [];
+  const lead = markdown ? '- ' : '  ';
+  const out = [markdown ? '### Coverage' : 'coverage:', ...(markdown ? [''] : []), `${lead}before: ${c.before}`, `${lead}after: ${c.after}`];
+  if (c.gained.length > 0) out.push(`${lead}gained: ${c.gained.join(', ')}`);
+  if (c.lost.length > 0) out.push(`${lead}lost: ${c.lost.join(', ')}`);
+  if (c.gained.length === 0 && c.lost.length === 0) out.push(`${lead}the same parts examined`);
+  if (markdown) out.push('');
   return out;
 }

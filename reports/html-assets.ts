@@ -2,6 +2,7 @@
 // Content-Security-Policy allows exactly these two by hash and nothing else: no request can
 // leave the file, and no script but this one can run, whatever a report contains.
 import { createHash } from 'node:crypto';
+import { COVERAGE_STYLE } from './coverage-render.ts';
 
 export const STYLE = `
 :root{color-scheme:light dark;--pass:#15803d;--pass-bg:#dcfce7;--fail:#b91c1c;--fail-bg:#fee2e2;--warn:#b45309;--warn-bg:#fef3c7;--skip:#475569;--skip-bg:#e2e8f0;
@@ -133,7 +134,7 @@ details.fold>summary{cursor:pointer;font-size:17px;font-weight:600;margin:32px 0
 footer{color:var(--muted);font-size:12px;text-align:center;padding:24px}
 @media (max-width:900px){.cards{grid-template-columns:repeat(2,1fr)}.exchange{grid-template-columns:1fr}table.matrix td.req-id,table.matrix td.counts{width:auto}}
 @media print{.filters{display:none}details.evidence{break-inside:avoid}}
-`;
+`+COVERAGE_STYLE;
 
 /** Filters the requirement matrix by status, level, operation, security findings and text; the cards pick one status. */
 export const SCRIPT = `

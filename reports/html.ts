@@ -11,6 +11,7 @@ import { exchangesByStatus, OPERATIONS, operationsCalled } from './operations.ts
 import { renderRateLimitChart } from './rate-limit-chart.ts';
 import { conclusionOf, interruptedSources, STATUS_ORDER } from './status.ts';
 import { escapeXml as esc } from './xml.ts';
+import { coverageHtml } from './coverage-render.ts';
 
 const STATUS_LABEL: Record<Status, string> = { pass: 'Pass', fail: 'Fail', warn: 'Warn', skip: 'Skip' };
 
@@ -238,6 +239,7 @@ export function renderHtml(report: Report): string {
 <h2>Operations</h2>
 ${operationsTable(report)}
 ${report.traffic?.operations ? operationsCalledSection(report.traffic.operations) : ''}
+${coverageHtml(report)}
 ${chart ? `<h2>Rate limits <span class="route">X-RateLimit-* headers over time</span></h2>\n<div class="panel">${chart}</div>` : ''}
 ${filters(report)}
 <p class="empty panel" id="filter-empty" hidden>No requirement matches these filters.</p>

@@ -8,6 +8,7 @@
 // "interrupted", whose one testcase is an <error>: a CI view never shows it green. The
 // attributes are those of the common JUnit schema (none beyond it: `skipped` is a
 // <testsuite>'s count, not the root's).
+import { coverageProperties } from './coverage-render.ts';
 import type { Evidence, Report, RequirementResult, Status, TestResult } from './model.ts';
 import { INTERRUPTED_VERDICT, interruptedSources } from './status.ts';
 import { escapeXml as esc } from './xml.ts';
@@ -135,7 +136,7 @@ export function renderJunit(report: Report): string {
   const failOnShould = report.failOn === 'should';
   const common: Record<string, string> = { kind: report.kind, 'fail-on': report.failOn, 'tool.version': report.tool.version };
   if (report.target) common['target'] = report.target;
-  const suites = [renderSuite('requirements', report.requirements.map(requirementCase), report, failOnShould, { ...common, sources: report.sources.map((s) => s.name).join(', ') }, notJudgedLines(report))];
+  const suites = [renderSuite('requirements', report.requirements.map(requirementCase), report, failOnShould, { ...common, sources: report.sources.map((s) => s.name).join(', '), ...coverageProperties(report) }, notJudgedLines(report))];
   for (const source of new Set(report.tests.map((t) => t.source))) {
     const tests = report.tests.filter((t) => t.source === source);
     suites.push(renderSuite(`tests (${source})`, tests.map(testCase), report, failOnShould, { ...common, source }));

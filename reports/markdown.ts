@@ -3,6 +3,7 @@
 // evidence behind it; skipped requirements and client findings folded away at the end.
 // Text from traffic is escaped, so a hostile string cannot restructure the page.
 import { curlCommand, curlVariableMeanings, curlVariables, reproducible } from './curl.ts';
+import { coverageMarkdown } from './coverage-render.ts';
 import type { BaselineOutcome, Evidence, OperationTraffic, Report, RequirementResult, TestResult } from './model.ts';
 import { exchangesByStatus, OPERATIONS, operationsCalled, statusCounts } from './operations.ts';
 import { byStatus, conclusionOf, INTERRUPTED_VERDICT, interruptedSources } from './status.ts';
@@ -159,6 +160,7 @@ export function renderMarkdown(report: Report): string {
   for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) out.push(`Not judged: ${count} × ${inline(reason, 400)}${exchanges.length > 0 ? ` (exchanges ${exchanges.map((id) => inline(id, 20)).join(', ')}${count > exchanges.length ? ', …' : ''})` : ''}.`, '');
   if (report.operations.length > 0) out.push('### Per operation', '', ...operationsTable(report), '');
   if (report.traffic?.operations) out.push('### Operations called', '', ...operationsCalledTable(report.traffic.operations), '');
+  out.push(...coverageMarkdown(report));
 
   if (report.baseline) out.push(...baselineSection(report.baseline));
   const problems = report.requirements.filter((r) => (r.status === 'fail' || r.status === 'warn') && r.accepted === undefined).sort(byStatus);

@@ -6,6 +6,7 @@
 // uploaded alone.
 import type { Report, Status } from './model.ts';
 import { INTERRUPTED_VERDICT } from './status.ts';
+import { coverageCell } from './coverage.ts';
 
 export interface MatrixTarget {
   /** Its column's name: the label given, else the report's target host, else its source. */
@@ -18,6 +19,8 @@ export interface MatrixTarget {
   /** Its report was interrupted: no verdict. */
   interrupted?: true;
   failOn: Report['failOn'];
+  /** What its report examined (reports/coverage.ts coverageCell); absent for a report of an earlier version. */
+  coverage?: string;
 }
 
 export interface MatrixRow {
@@ -60,7 +63,7 @@ export function buildMatrix(reports: Array<{ report: Report; origin: string; lab
     for (let n = 2; folders.includes(folder); n++) folder = `${base}-${n}`;
     folders.push(folder);
   }
-  const targets = reports.map(({ report, origin }, i) => ({ name: unique[i]!, origin, folder: folders[i]!, passed: report.passed, ...(report.interrupted === true ? { interrupted: true as const } : {}), failOn: report.failOn }));
+  const targets = reports.map(({ report, origin }, i): MatrixTarget => ({ name: unique[i]!, origin, folder: folders[i]!, passed: report.passed, ...(report.interrupted === true ? { interrupted: true as const } : {}), failOn: report.failOn, ...(report.coverage ? { coverage: coverageCell(report.coverage) } : {}) }));
   const order: string[] = [];
   const facts = new Map<string, { level: 'must' | 'should'; title: string }>();
   for (const { report } of reports) {
@@ -100,6 +103,7 @@ export function renderMatrixMarkdown(matrix: Matrix): string {
     `| requirement | ${matrix.targets.map((t) => escapeCell(t.name)).join(' | ')} |`,
     `|---|${matrix.targets.map(() => ':---:').join('|')}|`,
   ];
+  out.push(coverageRowMarkdown(matrix));
   for (const row of matrix.rows) out.push(`| \`${row.requirement}\` ${row.level} | ${row.cells.map((c) => cellText(c, true)).join(' | ')} |`);
   out.push('', '✅ pass · ❌ fail · ⚠️ warn · ➖ not examined · · not in that report (another kit version)');
   return `${out.join('\n')}\n`;
@@ -114,6 +118,7 @@ export function renderMatrixConsole(matrix: Matrix): string[] {
   out.push(`${''.padEnd(width)}  ${matrix.targets.map((t, i) => t.name.padEnd(columns[i]!)).join(' ')}`);
   for (const row of differing) out.push(`${row.requirement.padEnd(width)}  ${row.cells.map((c, i) => cellText(c, false).padEnd(columns[i]!)).join(' ')}`);
   out.push(`${matrix.rows.length - differing.length} requirement(s) pass for every target`);
+  for (const t of matrix.targets) out.push(`coverage ${t.name}: ${t.coverage ?? 'not in its report (an earlier version)'}`);
   return out;
 }
 
@@ -144,10 +149,20 @@ export function renderMatrixHtml(matrix: Matrix, linked: ReadonlySet<string>): s
 <table>
 <thead><tr><th>Requirement</th>${head}</tr></thead>
 <tbody>
+${coverageRowHtml(matrix, esc)}
 ${rows}
 </tbody>
 </table>
 </body>
 </html>
 `;
+}
+
+/** The coverage row: what each target's report examined. */
+function coverageRowMarkdown(matrix: Matrix): string {
+  return `| **coverage** | ${matrix.targets.map((t) => t.coverage ?? '·').join(' | ')} |`;
+}
+
+function coverageRowHtml(matrix: Matrix, esc: (text: string) => string): string {
+  return `<tr class="coverage"><th scope="row">Coverage<div class="muted">what each report examined</div></th>${matrix.targets.map((t) => `<td>${esc(t.coverage ?? '·')}</td>`).join('')}</tr>`;
 }

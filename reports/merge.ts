@@ -12,6 +12,7 @@ import { RATE_LIMIT_POINTS } from './rate-limit-series.ts';
 import { NOT_JUDGED_NAMED, OPERATIONS_LISTED, OPERATIONS_OVERFLOW, operationOrder } from './traffic.ts';
 import { requirementResult } from './requirement-result.ts';
 import { byStatus, worstStatus } from './status.ts';
+import { coverageOf, valuesReachedIn } from './coverage.ts';
 
 export interface MergeInput {
   report: Report;
@@ -51,6 +52,8 @@ export function mergeReports(inputs: MergeInput[], { failOn }: { failOn: FailOn 
   if (targets.size === 1 && target !== undefined) merged.target = target;
   const traffic = mergeTraffic(renamed.flatMap(({ report }) => (report.traffic ? [report.traffic] : [])));
   if (traffic) merged.traffic = traffic;
+  // What any input examined counts: the requirements and traffic merged above, the values each reached.
+  merged.coverage = coverageOf(merged, new Set(renamed.flatMap(({ report }) => valuesReachedIn(report.coverage))));
   return merged;
 }
 

@@ -198,10 +198,20 @@ export interface BaselineEntry {
   until?: string;
 }
 
+/** A coverage gap a baseline accepts: one part of the coverage (reports/coverage.ts coverageItems), e.g. "response DELETE /token-exchange-profiles/{id} 429". */
+export interface BaselineGap {
+  gap: string;
+  reason: string;
+  /** YYYY-MM-DD: accepted until the end of that day (UTC); after it, the gap counts again. */
+  until?: string;
+}
+
 export interface Baseline {
   /** The file it was read from, as the user named it. */
   source: string;
   entries: BaselineEntry[];
+  /** Coverage gaps it accepts (--min-coverage); absent: none. */
+  gaps?: BaselineGap[];
 }
 
 /** What a baseline did to a report: report.json's `baseline`. */
@@ -213,6 +223,64 @@ export interface BaselineOutcome {
   fixed: Array<BaselineEntry & { remove: string }>;
   /** Entries past their `until:` date: their failures count again. */
   expired: BaselineEntry[];
+}
+
+/** How much of something was examined: `examined` of `applicable`. */
+export interface CoverageCount {
+  examined: number;
+  applicable: number;
+}
+
+/** A requirement nothing examined, and why (its skip reason). */
+export interface NotExaminedRequirement {
+  requirement: string;
+  level: 'must' | 'should';
+  operations: string[];
+  reason: string;
+}
+
+/** The status codes the document names for one of its operations, and those the traffic got. */
+export interface ResponseCoverage {
+  operation: OperationId;
+  /** "DELETE /token-exchange-profiles/{id}" */
+  route: string;
+  named: string[];
+  seen: string[];
+}
+
+/** One enumeration or limit of the document, its values, and those the traffic reached (rules/coverage.ts). */
+export interface ValueCoverage {
+  operation: OperationId;
+  /** `signing_alg`, `session_metadata` */
+  name: string;
+  /** Read in the response the target returned, or the request that reached it. */
+  in: 'request' | 'response';
+  values: string[];
+  reached: string[];
+}
+
+/**
+ * What the report's evidence examined, computed once from the judged requirements and exchanges
+ * (reports/coverage.ts), so every format says the same numbers. A merged report unions what each
+ * input examined.
+ */
+export interface Coverage {
+  /** The document's requirements the report holds (all apply) and those a test or exchange examined (pass, fail or warn). */
+  document: CoverageCount & {
+    must: CoverageCount;
+    should: CoverageCount;
+    /** Per operation group (as `operations`): its requirements examined on that operation. */
+    byOperation: Array<CoverageCount & { operation: string; title: string }>;
+    notExamined: NotExaminedRequirement[];
+  };
+  /** The status codes the document names, per operation; an operation whose codes are "not shown" counts none. */
+  responses: CoverageCount & { byOperation: ResponseCoverage[] };
+  /** The values of the document's enumerations and the edges of its limits. */
+  values: CoverageCount & { byName: ValueCoverage[] };
+  /** The document's operations the traffic or tests called, of the three it details. */
+  operations: CoverageCount & { called: string[]; notCalled: string[] };
+  /** Gaps a baseline accepts (`gap:` entries): counted as examined by --min-coverage, never in the figures above. */
+  accepted?: BaselineGap[];
 }
 
 export interface Report {
@@ -240,4 +308,6 @@ export interface Report {
   /** Findings whose subject is the client: reported, never part of the verdict. */
   clientFindings: Array<ReportedFinding & { count: number; example?: ExchangeEvidence }>;
   traffic?: TrafficStats;
+  /** What was examined, as numbers; absent in reports of earlier versions (`report merge` computes it then). */
+  coverage?: Coverage;
 }

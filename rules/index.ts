@@ -9,6 +9,7 @@ import { requirement } from './requirements.ts';
 import { rateLimitClient, type RateLimitTracker, type RateLimitObservation } from './rate-limit-tracker.ts';
 import { credentialStateOf, rateLimitObservationOf } from './checks/check.ts';
 import { CREDENTIAL_NOT_RECORDED } from './credential.ts';
+import { valuesReached } from './coverage.ts';
 import type { CapturedBody, Exchange, Finding, MatchedOperation, OperationId } from './types.ts';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH, valueNestsDeeperThan } from '../core/json-depth.ts';
 import { perFrozenObject, perKey } from '../core/memo.ts';
@@ -35,6 +36,12 @@ export interface Judgement {
   examined: string[];
   /** The response's X-RateLimit-* reading (null: none), for the report's rate-limit chart. */
   rateLimit?: RateLimitObservation | null;
+  /**
+   * The values of the document's enumerations and the edges of its limits this exchange carried
+   * ("signing_alg=RS256", "session_metadata=25 properties": rules/coverage.ts), for the reports'
+   * coverage; absent: none.
+   */
+  reached?: readonly string[];
   /**
    * Set when the exchange, on a path the document covers, was not judged at all, and why: "response
    * body nested deeper than 64 levels" (core/json-depth.ts). Nothing is found or examined then.
@@ -187,7 +194,8 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, la
     const client = rateLimitClient(exchange);
     if (client !== undefined) tracker.record(client, rateLimit);
   }
-  const judgement: Judgement = { operation, findings, examined, rateLimit };
+  // `reached` always set (a shared empty list for none): one judgement shape for the report's reads.
+  const judgement: Judgement = { operation, findings, examined, rateLimit, reached: valuesReached(operation.operation, exchange.response?.status, input.requestJson, input.responseJson) };
   const overLimit = bodiesOverLimit(exchange);
   if (overLimit) judgement.bodiesOverLimit = overLimit;
   if (headersNotRecorded.length > 0) judgement.responseHeadersNotRecorded = headersNotRecorded;

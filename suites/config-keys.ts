@@ -7,9 +7,9 @@
  * url: an http(s) URL; url-or-file: one, or a file path; text: any non-empty string; switch: a
  * boolean (a flag without a value); integer: a whole number in `range`; ids: a list of ids (the
  * environment gives them comma-separated); credentials and sessions: structured, in the file (the
- * environment has a variable per part).
+ * environment has a variable per part); coverage: a percentage, or PART=N,… (reports/coverage-gate.ts).
  */
-export type ConfigKeyKind = 'url' | 'url-or-file' | 'text' | 'switch' | 'integer' | 'ids' | 'credentials' | 'sessions';
+export type ConfigKeyKind = 'url' | 'url-or-file' | 'text' | 'switch' | 'integer' | 'ids' | 'credentials' | 'sessions' | 'coverage';
 
 export interface ConfigKey {
   /** The key in the YAML file; a nested one is written with a dot (fixtures.resource_servers). */
@@ -149,6 +149,13 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     range: { min: 100, max: 600000 },
     default: '10000',
     doc: 'Timeout of one request, in milliseconds.',
+  },
+  {
+    key: 'coverage',
+    kind: 'coverage',
+    env: 'TMI_MIN_COVERAGE',
+    flag: { name: 'min-coverage', value: 'N|PART=N,…' },
+    doc: "Least coverage the run must reach, else exit 1: N % of the document's requirements examined, or PART=N,… for document, responses, values and operations.",
   },
 ];
 

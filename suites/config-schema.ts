@@ -25,6 +25,8 @@ function shapeOf(key: ConfigKey): Schema {
       return { ...nonEmpty };
     case 'switch':
       return { type: 'boolean' };
+    case 'coverage':
+      return { oneOf: [{ type: 'number', minimum: 0, maximum: 100 }, { type: 'string', pattern: '^\\s*((document|responses|values|operations)\\s*=\\s*)?\\d+(\\.\\d+)?\\s*(,\\s*(document|responses|values|operations)\\s*=\\s*\\d+(\\.\\d+)?\\s*)*$' }] };
     case 'integer':
       return { type: 'integer', minimum: key.range!.min, maximum: key.range!.max };
     case 'ids':

@@ -78,6 +78,8 @@ export interface RawConfig {
   seed?: number;
   probe_max_requests?: number;
   request_timeout_ms?: number;
+  /** The coverage gate (cli/coverage-option.ts reads it): a percentage, or PART=N,…. */
+  coverage?: number | string;
 }
 
 /** The defaults of the numeric keys, as their declarations say them (suites/config-keys.ts). */
@@ -119,6 +121,8 @@ function validValue(key: ConfigKey, given: unknown): string {
       return 'true or false';
     case 'ids':
       return 'a list of ids';
+    case 'coverage':
+      return 'a percentage (0 to 100), or PART=N,… with PART one of document, responses, values, operations';
     default:
       return 'a non-empty text';
   }

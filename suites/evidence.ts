@@ -96,6 +96,7 @@ export function redactedRecord(exchange: Exchange, judgement: Judgement, deliber
   }
   if (judgement.operation) kept.operation = judgement.operation;
   if (judgement.rateLimit !== undefined) kept.rateLimit = judgement.rateLimit;
+  if (judgement.reached) kept.reached = judgement.reached;
   return { exchange: safe, judgement: kept };
 }
 

@@ -28,6 +28,8 @@ function sample(key: ConfigKey): { text: string; value: unknown } {
       return { text: 'a, b', value: ['a', 'b'] };
     case 'credentials':
       return { text: 'eyJ.a.b', value: { full: { token: 'eyJ.a.b' } } };
+    case 'coverage':
+      return { text: 'document=90,operations=100', value: 'document=90,operations=100' };
   }
 }
 

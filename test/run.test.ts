@@ -63,6 +63,19 @@ describe('tmi-conform run against the embedded reference', () => {
     const text = readFileSync(join(reportDir, 'report.json'), 'utf8');
     expect(text).not.toMatch(/Bearer eyJ/);
     expect(text).not.toMatch(/client_secret=[^&"[]/);
+    // Its coverage: every requirement examined; of what the document names, what the run did not reach, said.
+    const { coverage } = report;
+    expect(coverage!.document).toMatchObject({ examined: report.requirements.length, applicable: report.requirements.length, notExamined: [] });
+    expect(coverage!.operations).toMatchObject({ examined: 3, applicable: 3 });
+    const deleted = coverage!.responses.byOperation.find((o) => o.operation === 'deleteTokenExchangeProfile')!;
+    expect(deleted).toMatchObject({ named: ['204', '401', '403', '429'], seen: ['204', '401', '403'] });
+    const values = new Map(coverage!.values.byName.map((d) => [d.name, d]));
+    expect(values.get('session_metadata')!.reached).toEqual(values.get('session_metadata')!.values);
+    expect(values.get('signing_alg')!.reached).toEqual(expect.arrayContaining(['HS256', 'RS256']));
+    expect(stdout).toMatch(new RegExp(`coverage: document ${report.requirements.length}/${report.requirements.length} requirements \\(100 %; must \\d+/\\d+, should \\d+/\\d+\\), responses 3/4, enum values and limits \\d+/14, operations 3/3`));
+    expect(stdout).toContain('  responses not seen: DELETE /token-exchange-profiles/{id} 429');
+    const notReached = coverage!.values.byName.flatMap((d) => d.values.filter((v) => !d.reached.includes(v)));
+    if (notReached.length > 0) expect(stdout).toMatch(/ {2}values not reached: /);
   });
 });
 
@@ -124,6 +137,13 @@ describe('tmi-conform run against a target given by config', () => {
     expect(report.get('SES-METADATA-CLEARED')!.reason).toContain('no fixture session');
     expect(report.get('RL-429-HEADERS')!.reason).toContain('rate_limit_probe is not set');
     expect(report.get('RS-RESPONSE-SCHEMA')!.status).toBe('pass');
+    // Coverage counts each of them not examined, with the same reason.
+    const { coverage, requirements } = readReport(reportDir);
+    const skipped = requirements.filter((r) => r.status === 'skip');
+    expect(coverage!.document.examined).toBe(requirements.length - skipped.length);
+    expect(coverage!.document.notExamined).toEqual(skipped.map((r) => ({ requirement: r.id, level: r.level, operations: r.operations, reason: r.reason })));
+    expect(coverage!.document.notExamined.find((n) => n.requirement === 'AUTH-NON-GLOBAL-401')!.reason).toContain('no "non_global" credentials');
+    expect(stdout).toContain(`coverage: document ${requirements.length - skipped.length}/${requirements.length} requirements`);
   });
 
   it('environment variables configure the target and flags win over them', async () => {

@@ -90,6 +90,7 @@ if (journal) {
   const tenant = TenantTokens.fromData(settings.tenant);
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
   admin?.follow(() => ({ counts: status.counts, ...soFar(report) }));
+  admin?.metrics.coverageFrom(() => report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }).coverage);
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
   const layout = new ApiLayout({ base: apiBaseOfTarget(settings.targetBasePath ?? '', openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) });
   const judge = new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, layout);

@@ -39,16 +39,20 @@ function attackToken(exchange: ExchangeEvidence): string | undefined {
   const flags: string[] = [attack];
   // The suite adds the operation's own scope (suites/api.ts), and confuses the JWKS's first key.
   const operation = exchange.operation ?? matchOperation(exchange.request.method, exchange.request.url)?.operation;
-  if (attack === 'tampered-scope' && operation !== undefined && operation !== 'getToken' && operation !== 'otherOperation') flags.push('--scope', REQUIRED_SCOPES[operation].scope);
+  if ((attack === 'tampered-scope' || attack === 'hs256-client-secret') && operation !== undefined && operation !== 'getToken' && operation !== 'otherOperation') flags.push('--scope', REQUIRED_SCOPES[operation].scope);
   if (attack === 'key-confusion') flags.push('--jwks', '"$JWKS"');
+  if (attack === 'jku' || attack === 'x5u') flags.push('--key-url', '"$KEY_URL"');
+  // A word of the kit's public list of weak secrets, never a configured secret.
+  if (attack === 'hs256-weak-secret' && exchange.credential?.attackSecret !== undefined) flags.push('--secret', quoted(exchange.credential.attackSecret));
   return `$(${ATTACK_TOKEN_COMMAND} ${flags.join(' ')})`;
 }
 
 /** The shell variables a command made by curlCommand expects the user to set (TOKEN first). */
 export function curlVariables(command: string): string[] {
   const named = [...command.matchAll(/\$([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!);
-  // `tmi-conform token` reads TOKEN from the environment: the command does not spell it.
-  return [...new Set(command.includes(ATTACK_TOKEN_COMMAND) ? ['TOKEN', ...named] : named)];
+  // `tmi-conform token` reads TOKEN (and, for hs256-client-secret, CLIENT_SECRET) from the environment: the command does not spell them.
+  const read = command.includes(ATTACK_TOKEN_COMMAND) ? ['TOKEN', ...(command.includes('--attack hs256-client-secret') ? ['CLIENT_SECRET'] : [])] : [];
+  return [...new Set([...read, ...named])];
 }
 
 /** What the variables a reader sets hold, in words, for the line above a command. */
@@ -58,6 +62,8 @@ export function curlVariableMeanings(command: string): string | undefined {
     TOKEN: attack ? 'a valid bearer token of the same client, which tmi-conform token turns into the attack token' : 'a bearer token of the same client',
     JWKS: "the tenant's JSON Web Key Set (URL or file)",
     EXPIRED_TOKEN: 'an expired token of the tenant (it cannot be made again)',
+    KEY_URL: "a URL serving the kit's attacker key set (jku) or certificate (x5u), as tmi-conform token --key-set jku|x5u prints it",
+    CLIENT_SECRET: "the client_secret of the token's client",
   };
   const described = curlVariables(command).filter((v) => meanings[v] !== undefined);
   if (described.length === 0) return undefined;

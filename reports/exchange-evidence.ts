@@ -41,5 +41,6 @@ function credentialEvidence(safe: Exchange): CredentialEvidence {
   if (safe.token.claims) credential.claims = safe.token.claims;
   if (safe.token.signatureValid !== undefined) credential.signatureValid = safe.token.signatureValid;
   if (safe.token.attack !== undefined) credential.attack = safe.token.attack;
+  if (safe.token.attackSecret !== undefined) credential.attackSecret = safe.token.attackSecret;
   return credential;
 }

@@ -59,6 +59,8 @@ export interface CredentialEvidence {
   signatureValid?: boolean;
   /** A suite run made this token to be refused, this way (`tmi-conform token --attack` makes it again). */
   attack?: TokenAttack;
+  /** hs256-weak-secret: the public weak secret it was signed with (a word of the kit's list). */
+  attackSecret?: string;
 }
 
 /** One suite test's outcome, as the suites report it. */

@@ -53,7 +53,7 @@ export interface ExchangeParts {
   responseBody?: string | CapturedBody;
   error?: string;
   /** Facts about the token the driver knows (see BearerToken). */
-  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'issuerExpected' | 'attack' | 'heldByKit'>;
+  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'issuerExpected' | 'attack' | 'attackSecret' | 'keyUrlFetched' | 'heldByKit'>;
 }
 
 /** The body as judged: a body that was there but not captured stays, marked truncated (it is not "no body"). */
@@ -71,6 +71,8 @@ export function buildExchange(parts: ExchangeParts): Exchange {
     if (parts.tokenFacts.clientGlobal !== undefined) token.clientGlobal = parts.tokenFacts.clientGlobal;
     if (parts.tokenFacts.issuerExpected !== undefined) token.issuerExpected = parts.tokenFacts.issuerExpected;
     if (parts.tokenFacts.attack !== undefined) token.attack = parts.tokenFacts.attack;
+    if (parts.tokenFacts.attackSecret !== undefined) token.attackSecret = parts.tokenFacts.attackSecret;
+    if (parts.tokenFacts.keyUrlFetched !== undefined) token.keyUrlFetched = parts.tokenFacts.keyUrlFetched;
     if (parts.tokenFacts.heldByKit) token.heldByKit = true;
   }
   // Every field is set, present or not: one object shape for every exchange keeps the checks'

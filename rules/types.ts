@@ -40,9 +40,35 @@ export interface CapturedBody {
  * The tokens the suites make to be refused: unsigned (alg "none"), corrupted-signature,
  * tampered-scope (a scope added, the signature kept), key-confusion (HS256 keyed with the
  * tenant's public key), foreign-key (signed by a key that is not the tenant's), expired (a
- * configured token of the tenant that has expired).
+ * configured token of the tenant that has expired), and the catalogue of suites/tokens.ts
+ * (other spellings of "none", a signature removed or made of zeros, the psychic ECDSA signature,
+ * a key the token embeds or names, kid injection, HS256 with secrets an attacker may know).
  */
-export type TokenAttack = 'corrupted-signature' | 'unsigned' | 'tampered-scope' | 'key-confusion' | 'foreign-key' | 'other-issuer' | 'expired';
+export type TokenAttack =
+  | 'corrupted-signature'
+  | 'unsigned'
+  | 'tampered-scope'
+  | 'key-confusion'
+  | 'foreign-key'
+  | 'other-issuer'
+  | 'expired'
+  | 'alg-none-capitalized'
+  | 'alg-none-uppercase'
+  | 'alg-none-mixed-case'
+  | 'signature-stripped'
+  | 'signature-empty'
+  | 'zero-signature'
+  | 'psychic-es256'
+  | 'psychic-es384'
+  | 'embedded-jwk'
+  | 'embedded-x5c'
+  | 'jku'
+  | 'x5u'
+  | 'kid-path-traversal'
+  | 'kid-sql-injection'
+  | 'hs256-empty-secret'
+  | 'hs256-weak-secret'
+  | 'hs256-client-secret';
 
 /** What the bearer credential of a request says, decoded but never verified by the rules. */
 export interface BearerToken {
@@ -79,6 +105,13 @@ export interface BearerToken {
    * judged; a report uses it to say how to make the same token again (tmi-conform token).
    */
   attack?: TokenAttack;
+  /**
+   * The token names a key URL (jku, x5u) the driver serves and watches: whether the target
+   * requested it while answering. Undefined: nobody watched.
+   */
+  keyUrlFetched?: boolean;
+  /** hs256-weak-secret: the public weak secret (a word of the kit's list, never a configured secret) it was signed with. */
+  attackSecret?: string;
   /**
    * false: the recording does not prove which credential was sent (a foreign recorder dropped
    * the Authorization header or masked the token); no authentication finding is made then.

@@ -29,6 +29,8 @@ import { makeAttackToken, TokenProvider, type CachedToken } from './tokens.ts';
  * - other-issuer: the full client's claims naming an issuer other than the tenant's (as learned),
  *   signed RS256 with a key that is not the tenant's (that issuer's, as far as a server can tell)
  * - expired: a token of the tenant that has expired (credentials.expired)
+ * - the catalogue of suites/tokens.ts (alg-none-capitalized … hs256-client-secret): the full
+ *   client's claims (hs256-client-secret: the no_scope client's, the operation's scope added)
  */
 export type Caller = Profile | 'anonymous' | TokenAttack;
 
@@ -54,7 +56,16 @@ export interface CallOptions {
   deliberate?: boolean;
   /** A 429 is what the test is after: it is returned, not waited out. */
   planned429?: boolean;
+  /** What an attack of the catalogue takes beside its source token: a weak secret of WEAK_SECRETS (hs256-weak-secret), the key URL (jku, x5u). */
+  attackWith?: { secret?: string; keyUrl?: string };
+  /** The token names a key URL the suite watches: whether the target requested it (asked once the answer is in). */
+  keyUrlFetched?: () => boolean;
 }
+
+type AttackCaller = Exclude<Caller, Profile | 'anonymous'>;
+
+/** Attacks made from the no_scope client's token, with the operation's scope added. */
+const FROM_NO_SCOPE: ReadonlySet<Caller> = new Set(['tampered-scope', 'hs256-client-secret']);
 
 /** Where judged exchanges go: by default the running test's evidence. */
 export interface Recorder {
@@ -136,32 +147,43 @@ export class SuiteApi {
    * The token a derived caller sends, or undefined when the run cannot make it (no JWKS, no
    * known issuer, no expired token, a source token that is not a JWT). Forged once per source token.
    */
-  async attackToken(caller: Exclude<Caller, Profile | 'anonymous'>, operation: ApiOperation): Promise<string | undefined> {
+  async attackToken(caller: AttackCaller, operation: ApiOperation, attackWith: CallOptions['attackWith'] = {}): Promise<string | undefined> {
     if (caller === 'expired') return this.config.expiredToken;
-    const source = await this.tokens.token(caller === 'tampered-scope' ? 'no_scope' : 'full');
-    const key = `${caller} ${caller === 'tampered-scope' ? operation : ''} ${source}`;
+    const source = await this.tokens.token(FROM_NO_SCOPE.has(caller) ? 'no_scope' : 'full');
+    const key = `${caller} ${FROM_NO_SCOPE.has(caller) ? operation : ''} ${attackWith.secret ?? ''} ${attackWith.keyUrl ?? ''} ${source}`;
     let made = this.forged.get(key);
     if (!made) {
-      made = this.forge(caller, operation, source).catch(() => undefined);
+      made = this.forge(caller, operation, source, attackWith).catch(() => undefined);
       this.forged.set(key, made);
     }
     return made;
   }
 
-  private async forge(caller: Exclude<Caller, Profile | 'anonymous' | 'expired'>, operation: ApiOperation, source: string): Promise<string | undefined> {
+  private async forge(caller: Exclude<AttackCaller, 'expired'>, operation: ApiOperation, source: string, attackWith: NonNullable<CallOptions['attackWith']>): Promise<string | undefined> {
     const { issuer, jwks } = this.tenant;
-    const made = await makeAttackToken(caller, source, { scope: REQUIRED_SCOPES[operation].scope, ...(issuer !== undefined ? { issuer } : {}), ...(jwks ? { jwks } : {}) });
+    // The no_scope client's own secret (hs256-client-secret): used as the HMAC key, never recorded.
+    const credential = this.config.credentials.no_scope;
+    const secret = caller === 'hs256-client-secret' ? (credential && 'client_secret' in credential ? credential.client_secret : undefined) : attackWith.secret;
+    const made = await makeAttackToken(caller, source, {
+      scope: REQUIRED_SCOPES[operation].scope,
+      ...(issuer !== undefined ? { issuer } : {}),
+      ...(jwks ? { jwks } : {}),
+      ...(attackWith.keyUrl !== undefined ? { keyUrl: attackWith.keyUrl } : {}),
+      ...(secret !== undefined ? { secret } : {}),
+    });
     return typeof made === 'string' ? made : undefined;
   }
 
-  private async authorization(caller: Caller, operation: ApiOperation): Promise<{ token?: string; facts?: OutgoingRequest['tokenFacts'] }> {
+  private async authorization(caller: Caller, operation: ApiOperation, attackWith: CallOptions['attackWith']): Promise<{ token?: string; facts?: OutgoingRequest['tokenFacts'] }> {
     if (caller === 'anonymous') return {};
     if (caller !== 'full' && caller !== 'no_scope' && caller !== 'non_global') {
-      const token = await this.attackToken(caller, operation);
+      const token = await this.attackToken(caller, operation, attackWith);
       if (token === undefined) throw new Error(`cannot make the "${caller}" token for this run`);
       // The suite forged it: the signature does not hold, whatever the target's keys say. The
-      // attack is named, so that the report can say how to make the token again.
-      return { token, facts: caller === 'expired' ? { attack: caller } : { signatureValid: false, attack: caller } };
+      // attack is named (with its public weak secret), so that the report can say how to make the token again.
+      if (caller === 'expired') return { token, facts: { attack: caller } };
+      const weak = caller === 'hs256-weak-secret' && attackWith?.secret !== undefined ? { attackSecret: attackWith.secret } : {};
+      return { token, facts: { signatureValid: false, attack: caller, ...weak } };
     }
     // A profile's token is the kit's own: whose quota it spends is known.
     const facts: OutgoingRequest['tokenFacts'] = caller === 'non_global' ? { heldByKit: true, clientGlobal: false } : { heldByKit: true };
@@ -170,7 +192,7 @@ export class SuiteApi {
 
   async call(method: string, prefix: string, id: string, options: CallOptions, operation: ApiOperation): Promise<Judged> {
     const caller = options.as ?? 'full';
-    const { token, facts } = await this.authorization(caller, operation);
+    const { token, facts } = await this.authorization(caller, operation, options.attackWith);
     const header = token === undefined ? undefined : `${options.scheme ?? 'Bearer'} ${token}`;
     const headers: Record<string, string> = { accept: 'application/json' };
     const authorization = options.authorization ?? header;
@@ -180,6 +202,7 @@ export class SuiteApi {
     if (contentType !== null) headers['content-type'] = contentType;
     const outgoing: OutgoingRequest = { method, url: `${this.config.baseUrl}${prefix}${options.rawId ?? encodeURIComponent(id)}${options.query ?? ''}`, headers };
     if (body !== undefined) outgoing.body = body;
+    if (options.keyUrlFetched) outgoing.keyUrlFetched = options.keyUrlFetched;
     // A raw header replaces the profile's token: the kit no longer holds what is sent.
     if (facts) outgoing.tokenFacts = options.authorization === undefined ? facts : { ...facts, heldByKit: undefined };
     return this.send(outgoing, quotaOf(headers), options);

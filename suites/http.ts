@@ -14,7 +14,9 @@ export interface OutgoingRequest {
   headers: Record<string, string>;
   body?: string;
   /** What the suite knows about the token that its claims cannot tell. */
-  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'attack' | 'heldByKit'>;
+  tokenFacts?: Pick<BearerToken, 'signatureValid' | 'clientGlobal' | 'attack' | 'attackSecret' | 'heldByKit'>;
+  /** The token names a key URL the suite serves: whether the target requested it, asked once the answer is in. */
+  keyUrlFetched?: () => boolean;
 }
 
 /** What sending and judging one request needs, owned by the caller (suites/api.ts SuiteApi). */
@@ -110,7 +112,7 @@ export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, trac
     status,
     responseHeaders,
     responseBody: text,
-    ...(outgoing.tokenFacts ? { tokenFacts: outgoing.tokenFacts } : {}),
+    ...(outgoing.tokenFacts || outgoing.keyUrlFetched ? { tokenFacts: { ...outgoing.tokenFacts, ...(outgoing.keyUrlFetched ? { keyUrlFetched: outgoing.keyUrlFetched() } : {}) } } : {}),
     ...(bodyError !== undefined ? { error: bodyError } : {}),
   });
   await tenant.check(exchange.token, bearerCredential(authorizationOf(outgoing.headers)));

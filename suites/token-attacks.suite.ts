@@ -8,12 +8,14 @@
 // sends a fixture session the metadata the run restores it to, so even a hole changes nothing
 // the run does not put back. The read asks for the first fixture resource server.
 import { decodeJwt } from 'jose';
-import { describe, type TestContext } from 'vitest';
+import { afterAll, beforeAll, describe, type TestContext } from 'vitest';
 import { CLOCK_SKEW_SECONDS } from '../rules/credential.ts';
 import type { CallOptions } from './api.ts';
 import { malformedAuthorizationExamples, malformedAuthorizations, type MalformedAuthorization } from './arbitraries.ts';
 import { api, concurrentIt, checkIndependentCases, config, covers, expectExamined, expectNoFindings, needs, needsProfile, needsServed, restorableSessions, served, unknownId } from './context.ts';
 import type { Judged } from './http.ts';
+import { onLoopback, startKeyUrlServer, UNREACHABLE_KEY_URL, type KeyUrlServer } from './key-url-server.ts';
+import { NONE_SPELLINGS, WEAK_SECRETS } from './tokens.ts';
 
 /**
  * What the engine judges each kind of attack under: on the delete (all `must`), and on the other
@@ -35,20 +37,40 @@ interface TokenAttack {
   what: string;
   kind: keyof typeof REQUIREMENTS;
   options: CallOptions;
+  /** Several tokens of one attack, each sent where the attack is (the weak secrets): their call options. Default: `options` alone. */
+  variants?: () => CallOptions[];
   /** Skips the test, with the reason, when the run cannot make this attack. */
   possible?: (context: TestContext) => Promise<void>;
   /** Sent first, once per test (a replay attack needs the genuine token seen). */
   before?: () => Promise<unknown>;
 }
 
+type Forged = Exclude<NonNullable<CallOptions['as']>, 'full' | 'no_scope' | 'non_global' | 'anonymous' | 'expired'>;
+
 /** The run can make the attack's token: its source profile is configured and its token is a JWT (and the JWKS has a key, for key confusion). */
-function canForge(caller: 'unsigned' | 'tampered-scope' | 'key-confusion' | 'foreign-key' | 'other-issuer', unmade: string) {
+function canForge(caller: Forged, unmade: string, attackWith?: CallOptions['attackWith']) {
   return async (context: TestContext) => {
-    const profile = caller === 'tampered-scope' ? 'no_scope' : 'full';
+    const profile = caller === 'tampered-scope' || caller === 'hs256-client-secret' ? 'no_scope' : 'full';
     needsProfile(context, profile);
-    needs(context, (await api.attackToken(caller, 'getResourceServer')) !== undefined, unmade.replace('{profile}', profile));
+    needs(context, (await api.attackToken(caller, 'getResourceServer', attackWith)) !== undefined, unmade.replace('{profile}', profile));
   };
 }
+
+/** The no_scope client authenticates with a client_secret (not a static token): the secret an HS256 verifier might key with. */
+async function hasClientSecret(context: TestContext): Promise<void> {
+  const credential = config.credentials.no_scope;
+  needs(context, credential !== undefined && 'client_secret' in credential && credential.client_secret !== '', 'the no_scope client is given by a static token: there is no client_secret to sign with (credentials.no_scope.client_id and client_secret)');
+  await canForge('hs256-client-secret', NOT_A_JWT)(context);
+}
+
+// The key URLs of the jku and x5u attacks: served by the kit on loopback when the target runs on
+// this machine (suites/key-url-server.ts); a name that resolves nowhere otherwise.
+const keyUrls: { server?: KeyUrlServer } = {};
+beforeAll(async () => {
+  if (onLoopback(config.baseUrl)) keyUrls.server = await startKeyUrlServer();
+});
+afterAll(() => keyUrls.server?.close());
+const keyUrl = (kind: 'jku' | 'x5u', name: string): string => keyUrls.server?.url(kind, name) ?? UNREACHABLE_KEY_URL(kind, name);
 
 const NOT_A_JWT = 'the {profile} token is not a JWT: there are no claims to forge a token from';
 
@@ -96,6 +118,44 @@ const ATTACKS: TokenAttack[] = [
     possible: canForge('other-issuer', "the tenant's issuer is not known (issuer in the config, the discovery document, or a token of the tenant whose signature verifies), or the {profile} token is not a JWT: there is no other issuer to tell it from"),
   },
   { what: 'an expired token of the tenant', kind: 'expired', options: { as: 'expired' }, possible: hasExpiredToken },
+  // The catalogue of suites/tokens.ts: each the full client's claims, none signed by the tenant.
+  ...(['alg-none-capitalized', 'alg-none-uppercase', 'alg-none-mixed-case'] as const).map(
+    (as): TokenAttack => ({ what: `alg ${JSON.stringify(NONE_SPELLINGS[as])} (another spelling of "none") with an empty signature`, kind: 'forged', options: { as }, possible: canForge(as, NOT_A_JWT) }),
+  ),
+  // Two segments: not a JWS at all, judged as a bearer credential that is not a JWT.
+  { what: "a token of the tenant with its signature part removed (header.payload)", kind: 'missing', options: { as: 'signature-stripped' }, possible: canForge('signature-stripped', NOT_A_JWT) },
+  { what: "a token of the tenant with its signature removed (header.payload., its alg kept)", kind: 'forged', options: { as: 'signature-empty' }, possible: canForge('signature-empty', NOT_A_JWT) },
+  { what: "a token of the tenant whose signature is as many zero bytes", kind: 'forged', options: { as: 'zero-signature' }, possible: canForge('zero-signature', NOT_A_JWT) },
+  { what: 'the psychic ECDSA signature r = s = 0 under an ES256 header (CVE-2022-21449)', kind: 'forged', options: { as: 'psychic-es256' }, possible: canForge('psychic-es256', NOT_A_JWT) },
+  { what: 'the psychic ECDSA signature r = s = 0 under an ES384 header (CVE-2022-21449)', kind: 'forged', options: { as: 'psychic-es384' }, possible: canForge('psychic-es384', NOT_A_JWT) },
+  { what: "a token signed by the key its own jwk header carries (CVE-2018-0114)", kind: 'forged', options: { as: 'embedded-jwk' }, possible: canForge('embedded-jwk', NOT_A_JWT) },
+  { what: "a token signed by the key of the self-signed certificate its x5c header carries", kind: 'forged', options: { as: 'embedded-x5c' }, possible: canForge('embedded-x5c', NOT_A_JWT) },
+  ...(['jku', 'x5u'] as const).map(
+    (as): TokenAttack => ({
+      what: `a token signed by the attacker's key, its ${as} header naming where that key is (${as === 'jku' ? 'a key set' : 'a certificate'})`,
+      kind: 'forged',
+      options: { as },
+      // The key URL is known once the key server runs (beforeAll).
+      variants: () => [{ as, attackWith: { keyUrl: keyUrl(as, 'attack') } }],
+      possible: (context) => canForge(as, NOT_A_JWT, { keyUrl: keyUrl(as, 'attack') })(context),
+    }),
+  ),
+  { what: 'a kid walking to /dev/null, the token signed HS256 with an empty key', kind: 'forged', options: { as: 'kid-path-traversal' }, possible: canForge('kid-path-traversal', NOT_A_JWT) },
+  { what: 'a kid shaped like an SQL injection, the token signed HS256 with the value it injects', kind: 'forged', options: { as: 'kid-sql-injection' }, possible: canForge('kid-sql-injection', NOT_A_JWT) },
+  { what: 'a token signed HS256 with an empty secret', kind: 'forged', options: { as: 'hs256-empty-secret' }, possible: canForge('hs256-empty-secret', NOT_A_JWT) },
+  {
+    what: `tokens signed HS256 with the commonest weak secrets (${WEAK_SECRETS.join(', ')})`,
+    kind: 'forged',
+    options: { as: 'hs256-weak-secret' },
+    variants: () => WEAK_SECRETS.map((secret) => ({ as: 'hs256-weak-secret', attackWith: { secret } })),
+    possible: canForge('hs256-weak-secret', NOT_A_JWT, { secret: WEAK_SECRETS[0]! }),
+  },
+  {
+    what: "the no_scope client's token with the operation's scope added, signed HS256 with its own client_secret",
+    kind: 'forged',
+    options: { as: 'hs256-client-secret' },
+    possible: hasClientSecret,
+  },
 ];
 
 /** Ids a delete attack aims at: one that exists nowhere, and with allow_destructive the last disposable profile. */
@@ -120,6 +180,11 @@ function expectRefused(answer: Judged, ids: readonly string[], what: string, exa
 
 async function attackDelete(options: CallOptions, ids: readonly string[], what: string): Promise<void> {
   for (const id of deleteTargets()) expectRefused(await api.deleteTokenExchangeProfile(id, { ...options, deliberate: true }), ids, what);
+}
+
+/** Each token of the attack in turn (the weak secrets), or its one token. */
+async function eachVariant(attack: TokenAttack, send: (options: CallOptions) => Promise<void>): Promise<void> {
+  for (const options of attack.variants?.() ?? [attack.options]) await send(options);
 }
 
 /**
@@ -147,7 +212,7 @@ describe('token attacks', () => {
       needsServed(context, 'deleteTokenExchangeProfile');
       await attack.possible?.(context);
       await attack.before?.();
-      await attackDelete(attack.options, ids.delete, attack.what);
+      await eachVariant(attack, (options) => attackDelete(options, ids.delete, attack.what));
     });
 
     if (ids.other.length > 0) {
@@ -155,7 +220,7 @@ describe('token attacks', () => {
         needsServed(context, 'updateSession', 'getResourceServer');
         await attack.possible?.(context);
         await attack.before?.();
-        await attackOthers(attack.options, ids.other, attack.what);
+        await eachVariant(attack, (options) => attackOthers(options, ids.other, attack.what));
       });
     }
 
@@ -164,9 +229,22 @@ describe('token attacks', () => {
       await attack.possible?.(context);
       await attack.before?.();
       // Judged as an invalid credential by the stated rule, answered as the inferred one says.
-      await attackOthers(attack.options, ids.otherInferred, attack.what, ids.other[0] ?? ids.otherInferred[0]);
+      await eachVariant(attack, (options) => attackOthers(options, ids.otherInferred, attack.what, ids.other[0] ?? ids.otherInferred[0]));
     });
   }
+
+  // Its own key URLs, so that what other tests' tokens make the target fetch is not counted here.
+  concurrentIt(covers('no operation fetches the key URL a token names (jku, x5u)', 'AUTH-KEY-URL-NOT-FETCHED'), async (context) => {
+    needsServed(context, 'deleteTokenExchangeProfile', 'getResourceServer');
+    needs(context, keyUrls.server !== undefined, 'the target is not on this machine: it cannot reach a key URL the kit serves, so whether it fetches one is not seen');
+    await canForge('jku', NOT_A_JWT, { keyUrl: keyUrl('jku', 'fetch') })(context);
+    for (const kind of ['jku', 'x5u'] as const) {
+      const name = `fetch-${kind}`;
+      const options: CallOptions = { as: kind, attackWith: { keyUrl: keyUrl(kind, name) }, keyUrlFetched: () => keyUrls.server!.fetched(name).length > 0, deliberate: true };
+      const answer = served('getResourceServer') ? await api.getResourceServer(resourceServer(), options) : await api.deleteTokenExchangeProfile(unknownId('profile'), options);
+      expectRefused(answer, ['AUTH-KEY-URL-NOT-FETCHED'], `a token whose ${kind} header names a key URL`);
+    }
+  });
 
   concurrentIt(covers('delete refuses any Authorization header that carries no bearer JWT (401)', ...REQUIREMENTS.missing.delete), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');

@@ -1,8 +1,9 @@
 // Bearer tokens of the run: the configured profiles (client credentials, fetched from
 // {auth_url}/oauth/token/ (or where config.tokenUrls says) and cached until shortly before they expire, or a static token), and
 // the derived ones the suites make themselves (none, a malformed header, a bad signature).
-import { createPublicKey, type JsonWebKeyInput } from 'node:crypto';
-import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, UnsecuredJWT, type JWK } from 'jose';
+import { createHmac, createPublicKey, webcrypto, type JsonWebKeyInput } from 'node:crypto';
+import { decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, SignJWT, UnsecuredJWT, type JWK } from 'jose';
+import { ATTACKER_KEY_ID, ATTACKER_PRIVATE_JWK, ATTACKER_PUBLIC_JWK } from './attacker-key.ts';
 import { scopesOf } from '../rules/token.ts';
 import type { TokenAttack } from '../rules/types.ts';
 import type { Credential, Profile, SuiteConfig } from './config.ts';
@@ -206,19 +207,100 @@ export async function fromAnotherIssuer(token: string, tenantIssuer: string): Pr
 
 /** What making an attack token may take beyond the valid token it starts from. */
 export interface AttackInputs {
-  /** tampered-scope: the scope to add. */
+  /** tampered-scope, hs256-client-secret: the scope to add. */
   scope?: string;
   /** key-confusion: the tenant's key set. */
   jwks?: { keys: JWK[] };
   /** other-issuer: the tenant's issuer, to differ from. */
   issuer?: string;
+  /** jku, x5u: where the attacker's key set (jku) or certificate (x5u) is served. */
+  keyUrl?: string;
+  /** hs256-weak-secret: which of WEAK_SECRETS; hs256-client-secret: the no_scope client's client_secret. */
+  secret?: string;
 }
+
+export type MadeAttack = Exclude<TokenAttack, 'expired'>;
+export type MissingInput = 'scope' | 'jwks' | 'signing key' | 'issuer' | 'key URL' | 'secret';
+
+/** Spellings of "none" that a verifier refusing only the lowercase one lets through (jwt_tool, PortSwigger's JWT labs). */
+export const NONE_SPELLINGS = { 'alg-none-capitalized': 'None', 'alg-none-uppercase': 'NONE', 'alg-none-mixed-case': 'nOnE' } as const;
+
+/** The commonest weak HMAC secrets: jwt.io's example first, then the words every secret list starts with. */
+export const WEAK_SECRETS: readonly string[] = ['your-256-bit-secret', 'secret', 'password', 'changeme', 'jwt-secret', '123456'];
+
+/** A kid that walks out of a key directory to a file that reads as empty: the token is then HMAC-keyed with nothing. */
+export const KID_PATH_TRAVERSAL = '../../../../../../dev/null';
+/** What the injected kid makes an SQL key lookup return, and so the HMAC secret of the token. */
+export const INJECTED_KEY = 'tmi-conform-injected-key';
+/** A kid shaped like an SQL injection: a lookup that pastes it into its query returns INJECTED_KEY. */
+export const KID_SQL_INJECTION = `tmi-conform-unknown-kid' UNION SELECT '${INJECTED_KEY}' -- `;
+
+/** Lengths of the psychic signature's r and s (IEEE P1363, as JWS writes ECDSA): 32 bytes each for P-256, 48 for P-384. */
+const PSYCHIC_BYTES = { 'psychic-es256': { alg: 'ES256', bytes: 64 }, 'psychic-es384': { alg: 'ES384', bytes: 96 } } as const;
+
+const base64url = (value: unknown): string => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+
+/** The header and payload of `token` as sent, and its signature's bytes. */
+function partsOf(token: string): { header: string; payload: string; signature: Buffer } {
+  const [header = '', payload = '', signature = ''] = token.split('.');
+  return { header, payload, signature: Buffer.from(signature, 'base64url') };
+}
+
+/** `token`'s payload under another header, with `signature` (bytes) after it. */
+function reheaded(token: string, header: Record<string, unknown>, signature: Buffer): string {
+  return `${base64url(header)}.${partsOf(token).payload}.${signature.toString('base64url')}`;
+}
+
+/**
+ * HS256 over `header` and `claims` with `secret` as the HMAC key, by Node's crypto: WebCrypto
+ * (and so jose) refuses an empty key, the very key of two attacks.
+ */
+export function hmacSigned(header: Record<string, unknown>, claims: Record<string, unknown>, secret: string): string {
+  const input = `${base64url({ alg: 'HS256', ...header })}.${base64url(claims)}`;
+  return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
+}
+
+/** The source token's kid, kept where an attack keeps the header's other fields. */
+const kidOf = (token: string): { kid?: string } => {
+  const kid = decodeProtectedHeader(token).kid;
+  return kid === undefined ? {} : { kid };
+};
+
+const attackerKey = once(() => importJWK(ATTACKER_PRIVATE_JWK, 'RS256'));
+
+/** The claims signed RS256 by the attacker's key, under a header carrying `extra` (the key, or where it is). */
+async function signedByAttacker(token: string, extra: Record<string, unknown>): Promise<string> {
+  return new SignJWT(decodeJwt(token)).setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...extra }).sign(await attackerKey());
+}
+
+// A self-signed certificate of the attacker's key, made once per process (x5c, x5u).
+const attackerCertificate = once(async (): Promise<{ der: Buffer; pem: string }> => {
+  await import('reflect-metadata');
+  const x509 = await import('@peculiar/x509');
+  const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+  const privateKey = await webcrypto.subtle.importKey('jwk', ATTACKER_PRIVATE_JWK as webcrypto.JsonWebKey, algorithm, false, ['sign']);
+  const publicKey = await webcrypto.subtle.importKey('jwk', { kty: 'RSA', n: ATTACKER_PRIVATE_JWK.n!, e: ATTACKER_PRIVATE_JWK.e! }, algorithm, true, ['verify']);
+  const now = Date.now();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    { serialNumber: '01', name: 'CN=tmi-conform attacker', notBefore: new Date(now - 86_400_000), notAfter: new Date(now + 365 * 86_400_000), keys: { privateKey, publicKey }, signingAlgorithm: algorithm },
+    webcrypto as Crypto,
+  );
+  return { der: Buffer.from(cert.rawData), pem: cert.toString('pem') };
+});
+
+/** The attacker's certificate in PEM, as an x5u URL serves it (RFC 7515 §4.1.5). */
+export async function attackerCertificatePem(): Promise<string> {
+  return (await attackerCertificate()).pem;
+}
+
+/** The attacker's key set, as a jku URL serves it. */
+export const attackerKeySet = (): { keys: JWK[] } => ({ keys: [ATTACKER_PUBLIC_JWK] });
 
 /**
  * The token of `attack`, made from the valid token `source` the one way the suites and
  * `tmi-conform token` both make it; `missing` names what it needed and did not get.
  */
-export async function makeAttackToken(attack: Exclude<TokenAttack, 'expired'>, source: string, inputs: AttackInputs): Promise<string | { missing: 'scope' | 'jwks' | 'signing key' | 'issuer' }> {
+export async function makeAttackToken(attack: MadeAttack, source: string, inputs: AttackInputs): Promise<string | { missing: MissingInput }> {
   switch (attack) {
     case 'corrupted-signature':
       return corruptSignature(source);
@@ -234,6 +316,55 @@ export async function makeAttackToken(attack: Exclude<TokenAttack, 'expired'>, s
       if (!inputs.jwks) return { missing: 'jwks' };
       const [first] = await keyConfusionTokens(source, inputs.jwks);
       return first ?? { missing: 'signing key' };
+    }
+    default:
+      return makeCatalogueToken(attack, source, inputs);
+  }
+}
+
+/** The attacks of the catalogue: each the source's claims under a header the attacker chose. */
+async function makeCatalogueToken(attack: Exclude<MadeAttack, 'corrupted-signature' | 'unsigned' | 'foreign-key' | 'tampered-scope' | 'other-issuer' | 'key-confusion'>, source: string, inputs: AttackInputs): Promise<string | { missing: MissingInput }> {
+  const claims = decodeJwt(source);
+  const header = decodeProtectedHeader(source) as Record<string, unknown>;
+  switch (attack) {
+    case 'alg-none-capitalized':
+    case 'alg-none-uppercase':
+    case 'alg-none-mixed-case':
+      return reheaded(source, { alg: NONE_SPELLINGS[attack], typ: 'JWT' }, Buffer.alloc(0));
+    case 'signature-stripped': {
+      const { header: encoded, payload } = partsOf(source);
+      return `${encoded}.${payload}`;
+    }
+    case 'signature-empty': {
+      const { header: encoded, payload } = partsOf(source);
+      return `${encoded}.${payload}.`;
+    }
+    case 'zero-signature':
+      // As many zero bytes as the tenant's own signature has (an RSA signature's length is the key's).
+      return reheaded(source, header, Buffer.alloc(partsOf(source).signature.length || 256));
+    case 'psychic-es256':
+    case 'psychic-es384':
+      return reheaded(source, { ...header, alg: PSYCHIC_BYTES[attack].alg }, Buffer.alloc(PSYCHIC_BYTES[attack].bytes));
+    case 'embedded-jwk':
+      return signedByAttacker(source, { jwk: { kty: 'RSA', n: ATTACKER_PUBLIC_JWK.n, e: ATTACKER_PUBLIC_JWK.e }, kid: ATTACKER_KEY_ID });
+    case 'embedded-x5c':
+      return signedByAttacker(source, { x5c: [(await attackerCertificate()).der.toString('base64')] });
+    case 'jku':
+    case 'x5u':
+      return inputs.keyUrl === undefined || inputs.keyUrl === '' ? { missing: 'key URL' } : signedByAttacker(source, { [attack]: inputs.keyUrl, kid: ATTACKER_KEY_ID });
+    case 'kid-path-traversal':
+      return hmacSigned({ typ: 'JWT', kid: KID_PATH_TRAVERSAL }, claims, '');
+    case 'kid-sql-injection':
+      return hmacSigned({ typ: 'JWT', kid: KID_SQL_INJECTION }, claims, INJECTED_KEY);
+    case 'hs256-empty-secret':
+      return hmacSigned({ typ: 'JWT', ...kidOf(source) }, claims, '');
+    case 'hs256-weak-secret':
+      return inputs.secret === undefined ? { missing: 'secret' } : hmacSigned({ typ: 'JWT', ...kidOf(source) }, claims, inputs.secret);
+    case 'hs256-client-secret': {
+      if (inputs.scope === undefined || inputs.scope === '') return { missing: 'scope' };
+      if (inputs.secret === undefined || inputs.secret === '') return { missing: 'secret' };
+      const scope = [...scopesOfToken(source), inputs.scope].join(' ');
+      return hmacSigned({ typ: 'JWT', ...kidOf(source) }, { ...claims, scope }, inputs.secret);
     }
   }
 }

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeExchange, loadRequirements, RateLimitTracker } from '../rules/index.ts';
 import { FAULTS, FAULT_NAMES, startReference, type FaultName, type RateLimitOptions, type RunningReference } from '../reference/index.ts';
 import type { JWK } from 'jose';
-import { fromAnotherIssuer, keyConfusionTokens, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
+import { fromAnotherIssuer, keyConfusionTokens, makeAttackToken, unsignedToken, withScopeAdded, type MadeAttack } from '../suites/tokens.ts';
+import { startKeyUrlServer, type KeyUrlServer } from '../suites/key-url-server.ts';
 import { bearer, call, forged, json, metadata, paths, tokenFor, type Answer, type Call } from './helpers/reference.ts';
 
 interface Tokens {
@@ -19,7 +20,22 @@ interface Tokens {
   /** The full client's claims naming another issuer, signed with a key that is not the reference's. */
   otherIssuer: string;
   expired: string;
+  /** The tokens of the attack catalogue (suites/tokens.ts), made from the full client's token (hs256-client-secret: the no_scope client's). */
+  catalogue: Record<CatalogueAttack, string>;
 }
+
+const CATALOGUE = ['alg-none-mixed-case', 'signature-stripped', 'zero-signature', 'psychic-es256', 'embedded-jwk', 'embedded-x5c', 'jku', 'x5u', 'kid-path-traversal', 'kid-sql-injection', 'hs256-empty-secret', 'hs256-weak-secret', 'hs256-client-secret'] as const satisfies readonly MadeAttack[];
+type CatalogueAttack = (typeof CATALOGUE)[number];
+
+// The jku and x5u tokens name a key server on loopback, as the suites do.
+let keyServer: KeyUrlServer;
+beforeAll(async () => {
+  keyServer = await startKeyUrlServer();
+});
+afterAll(() => keyServer?.close());
+
+/** A delete of a fixture profile with a token of the catalogue. */
+const delWith = (attack: CatalogueAttack) => (r: RunningReference, t: Tokens) => [del(tep(r), t.catalogue[attack], { signatureValid: false })];
 
 interface FaultCase {
   rateLimit?: RateLimitOptions;
@@ -70,6 +86,19 @@ const CASES: Record<FaultName, FaultCase> = {
   'tampered-payload-accepted': { requests: (r, t) => [del(tep(r), t.noScope), del(tep(r), withScopeAdded(t.noScope, 'delete:token_exchange_profiles'), { signatureValid: false })] },
   'key-confusion-accepted': { requests: (r, t) => [del(tep(r), t.keyConfusion, { signatureValid: false })] },
   'other-issuer-accepted': { requests: (r, t) => [del(tep(r), t.otherIssuer, { signatureValid: false })] },
+  'alg-none-any-case-accepted': { requests: delWith('alg-none-mixed-case') },
+  'signature-missing-accepted': { requests: delWith('signature-stripped') },
+  'zero-signature-accepted': { requests: delWith('zero-signature') },
+  'psychic-signature-accepted': { requests: delWith('psychic-es256') },
+  'embedded-jwk-accepted': { requests: delWith('embedded-jwk') },
+  'embedded-x5c-accepted': { requests: delWith('embedded-x5c') },
+  'jku-followed': { requests: delWith('jku') },
+  'x5u-followed': { requests: delWith('x5u') },
+  'kid-path-traversal-accepted': { requests: delWith('kid-path-traversal') },
+  'kid-sql-injection-accepted': { requests: delWith('kid-sql-injection') },
+  'hs256-empty-secret-accepted': { requests: delWith('hs256-empty-secret') },
+  'hs256-weak-secret-accepted': { requests: delWith('hs256-weak-secret') },
+  'hs256-client-secret-accepted': { requests: delWith('hs256-client-secret') },
   'expired-token-accepted': { requests: (r, t) => [del(tep(r), t.expired)] },
   'read-invalid-signature-accepted': { requests: (r, t) => [get(rs(r, 1), t.forged, { tokenFacts: { signatureValid: false } })] },
   'update-session-without-scope': { requests: (r, t) => [patch(r, t.noScope, { a: '1' })] },
@@ -109,7 +138,15 @@ async function tokensFor(ref: RunningReference): Promise<Tokens> {
   const full = await tokenFor(ref, 'full');
   const jwks = (await (await fetch(`${ref.origin}/.well-known/jwks.json`)).json()) as { keys: JWK[] };
   const [keyConfusion] = await keyConfusionTokens(full, jwks);
-  return { full, noScope: await tokenFor(ref, 'no_scope'), nonGlobal: await tokenFor(ref, 'non_global'), forged: await forged(full), keyConfusion: keyConfusion!, otherIssuer: await fromAnotherIssuer(full, ref.issuer), expired: ref.expiredToken };
+  const noScope = await tokenFor(ref, 'no_scope');
+  const catalogue = {} as Record<CatalogueAttack, string>;
+  for (const attack of CATALOGUE) {
+    const inputs = { scope: 'delete:token_exchange_profiles', keyUrl: keyServer.url(attack === 'x5u' ? 'x5u' : 'jku', 'reference-faults'), secret: attack === 'hs256-client-secret' ? ref.clients.no_scope.client_secret : 'secret' };
+    const made = await makeAttackToken(attack, attack === 'hs256-client-secret' ? noScope : full, inputs);
+    if (typeof made !== 'string') throw new Error(`${attack}: missing ${made.missing}`);
+    catalogue[attack] = made;
+  }
+  return { full, noScope, nonGlobal: await tokenFor(ref, 'non_global'), forged: await forged(full), keyConfusion: keyConfusion!, otherIssuer: await fromAnotherIssuer(full, ref.issuer), expired: ref.expiredToken, catalogue };
 }
 
 /** Sends the case's requests; judges each in order; returns the last answer and its findings. */

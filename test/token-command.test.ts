@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createPublicKey } from 'node:crypto';
-import { compactVerify, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
+import { createHmac, createPublicKey, createSecretKey, X509Certificate } from 'node:crypto';
+import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, importX509, jwtVerify, SignJWT, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../cli/token.ts';
 import { UsageError } from '../core/errors.ts';
@@ -66,7 +66,7 @@ describe('tmi-conform token', () => {
       expect(r.stderr).toMatch(cause);
     };
     oneLine(noToken, /^tmi-conform: token: set TOKEN to a valid bearer token of the client/);
-    oneLine(unknown, /unknown attack "alg-none" \(attacks: unsigned, corrupted-signature, tampered-scope, key-confusion, foreign-key, other-issuer\)/);
+    oneLine(unknown, /unknown attack "alg-none" \(attacks: unsigned, alg-none-capitalized, .*, key-confusion, foreign-key, other-issuer, embedded-jwk, .*, hs256-client-secret\)/);
     oneLine(expired, /an expired token cannot be made/);
     oneLine(onCommandLine, /unexpected argument \(the valid token is read from TOKEN, never from the command line\)/);
     oneLine(noScope, /--attack tampered-scope needs --scope S/);
@@ -110,6 +110,67 @@ describe('tmi-conform token', () => {
     expect(decodeProtectedHeader(attack)).toMatchObject({ alg: 'RS256', kid: 'tenant-1' });
     expect(decodeJwt(attack)).toEqual(claims);
     await expect(compactVerify(attack, tenantKey.publicKey)).rejects.toThrow();
+  });
+
+  it('the alg none spellings, the signature removed, emptied or zeroed, and the psychic ECDSA signature', async () => {
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    for (const [attack, alg] of [['alg-none-capitalized', 'None'], ['alg-none-uppercase', 'NONE'], ['alg-none-mixed-case', 'nOnE']] as const) {
+      const made_ = await made(token, '--attack', attack);
+      expect(decodeProtectedHeader(made_).alg, attack).toBe(alg);
+      expect(made_.endsWith('.'), attack).toBe(true);
+      expect(decodeJwt(made_), attack).toEqual(claims);
+    }
+    expect(await made(token, '--attack', 'signature-stripped')).toBe(`${header}.${payload}`);
+    expect(await made(token, '--attack', 'signature-empty')).toBe(`${header}.${payload}.`);
+    const zero = await made(token, '--attack', 'zero-signature');
+    expect(zero.split('.').slice(0, 2)).toEqual([header, payload]);
+    expect(Buffer.from(zero.split('.')[2]!, 'base64url')).toEqual(Buffer.alloc(Buffer.from(signature, 'base64url').length));
+    for (const [attack, alg, bytes] of [['psychic-es256', 'ES256', 64], ['psychic-es384', 'ES384', 96]] as const) {
+      const psychic = await made(token, '--attack', attack);
+      expect(decodeProtectedHeader(psychic), attack).toMatchObject({ alg, kid: 'tenant-1' });
+      expect(Buffer.from(psychic.split('.')[2]!, 'base64url'), attack).toEqual(Buffer.alloc(bytes));
+    }
+  });
+
+  it('embedded-jwk, embedded-x5c, jku and x5u: signed by the attacker key the header carries or names; --key-set prints what the URL serves', async () => {
+    const jwk = await made(token, '--attack', 'embedded-jwk');
+    const jwkHeader = decodeProtectedHeader(jwk);
+    expect((await jwtVerify(jwk, await importJWK(jwkHeader.jwk!, 'RS256'))).payload).toEqual(claims);
+    const x5c = await made(token, '--attack', 'embedded-x5c');
+    const der = decodeProtectedHeader(x5c).x5c![0]!;
+    const certificate = new X509Certificate(Buffer.from(der, 'base64'));
+    expect(certificate.verify(certificate.publicKey)).toBe(true);
+    expect((await jwtVerify(x5c, certificate.publicKey)).payload).toEqual(claims);
+    let keySet = '';
+    expect(await run(['--key-set', 'jku'], { out: (text) => (keySet += text) })).toBe(0);
+    let pem = '';
+    expect(await run(['--key-set', 'x5u'], { out: (text) => (pem += text) })).toBe(0);
+    const jku = await made(token, '--attack', 'jku', '--key-url', 'http://127.0.0.1:9/jwks.json');
+    expect(decodeProtectedHeader(jku).jku).toBe('http://127.0.0.1:9/jwks.json');
+    expect((await jwtVerify(jku, createLocalJWKSet(JSON.parse(keySet) as JSONWebKeySet))).payload).toEqual(claims);
+    const x5u = await made(token, '--attack', 'x5u', '--key-url', 'http://127.0.0.1:9/cert.pem');
+    expect(decodeProtectedHeader(x5u).x5u).toBe('http://127.0.0.1:9/cert.pem');
+    expect((await jwtVerify(x5u, await importX509(pem, 'RS256'))).payload).toEqual(claims);
+    await expect(run(['--attack', 'jku'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(/--attack jku needs --key-url URL/);
+    await expect(run(['--attack', 'unsigned', '--key-url', 'http://x'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(/--key-url goes with --attack jku or x5u only/);
+  });
+
+  it('kid injection and HS256 with secrets an attacker may know: the client secret read from CLIENT_SECRET, never the command line', async () => {
+    const hmacKey = (secret: string) => createSecretKey(Buffer.from(secret));
+    const traversal = await made(token, '--attack', 'kid-path-traversal');
+    expect(decodeProtectedHeader(traversal)).toMatchObject({ alg: 'HS256', kid: '../../../../../../dev/null' });
+    expect(traversal.split('.')[2]).toBe(createHmac('sha256', '').update(traversal.split('.').slice(0, 2).join('.')).digest('base64url'));
+    const injection = await made(token, '--attack', 'kid-sql-injection');
+    const injected = /UNION SELECT '([^']+)'/.exec(String(decodeProtectedHeader(injection).kid))![1]!;
+    expect((await jwtVerify(injection, hmacKey(injected))).payload).toEqual(claims);
+    const empty = await made(token, '--attack', 'hs256-empty-secret');
+    expect(empty.split('.')[2]).toBe(createHmac('sha256', '').update(empty.split('.').slice(0, 2).join('.')).digest('base64url'));
+    expect((await jwtVerify(await made(token, '--attack', 'hs256-weak-secret', '--secret', 'changeme'), hmacKey('changeme'))).payload).toEqual(claims);
+    let printed = '';
+    expect(await run(['--attack', 'hs256-client-secret', '--scope', 'delete:token_exchange_profiles'], { env: { TOKEN: token, CLIENT_SECRET: 'the-clients-own' }, out: (text) => (printed += text) })).toBe(0);
+    expect((await jwtVerify(printed.trim(), hmacKey('the-clients-own'))).payload.scope).toBe('read:resource_servers delete:token_exchange_profiles');
+    await expect(run(['--attack', 'hs256-client-secret', '--scope', 'x'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(/CLIENT_SECRET in the environment/);
+    await expect(run(['--attack', 'hs256-client-secret', '--secret', 'x'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(/--secret goes with --attack hs256-weak-secret only/);
   });
 
   it("other-issuer: the same claims naming another issuer than the token's own, signed by a key that is not the tenant's", async () => {

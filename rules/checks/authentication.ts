@@ -115,6 +115,18 @@ export function nonGlobalClientRefused(input: CheckInput): CheckResult {
   return [finding('AUTH-NON-GLOBAL-401', 'implementation', '401 for a client that is not global', String(status))];
 }
 
+/**
+ * The target requested the key URL (jku, x5u) the token names, as the driver that serves it saw:
+ * anyone can make it send a request wherever a token says, whether the token is then accepted
+ * or not (server-side request forgery).
+ */
+export function keyUrlNotFetched({ exchange }: CheckInput): CheckResult {
+  const fetched = exchange.token.keyUrlFetched;
+  if (fetched === undefined) return undefined;
+  if (!fetched) return [];
+  return [securityFinding('AUTH-KEY-URL-NOT-FETCHED', 'no request to the key URL the token names (jku, x5u)', 'a request to it', `the target fetched the key URL a token named, answering a ${exchange.request.method}: it sends requests wherever a token says`)];
+}
+
 /** The audience of a client-credentials token request, from a form or JSON body. */
 function tokenRequestParams({ exchange, requestJson }: CheckInput): Record<string, unknown> | undefined {
   const body = exchange.request.body;
@@ -145,6 +157,7 @@ export const authenticationChecks = [
   defineCheck(expiredOrMisdirectedTokenNotCarriedOut, ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-TOKEN-VALIDITY-OTHER'], EVERY_OPERATION),
   defineCheck(missingTokenRefused, ['AUTH-MISSING-TOKEN-401', 'AUTH-MISSING-TOKEN-401-OTHER'], EVERY_OPERATION),
   defineCheck(invalidSignatureRefused, ['AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER'], EVERY_OPERATION),
+  defineCheck(keyUrlNotFetched, ['AUTH-KEY-URL-NOT-FETCHED'], EVERY_OPERATION),
   defineCheck(nonGlobalClientRefused, ['AUTH-NON-GLOBAL-401'], ['deleteTokenExchangeProfile']),
   defineCheck(tokenRequestNamesAudience, ['AUTH-TOKEN-AUDIENCE'], ['getToken']),
 ];

@@ -134,6 +134,23 @@ const MADE_BY_KIT: Record<TokenAttack, string> = {
   'foreign-key': "a token the kit signed with a key that is not the tenant's",
   'other-issuer': "a token naming another issuer, signed by the kit with a key that is not the tenant's",
   expired: "an expired token of the tenant's",
+  'alg-none-capitalized': 'a token the kit left unsigned, its alg "None"',
+  'alg-none-uppercase': 'a token the kit left unsigned, its alg "NONE"',
+  'alg-none-mixed-case': 'a token the kit left unsigned, its alg "nOnE"',
+  'signature-stripped': "a token of the tenant's whose signature part the kit removed",
+  'signature-empty': "a token of the tenant's whose signature the kit emptied",
+  'zero-signature': "a token of the tenant's whose signature the kit replaced by zero bytes",
+  'psychic-es256': 'a token the kit gave an ES256 signature of r = s = 0 (CVE-2022-21449)',
+  'psychic-es384': 'a token the kit gave an ES384 signature of r = s = 0 (CVE-2022-21449)',
+  'embedded-jwk': 'a token the kit signed with its own key, that key embedded in the jwk header (CVE-2018-0114)',
+  'embedded-x5c': 'a token the kit signed with its own key, that key in a self-signed certificate in the x5c header',
+  jku: 'a token the kit signed with its own key, naming in jku a key set that holds that key',
+  x5u: 'a token the kit signed with its own key, naming in x5u a certificate of that key',
+  'kid-path-traversal': 'a token the kit signed HS256 with an empty key, its kid a path to /dev/null',
+  'kid-sql-injection': 'a token the kit signed HS256 with the value its kid injects as SQL',
+  'hs256-empty-secret': 'a token the kit signed HS256 with an empty secret',
+  'hs256-weak-secret': 'a token the kit signed HS256 with a commonly used weak secret',
+  'hs256-client-secret': "a token the kit signed HS256 with the no_scope client's own client_secret",
 };
 
 /** A credential state in words, for finding messages ("a request without an Authorization header"). */

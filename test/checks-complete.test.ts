@@ -184,9 +184,12 @@ describe('authentication checks: complete findings', () => {
     const made = (attack: TokenAttack) => ({ tokenFacts: { signatureValid: false, attack } });
     expectFindings(deleteExchange(made('corrupted-signature')), [
       f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED', 'must', 'implementation', 'a refusal (401)', '204', "the target carried out a DELETE sent with a token of the tenant's whose signature the kit corrupted"),
+      // Carried out, it broke the 401 rule as well: charged to both.
+      f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401', 'must', 'implementation', "401 for a token of the tenant's whose signature the kit corrupted", '204', "the target carried out a DELETE sent with a token of the tenant's whose signature the kit corrupted"),
     ]);
     expectFindings(getExchange(resourceServer(), 'rs_1', made('foreign-key')), [
       f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'must', 'implementation', 'a refusal (401)', '200', "the target carried out a GET sent with a token the kit signed with a key that is not the tenant's"),
+      f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401-OTHER', 'should', 'implementation', "401 for a token the kit signed with a key that is not the tenant's", '200', "the target carried out a GET sent with a token the kit signed with a key that is not the tenant's"),
     ]);
     expectFindings(errorExchange(getExchange(resourceServer(), 'rs_1', made('tampered-scope')), 400, { message: 'no' }), [
       f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401-OTHER', 'should', 'implementation', "401 for a token of the tenant's whose scope the kit widened after it was signed", '400'),

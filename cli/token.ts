@@ -3,7 +3,8 @@
 // reports hold no credential: their curl command of an attack case calls this command instead.
 import { decodeJwt, type JSONWebKeySet } from 'jose';
 import { readJwks } from '../keys/jwks.ts';
-import { attackerCertificatePem, attackerKeySet, makeAttackToken, WEAK_SECRETS, type AttackInputs, type MadeAttack } from '../suites/tokens.ts';
+import { WEAK_SECRETS } from '../rules/forgery.ts';
+import { attackerCertificatePem, attackerKeySet, makeAttackToken, type AttackInputs, type MadeAttack } from '../suites/tokens.ts';
 import { EXIT_OK, UsageError } from '../core/errors.ts';
 import { parseArgs, stringFlag } from './args.ts';
 

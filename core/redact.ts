@@ -271,6 +271,7 @@ export function tokenFacts(token: BearerToken): BearerToken {
   // The JOSE header's alg and an empty signature: an unsigned token is judged offline too.
   if (token.alg !== undefined) facts.alg = token.alg;
   if (token.signatureEmpty) facts.signatureEmpty = true;
+  if (token.shape !== undefined) facts.shape = token.shape;
   if (token.issuerExpected !== undefined) facts.issuerExpected = token.issuerExpected;
   if (token.recorded === false) facts.recorded = false;
   return facts;

@@ -4,6 +4,7 @@
 // claims. A foreign recorder keeps whatever it kept: VCR-style cassettes and many HAR exporters
 // drop the header or replace the token with a placeholder, so there a missing or masked
 // credential is not evidence of what was sent, and authentication is not judged.
+import { type ForgeryShape, SHAPE_SEEN } from '../rules/forgery.ts';
 import { bearerCredential } from '../rules/token.ts';
 import type { BearerToken, Exchange } from '../rules/types.ts';
 
@@ -39,6 +40,8 @@ export function judgeForeignCredential(exchange: Exchange): void {
 export function restoreCredentialFacts(recorded: Record<string, unknown>, facts: BearerToken): void {
   if (typeof recorded['alg'] === 'string') facts.alg = recorded['alg'];
   if (recorded['signatureEmpty'] === true) facts.signatureEmpty = true;
+  // The forgery's shape was read from the whole token, which the recording no longer holds.
+  if (typeof recorded['shape'] === 'string' && recorded['shape'] in SHAPE_SEEN) facts.shape = recorded['shape'] as ForgeryShape;
   if (typeof recorded['issuerExpected'] === 'string') facts.issuerExpected = recorded['issuerExpected'];
   if (recorded['recorded'] === false) facts.recorded = false;
 }

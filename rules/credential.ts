@@ -3,6 +3,7 @@
 // the signature against the tenant's keys, or forged the token itself). Pure: signatures are
 // checked outside the rule engine (keys/verifier.ts) and arrive as BearerToken.signatureValid.
 import { perFrozenObject, perKey } from '../core/memo.ts';
+import { type ForgeryShape, SHAPE_SEEN, signatureImpossible } from './forgery.ts';
 import type { BearerToken, Exchange, TokenAttack } from './types.ts';
 
 export type CredentialState =
@@ -110,7 +111,7 @@ export function credentialState(exchange: Pick<Exchange, 'token' | 'startedAt'>)
   const claims = token.claims;
   if (!claims) return 'not-jwt';
   if (isUnsigned(token)) return 'unsigned';
-  if (token.signatureValid === false) return 'signature-invalid';
+  if (token.signatureValid === false || signatureImpossible(token.shape as ForgeryShape | undefined)) return 'signature-invalid';
   const time = timeState(claims, exchange.startedAt);
   if (time) return time;
   if (!namesApi(claims)) return 'wrong-audience';
@@ -165,7 +166,8 @@ export function describeCredential(state: CredentialState, token: BearerToken): 
     case 'unsigned':
       return token.signatureEmpty ? `an unsigned token (alg ${JSON.stringify(token.alg ?? null)}, empty signature)` : `an unsigned token (alg ${JSON.stringify(token.alg)})`;
     case 'signature-invalid':
-      return token.attack === undefined ? "a token whose signature does not verify against the tenant's keys" : MADE_BY_KIT[token.attack];
+      if (token.attack !== undefined) return MADE_BY_KIT[token.attack];
+      return token.shape !== undefined && token.shape in SHAPE_SEEN ? SHAPE_SEEN[token.shape as ForgeryShape] : "a token whose signature does not verify against the tenant's keys";
     case 'expired':
       return `a token that had expired (exp ${String(token.claims?.['exp'])}, more than ${CLOCK_SKEW_SECONDS} s before the request)`;
     case 'not-yet-valid':

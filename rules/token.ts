@@ -3,6 +3,7 @@
 // (a suite that corrupted the signature itself) say so in BearerToken.signatureValid.
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { perFrozenObject, RecentValues, perKey } from '../core/memo.ts';
+import { forgeryShape } from './forgery.ts';
 import type { BearerToken, Headers } from './types.ts';
 
 const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
@@ -11,7 +12,7 @@ const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
  * Traffic reuses a few tokens for thousands of requests: what each decodes to is remembered
  * (bounded, oldest forgotten first). Entries are frozen, since every exchange shares them.
  */
-type TokenReading = Readonly<Pick<BearerToken, 'claims' | 'decodeError' | 'alg' | 'signatureEmpty'>>;
+type TokenReading = Readonly<Pick<BearerToken, 'claims' | 'decodeError' | 'alg' | 'signatureEmpty' | 'shape'>>;
 const DECODED_TOKENS_KEPT = 1024;
 
 /** The JOSE header's `alg` as written (a string or nothing), and whether the signature is missing. */
@@ -29,7 +30,8 @@ function headerFacts(token: string): Pick<BearerToken, 'alg' | 'signatureEmpty'>
 
 const decodeToken = perKey(DECODED_TOKENS_KEPT, (token: string): TokenReading => {
   try {
-    return Object.freeze({ claims: Object.freeze(decodeJwt(token)) as Record<string, unknown>, ...headerFacts(token) });
+    const shape = forgeryShape(token);
+    return Object.freeze({ claims: Object.freeze(decodeJwt(token)) as Record<string, unknown>, ...headerFacts(token), ...(shape !== undefined ? { shape } : {}) });
   } catch (error) {
     return Object.freeze({ decodeError: (error as Error).message });
   }
@@ -59,6 +61,7 @@ export function readBearerToken(headers: Headers): BearerToken {
   if (reading.decodeError !== undefined) token.decodeError = reading.decodeError;
   if (reading.alg !== undefined) token.alg = reading.alg;
   if (reading.signatureEmpty) token.signatureEmpty = true;
+  if (reading.shape !== undefined) token.shape = reading.shape;
   return token;
 }
 

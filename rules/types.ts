@@ -110,6 +110,11 @@ export interface BearerToken {
    * requested it while answering. Undefined: nobody watched.
    */
   keyUrlFetched?: boolean;
+  /**
+   * The shape of a known forgery the token has (rules/forgery.ts), read from its header and
+   * signature, never verified: how a driver that did not make the token names the attack.
+   */
+  shape?: TokenAttack;
   /** hs256-weak-secret: the public weak secret (a word of the kit's list, never a configured secret) it was signed with. */
   attackSecret?: string;
   /**

@@ -15,7 +15,8 @@ import { malformedAuthorizationExamples, malformedAuthorizations, type Malformed
 import { api, concurrentIt, checkIndependentCases, config, covers, expectExamined, expectNoFindings, needs, needsProfile, needsServed, restorableSessions, served, unknownId } from './context.ts';
 import type { Judged } from './http.ts';
 import { onLoopback, startKeyUrlServer, UNREACHABLE_KEY_URL, type KeyUrlServer } from './key-url-server.ts';
-import { NONE_SPELLINGS, WEAK_SECRETS } from './tokens.ts';
+import { WEAK_SECRETS } from '../rules/forgery.ts';
+import { NONE_SPELLINGS } from './tokens.ts';
 
 /**
  * What the engine judges each kind of attack under: on the delete (all `must`), and on the other

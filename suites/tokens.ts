@@ -225,8 +225,7 @@ export type MissingInput = 'scope' | 'jwks' | 'signing key' | 'issuer' | 'key UR
 /** Spellings of "none" that a verifier refusing only the lowercase one lets through (jwt_tool, PortSwigger's JWT labs). */
 export const NONE_SPELLINGS = { 'alg-none-capitalized': 'None', 'alg-none-uppercase': 'NONE', 'alg-none-mixed-case': 'nOnE' } as const;
 
-/** The commonest weak HMAC secrets: jwt.io's example first, then the words every secret list starts with. */
-export const WEAK_SECRETS: readonly string[] = ['your-256-bit-secret', 'secret', 'password', 'changeme', 'jwt-secret', '123456'];
+
 
 /** A kid that walks out of a key directory to a file that reads as empty: the token is then HMAC-keyed with nothing. */
 export const KID_PATH_TRAVERSAL = '../../../../../../dev/null';

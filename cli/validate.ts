@@ -18,6 +18,8 @@ import { notRecordedReasons } from '../reports/traffic.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
+import { sayReportEnd } from './events.ts';
+import { OUTPUT_FLAGS, OUTPUT_HELP, Terminal } from './terminal.ts';
 import { baselineOption } from './baseline-option.ts';
 import { ApiLayout } from '../rules/api-layout.ts';
 import { openApiLine, openApiOption, openApiProblemLines } from './openapi-option.ts';
@@ -78,6 +80,8 @@ Options:
   --openapi FILE     an OpenAPI 3.0 or 3.1 description (YAML or JSON) of the operations the document does
                      not detail: their status codes and bodies are checked against it (OAS-*, warnings);
                      one that cannot be read is a usage error
+
+${OUTPUT_HELP}
 
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable input or usage error.`;
 
@@ -153,7 +157,8 @@ function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string 
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true }, baseline: { value: true } });
+  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true }, baseline: { value: true }, ...OUTPUT_FLAGS });
+  const terminal = Terminal.of('validate', args);
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
@@ -187,7 +192,7 @@ export async function run(argv: string[]): Promise<number> {
   const baseline = await baselineOption(stringFlag(args, 'baseline'));
   const openapiPath = stringFlag(args, 'openapi');
   const openapi = await openApiOption(openapiPath);
-  if (openapi) process.stdout.write(`${openApiLine(openapi)}\n`);
+  if (openapi) terminal.line(openApiLine(openapi));
   // The API base path: the servers the description declares, else the document's /api/v2.
   const layout = new ApiLayout(openapi ? { openapi } : {});
   const builder = new ReportBuilder({ kind: 'validate', source: `validate:${args.positionals.join(',')}`, maskLearnedSecrets: true, openapi: openapi !== undefined });
@@ -241,13 +246,15 @@ export async function run(argv: string[]): Promise<number> {
   summary.openapiNotes = openApiProblemLines(openapi);
   if (unreadable.length > 0) {
     // Input that could not be read is no verdict, and no report replaces the last one.
-    if (summary.exchanges > 0) printSummary(summary, builder.build({ failOn }), `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`);
+    const verdict = `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`;
+    const report = builder.build({ failOn });
+    sayReportEnd(terminal, report, summary.exchanges > 0 ? summaryLines(summary, report, verdict) : [], { written: [], passed: null, more: { unreadable } });
     for (const line of unreadable) process.stderr.write(`tmi-conform validate: cannot read ${line}\n`);
     return EXIT_USAGE;
   }
   const report = builder.build({ failOn, baseline });
   const written = await writeReports(report, reportDir);
-  printSummary(summary, report, undefined, written);
+  sayReportEnd(terminal, report, summaryLines(summary, report, undefined, written), { written, more: { exchanges: summary.exchanges, judged: summary.judged } });
   return report.passed ? EXIT_OK : EXIT_FAILED;
 }
 
@@ -284,7 +291,7 @@ function isFsError(error: unknown): boolean {
   return typeof (error as NodeJS.ErrnoException)?.code === 'string';
 }
 
-function printSummary(summary: ValidateSummary, report: Report, verdict: string | undefined, written?: string[]): void {
+function summaryLines(summary: ValidateSummary, report: Report, verdict: string | undefined, written?: string[]): string[] {
   const lead: string[] = [];
   const notJudged = [...summary.notJudged.values()].reduce((sum, { count }) => sum + count, 0);
   lead.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${notJudged > 0 ? `${notJudged} not judged, ` : ''}${summary.notCovered} not operation calls`);
@@ -306,6 +313,5 @@ function printSummary(summary: ValidateSummary, report: Report, verdict: string 
         : `${NO_JWKS_NOTE}: ${summary.signaturesUnverified} exchanges${hint}`,
     );
   }
-  const lines = renderSummary(report, { lead, detail: 'table', notJudgedSaid: true, workflowCommands: underGitHubActions(), ...(verdict !== undefined ? { verdict } : {}), ...(written ? { written } : {}) });
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return renderSummary(report, { lead, detail: 'table', notJudgedSaid: true, workflowCommands: underGitHubActions(), ...(verdict !== undefined ? { verdict } : {}), ...(written ? { written } : {}) });
 }

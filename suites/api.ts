@@ -12,7 +12,7 @@ import { ApiLayout } from '../rules/api-layout.ts';
 import { apiBaseOfUrl } from '../rules/api-base.ts';
 import { sendAndJudge, targetAgent, type Judged, type OutgoingRequest, type SendContext } from './http.ts';
 import type { TenantTokens } from '../keys/tenant.ts';
-import { RateLimitPacer, sleep } from './pacing.ts';
+import { RateLimitPacer } from './pacing.ts';
 import { REQUIRED_SCOPES } from '../rules/checks/scopes.ts';
 import { makeAttackToken, TokenProvider, type CachedToken } from './tokens.ts';
 
@@ -79,6 +79,8 @@ export class SuiteApi {
   readonly pacer = new RateLimitPacer();
   readonly tokens: TokenProvider;
   unplanned429 = 0;
+  /** Requests sent (retries included), for the run's progress line. */
+  sent = 0;
   /** 429s on requests the pacer sent early to learn a window's length (bounded per client). */
   risked429 = 0;
 
@@ -184,6 +186,7 @@ export class SuiteApi {
       let judged: Judged;
       let paced: ReturnType<RateLimitPacer['afterResponse']>;
       try {
+        this.sent++;
         judged = await sendAndJudge(outgoing, this.sending);
         this.recorder.exchange(judged.exchange, judged, options.deliberate ?? false);
         // When the answer had arrived, before judging: the pacer bounds a window's opening by it.
@@ -203,8 +206,7 @@ export class SuiteApi {
         this.unplanned429++;
         this.recorder.unplanned429();
       }
-      this.pacer.waitedMs += paced.retryInMs;
-      await sleep(paced.retryInMs);
+      await this.pacer.waitFor(paced.retryInMs);
     }
   }
 }

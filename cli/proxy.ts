@@ -7,6 +7,8 @@ import { resolve } from 'node:path';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
 import { renderSummary, underGitHubActions } from '../reports/console.ts';
+import { sayReportEnd } from './events.ts';
+import { OUTPUT_FLAGS, OUTPUT_HELP, Terminal } from './terminal.ts';
 import { DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/forward/target.ts';
 import type { TlsSource } from '../proxy/tls/tls.ts';
@@ -129,7 +131,7 @@ Options:
                             bytes; what they hold is not judged
   --upstream-timeout SECS   the target has this long to answer, and between two chunks (default ${DEFAULT_UPSTREAM_TIMEOUT_MS / 1000});
                             then the client gets 504
-  --status-interval SECS    how often the status line is printed (default ${DEFAULT_STATUS_INTERVAL_MS / 1000}; 0 = never)
+  --status-interval SECS    how often the status line is printed (default ${DEFAULT_STATUS_INTERVAL_MS / 1000}, with --quiet 0; 0 = never)
   --baseline FILE           accepted failures: an earlier report.json, or a YAML list (tmi-conform report
                             baseline); only failures it does not accept count in the verdict
   --openapi FILE            an OpenAPI 3.0 or 3.1 description (YAML or JSON) of the operations the document
@@ -153,6 +155,10 @@ Options:
                             which keeps it off the command line (ps shows a process's arguments)
   --issuer ISSUER           the issuer the tenant's tokens carry: a token naming another is judged as from another
                             issuer. Default: the issuer of the target's discovery document; none: not judged
+
+${OUTPUT_HELP}
+  With --quiet the "listening on" line stays (with port 0 it says where to connect); with --json
+  it is the "listening" event.
 
 Exit codes: 0 after a stop by signal, 2 usage error (bad flag, missing or unparseable --target,
 a --record name without .har or a --journal name without .jsonl, --record with --rotate-*,
@@ -200,7 +206,9 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     'rotate-interval': { value: true },
     compress: { value: false },
     'report-interval': { value: true },
+    ...OUTPUT_FLAGS,
   });
+  const terminal = Terminal.of('proxy', args, { out, err });
   if (args.positionals.length > 0) throw new UsageError(`proxy: unexpected argument "${args.positionals[0]}" (the target goes in --target URL)`);
   const targetFlag = stringFlag(args, 'target');
   if (targetFlag === undefined) throw new UsageError('proxy: --target URL is required (the implementation to forward to, e.g. --target https://tenant.example.com)');
@@ -228,7 +236,8 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   const reportIntervalMs = reportIntervalFlag !== undefined ? durationFlag(reportIntervalFlag, '--report-interval', true) : rotation ? DEFAULT_ROTATING_REPORT_INTERVAL_S * 1000 : 0;
   const maxBodyBytes = bytesFlag('proxy', args, 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
   const upstreamTimeoutMs = secondsFlag(stringFlag(args, 'upstream-timeout'), '--upstream-timeout', DEFAULT_UPSTREAM_TIMEOUT_MS, false);
-  const statusIntervalMs = secondsFlag(stringFlag(args, 'status-interval'), '--status-interval', DEFAULT_STATUS_INTERVAL_MS, true);
+  // --quiet: no status line unless asked for.
+  const statusIntervalMs = secondsFlag(stringFlag(args, 'status-interval'), '--status-interval', terminal.quiet ? 0 : DEFAULT_STATUS_INTERVAL_MS, true);
   const nonGlobalClients = (args.flags['non-global-client'] as string[] | undefined) ?? [];
   const tls = tlsFlags(args);
   const admin = adminFlags(args, process.env);
@@ -279,7 +288,9 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
     if (error instanceof ProxyStartError) throw new UsageError(`proxy: ${error.message}`);
     throw error;
   }
-  out(`listening on ${proxy.origin}\n`);
+  // Said even with --quiet: with port 0 it is the only way to know where to connect.
+  if (terminal.json) terminal.event({ event: 'listening', url: proxy.origin, ...(proxy.adminUrl !== undefined ? { admin: proxy.adminUrl } : {}) });
+  else out(`listening on ${proxy.origin}\n`);
   if (proxy.adminUrl !== undefined) log(`admin on ${proxy.adminUrl} (the live page; /metrics, /status.json)${admin?.token !== undefined ? ', token required' : ''}`);
   if ('problem' in keys) log(noJwksLine(keys));
   if (tenant.issuer) log(issuerLine(tenant));
@@ -310,7 +321,7 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   let summary: ProxySummary;
   try {
     summary = await proxy.stop();
-    out(summarize(summary));
+    sayReportEnd(terminal, summary.report, summaryLines(summary), { written: summary.reportFiles, more: { exchanges: summary.counts.exchanges } });
   } catch (error) {
     // A failed command still decides the exit code, even when the recording could not be finished.
     if (ended === undefined || ended.exitCode === 0) throw error;
@@ -448,7 +459,7 @@ function writeSafely(stream: NodeJS.WriteStream, text: string): void {
   stream.write(text);
 }
 
-function summarize(summary: ProxySummary): string {
+function summaryLines(summary: ProxySummary): string[] {
   const c = summary.counts;
   const earlier = summary.journal.earlier > 0 ? `${summary.journal.earlier} earlier + ${summary.journal.written} new` : `${summary.journal.written}`;
   const segments = summary.journal.segments;
@@ -456,12 +467,11 @@ function summarize(summary: ProxySummary): string {
   const trailer = [`journal: ${where} (${earlier} entries${summary.journal.lost > 0 ? `, ${summary.journal.lost} NOT written` : ''})`];
   if (summary.har) trailer.push(`har: ${summary.har.path} (${summary.har.entries} entries)`);
   if (summary.shed > 0) trailer.push(`${summary.shed} exchanges were recorded without their bodies: the recorder was behind the traffic`);
-  const lines = renderSummary(summary.report, {
+  return renderSummary(summary.report, {
     workflowCommands: underGitHubActions(),
     lead: [`${c.exchanges} exchanges: ${c.exchanges - c.notCovered} judged, ${c.notCovered} not operation calls, ${c.failed} without a complete response; ${c.refused} requests refused`, ...(c.internalErrors > 0 ? [`${c.internalErrors} exchanges hit an internal error (see above)`] : [])],
     detail: 'table',
     written: summary.reportFiles,
     trailer,
   });
-  return `${lines.join('\n')}\n`;
 }

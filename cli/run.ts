@@ -21,6 +21,8 @@ import { parseArgs, stringFlag, type FlagSpec } from './args.ts';
 import { baselineOption } from './baseline-option.ts';
 import { coverageGateOption, exitWithCoverageGate } from './coverage-option.ts';
 import { CONFIG_KEYS } from '../suites/config-keys.ts';
+import { runEvents, sayReportEnd } from './events.ts';
+import { OUTPUT_FLAGS, OUTPUT_HELP, Terminal } from './terminal.ts';
 import { EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError } from '../core/errors.ts';
 
 /** Config files a run uses from the working directory when none is named, in this order. */
@@ -49,6 +51,10 @@ Embedded reference only (to see what failures look like):
   --fault NAME           switch on a deliberate non-conformity (repeatable; tmi-conform serve --list-faults)
   --rate-limit N/SECONDS its rate limit (default 1000/10), or "off"
 
+${OUTPUT_HELP}
+  While a suite file runs, a progress line (its tests finished of planned, requests sent, the
+  pacer's rate and current wait) fills silences: rewritten on a terminal, a line every 10 s in a log.
+
 Exit codes: 0 every "must" requirement that ran passed; 1 at least one failed, or below --min-coverage; 2 usage or
 config error, or a setup error found before any test (target unreachable, credentials refused,
 no token endpoint, a fixture id not found, no operation served at base_url; no report is
@@ -66,6 +72,7 @@ const FLAGS: Record<string, FlagSpec> = {
   requirement: { value: true, repeat: true },
   fault: { value: true, repeat: true },
   'rate-limit': { value: true },
+  ...OUTPUT_FLAGS,
 };
 
 /** The --help lines of the configuration keys: flag (or key), what it is, its default and variable, wrapped. */
@@ -125,6 +132,7 @@ function referenceOptions(args: ReturnType<typeof parseArgs>): StartReferenceOpt
 export async function run(argv: string[]): Promise<number> {
   const started = Date.now();
   const args = parseArgs('run', argv, FLAGS);
+  const terminal = Terminal.of('run', args);
   if (args.positionals.length > 0) throw new UsageError(`run: unexpected argument "${args.positionals[0]}"`);
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
@@ -145,7 +153,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!embedded && (args.flags['fault'] !== undefined || args.flags['rate-limit'] !== undefined)) throw new UsageError('run: --fault and --rate-limit apply to the embedded reference only (no --base-url)');
   void loadVitestNode();
   const reference = embedded ? await startReference(referenceOptions(args)) : undefined;
-  const print = (line: string) => process.stdout.write(`${line}\n`);
+  const print = (line: string) => terminal.line(line);
   if (configFile?.discovered) print(`config: ${configFile.path} (found in the working directory; --config FILE names another)`);
 
   try {
@@ -153,10 +161,12 @@ export async function run(argv: string[]): Promise<number> {
     print(`tmi-conform run → ${redactTarget(config.baseUrl)}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
     print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
-    const outcome = await runConformance(config, { requirements, builder, print, warn: (line) => process.stderr.write(`tmi-conform run: ${line}\n`), listenForInterrupt: () => stopSignal(exitAtOnce) });
+    const outcome = await runConformance(config, { requirements, builder, print, warn: (line) => process.stderr.write(`tmi-conform run: ${line}\n`), listenForInterrupt: () => stopSignal(exitAtOnce), events: runEvents(terminal) });
     const report = builder.build({ failOn, baseline });
     const written = await writeReports(report, reportDir);
-    printSummary(report, outcome.totals, outcome.waitedMs, written, Date.now() - started, print);
+    const lines: string[] = [];
+    printSummary(report, outcome.totals, outcome.waitedMs, written, Date.now() - started, (line) => lines.push(line));
+    sayReportEnd(terminal, report, lines, { written, more: { interrupted: outcome.interrupted, ...(outcome.totals ? { tests: outcome.totals.tests } : {}) } });
     if (outcome.interrupted) return EXIT_INTERRUPTED;
     return exitWithCoverageGate(report.passed ? EXIT_OK : EXIT_FAILED, report, coverageGate, 'run');
   } finally {

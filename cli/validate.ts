@@ -8,6 +8,8 @@ import type { Report } from '../reports/model.ts';
 import { parseFailOn } from '../reports/fail-on.ts';
 import { checkReportDir, writeReports } from '../reports/write.ts';
 import { bytesFlag, parseArgs, stringFlag } from './args.ts';
+import { sayReportEnd } from './events.ts';
+import { OUTPUT_FLAGS, OUTPUT_HELP, Terminal } from './terminal.ts';
 import { baselineOption } from './baseline-option.ts';
 import { coverageGateOption, exitWithCoverageGate } from './coverage-option.ts';
 import { openApiLine, openApiOption, openApiProblemLines } from './openapi-option.ts';
@@ -72,10 +74,13 @@ Options:
                      not detail: their status codes and bodies are checked against it (OAS-*, warnings);
                      one that cannot be read is a usage error
 
+${OUTPUT_HELP}
+
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable input or usage error.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true }, baseline: { value: true }, 'min-coverage': { value: true } });
+  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true }, baseline: { value: true }, 'min-coverage': { value: true }, ...OUTPUT_FLAGS });
+  const terminal = Terminal.of('validate', args);
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
@@ -86,7 +91,7 @@ export async function run(argv: string[]): Promise<number> {
   const openapi = await openApiOption(stringFlag(args, 'openapi'));
   // What of the description cannot be used at all (a path item's $ref leading nowhere) is said now; a
   // schema that cannot be compiled is said once an exchange needs it, with the exchanges.
-  if (openapi) process.stdout.write(`${[openApiLine(openapi), ...openApiProblemLines(openapi)].join('\n')}\n`);
+  if (openapi) for (const line of [openApiLine(openapi), ...openApiProblemLines(openapi)]) terminal.line(line);
   const jwks = stringFlag(args, 'jwks');
   const issuer = stringFlag(args, 'issuer');
   const { report, partial, summary, unreadable } = await judgeRecordings(args.positionals, {
@@ -98,21 +103,22 @@ export async function run(argv: string[]): Promise<number> {
     ...(openapi ? { openapi } : {}),
     ...(jwks !== undefined ? { jwks } : {}),
     ...(issuer !== undefined ? { issuer } : {}),
-    note: (line) => process.stdout.write(`${line}\n`),
+    note: (line) => terminal.line(line),
     warn: (line) => process.stderr.write(`tmi-conform validate: ${line}\n`),
   });
   if (report === undefined) {
     // Input that could not be read is no verdict, and no report replaces the last one.
-    if (summary.exchanges > 0) printSummary(summary, partial, `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`);
+    const verdict = `verdict: none: ${unreadable.length} file(s) could not be read in full (below); no report written`;
+    sayReportEnd(terminal, partial, summary.exchanges > 0 ? summaryLines(summary, partial, verdict) : [], { written: [], passed: null, more: { unreadable } });
     for (const line of unreadable) process.stderr.write(`tmi-conform validate: cannot read ${line}\n`);
     return EXIT_USAGE;
   }
   const written = await writeReports(report, reportDir);
-  printSummary(summary, report, undefined, written);
+  sayReportEnd(terminal, report, summaryLines(summary, report, undefined, written), { written, more: { exchanges: summary.exchanges, judged: summary.judged } });
   return exitWithCoverageGate(report.passed ? EXIT_OK : EXIT_FAILED, report, coverageGate, 'validate');
 }
 
-function printSummary(summary: RecordingsSummary, report: Report, verdict: string | undefined, written?: string[]): void {
+function summaryLines(summary: RecordingsSummary, report: Report, verdict: string | undefined, written?: string[]): string[] {
   const lead: string[] = [];
   const notJudged = [...summary.notJudged.values()].reduce((sum, { count }) => sum + count, 0);
   lead.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${notJudged > 0 ? `${notJudged} not judged, ` : ''}${summary.notCovered} not operation calls`);
@@ -133,6 +139,5 @@ function printSummary(summary: RecordingsSummary, report: Report, verdict: strin
         : `${NO_JWKS_NOTE}: ${summary.signaturesUnverified} exchanges${hint}`,
     );
   }
-  const lines = renderSummary(report, { lead, detail: 'table', notJudgedSaid: true, workflowCommands: underGitHubActions(), ...(verdict !== undefined ? { verdict } : {}), ...(written ? { written } : {}) });
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return renderSummary(report, { lead, detail: 'table', notJudgedSaid: true, workflowCommands: underGitHubActions(), ...(verdict !== undefined ? { verdict } : {}), ...(written ? { written } : {}) });
 }

@@ -14,7 +14,7 @@ import { apiBaseOfUrl } from '../rules/api-base.ts';
 import { RunInterrupted } from './failure.ts';
 import { sendAndJudge, targetAgent, type Judged, type OutgoingRequest, type SendContext } from './http.ts';
 import type { TenantTokens } from '../keys/tenant.ts';
-import { RateLimitPacer, sleep } from './pacing.ts';
+import { RateLimitPacer } from './pacing.ts';
 import { REQUIRED_SCOPES } from '../rules/checks/scopes.ts';
 import { makeAttackToken, TokenProvider, type CachedToken } from './tokens.ts';
 
@@ -92,6 +92,8 @@ export class SuiteApi {
   readonly pacer = new RateLimitPacer();
   readonly tokens: TokenProvider;
   unplanned429 = 0;
+  /** Requests sent (retries included), for the run's progress line. */
+  sent = 0;
   /** 429s on requests the pacer sent early to learn a window's length (bounded per client). */
   risked429 = 0;
 
@@ -221,6 +223,7 @@ export class SuiteApi {
       let judged: Judged;
       let paced: ReturnType<RateLimitPacer['afterResponse']>;
       try {
+        this.sent++;
         judged = await sendAndJudge(outgoing, this.sending);
         this.recorder.exchange(judged.exchange, judged, options.deliberate ?? false);
         // When the answer had arrived, before judging: the pacer bounds a window's opening by it.
@@ -240,8 +243,7 @@ export class SuiteApi {
         this.unplanned429++;
         this.recorder.unplanned429();
       }
-      this.pacer.waitedMs += paced.retryInMs;
-      await sleep(paced.retryInMs, this.stopping.signal);
+      await this.pacer.waitFor(paced.retryInMs, this.stopping.signal);
     }
   }
 }

@@ -13,6 +13,7 @@ import { PROFILES, type SuiteConfig } from './config.ts';
 import { notServedReason, preflight, type PreflightOutcome } from './preflight.ts';
 import { offerHandover } from './handover.ts';
 import { runSuites } from './runner.ts';
+import { ProgressTally, type RunEvents } from './progress.ts';
 
 export interface ConformanceOptions {
   /** Run only the tests that cover these requirements (empty: all). */
@@ -28,6 +29,8 @@ export interface ConformanceOptions {
    * the run was interrupted (what it did not reach: not run; no verdict).
    */
   listenForInterrupt: () => { promise: Promise<unknown>; dispose(): void };
+  /** Each test as it ends, and where the running suite file stands (suites/progress.ts). */
+  events?: RunEvents;
 }
 
 export interface ConformanceOutcome {
@@ -47,7 +50,8 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
   const { builder, print, warn } = options;
   // The suites' worker starts now and waits for the preflight's outcome (suites/handover.ts):
   // its start overlaps the preflight's round trips. Until the handover it prints nothing.
-  const offer = await offerHandover();
+  const progress = new ProgressTally(options.events ?? {});
+  const offer = await offerHandover((report) => progress.workerReported(report));
   let handedOver = false;
   let stopSuites: ((interrupted: boolean) => Promise<void>) | undefined;
   let abandoned = false;
@@ -59,7 +63,7 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
     vitestMade();
     if (abandoned) void stop(false).catch(() => {});
   };
-  const suites = runSuites({ config, handover: offer.address, requirements: options.requirements, builder, print: (line) => handedOver && print(line), onStart });
+  const suites = runSuites({ config, handover: offer.address, requirements: options.requirements, builder, print: (line) => handedOver && print(line), progress, onStart });
   // Fixture sessions given by id only: said before the preflight, accounted for after the restore.
   const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
   let checked: PreflightOutcome;

@@ -11,7 +11,7 @@ import type { Profile, SuiteConfig } from './config.ts';
 import type { Judged } from './http.ts';
 import { SuiteApi } from './api.ts';
 import { TenantTokens } from '../keys/tenant.ts';
-import { receiveHandover, whenInterrupted, type Handover, type HandoverAddress } from './handover.ts';
+import { receiveHandover, reportProgress, whenInterrupted, type Handover, type HandoverAddress } from './handover.ts';
 import { assertEdgesThenRandom, assertEdgesThenRandomConcurrently } from './budget.ts';
 export { covers } from './requirement-names.ts';
 import type { ApiOperationId } from '../rules/checks/served.ts';
@@ -28,7 +28,7 @@ declare module 'vitest' {
 
 // Shared by the run's files (each evaluates this module): the preflight's outcome, had once,
 // and one client, with its tokens, pacing and rate-limit history.
-const shared = globalThis as { tmiHandover?: Promise<Handover>; tmiSuiteApi?: SuiteApi; tmiInterrupt?: Promise<void>; tmiSigint?: boolean };
+const shared = globalThis as { tmiHandover?: Promise<Handover>; tmiSuiteApi?: SuiteApi; tmiInterrupt?: Promise<void>; tmiSigint?: boolean; tmiProgress?: true };
 // The worker starts while the preflight runs; no test sends a request before it ended.
 const handover: Handover = await (shared.tmiHandover ??= receiveHandover(inject('tmiHandover')));
 
@@ -60,6 +60,11 @@ shared.tmiInterrupt ??= whenInterrupted(inject('tmiHandover')).then(() => api.in
 if (!shared.tmiSigint) {
   shared.tmiSigint = true;
   process.once('SIGINT', () => process.once('SIGINT', () => process.exit(130)));
+}
+// The run's progress line (suites/progress.ts): what only the worker knows, posted to the main process.
+if (!shared.tmiProgress) {
+  shared.tmiProgress = true;
+  reportProgress(inject('tmiHandover'), () => ({ requests: api.sent, pacer: api.pacer.state() }));
 }
 
 // How a test's expectations charge requirements. A test fails only in the kit's words, and its

@@ -5,15 +5,17 @@
 // of a random key the worker was given through provide. It carries the tokens the preflight
 // got, which never go through a file. The same listener later tells the worker, once, that the
 // run was interrupted (vitest's cancel stops starting tests; this ends the waits and requests
-// of those still running, and of hooks, at once).
+// of those still running, and of hooks, at once), and the same key lets the worker post where it
+// stands (progress.ts) as often as it likes.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import type { TenantTokensData } from '../keys/tenant.ts';
 import type { ApiOperationId } from '../rules/checks/served.ts';
 import type { Profile } from './config.ts';
 import type { CachedToken } from './tokens.ts';
+import { WORKER_REPORT_EVERY_MS, type WorkerReport } from './progress.ts';
 
 /** What the worker needs from the preflight. */
 export interface Handover {
@@ -47,14 +49,39 @@ export interface HandoverOffer {
 
 const HANDOVER_PATH = '/handover';
 const INTERRUPT_PATH = '/interrupt';
+const PROGRESS_PATH = '/progress';
 
 /** How the run ended, as the worker hears it: interrupted, or not (it ended on its own). */
 interface Ending {
   interrupted: boolean;
 }
 
-/** Listens on a free loopback port; answers the key's holder once, when the handover is given or withdrawn. */
-export async function offerHandover(): Promise<HandoverOffer> {
+/** A worker's report is a few numbers: anything longer is not one. */
+const MAX_REPORT_BYTES = 4096;
+
+/** Reads a worker's report and hands it on; a body that is not one is dropped. */
+function takeReport(req: IncomingMessage, onReport: (report: WorkerReport) => void): void {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk: string) => {
+    body += chunk;
+    if (body.length > MAX_REPORT_BYTES) req.destroy();
+  });
+  req.on('end', () => {
+    try {
+      const report = JSON.parse(body) as WorkerReport;
+      if (typeof report?.requests === 'number' && typeof report.pacer?.waitMs === 'number') onReport(report);
+    } catch {
+      // Not a report: progress is never worth failing a run for.
+    }
+  });
+}
+
+/**
+ * Listens on a free loopback port; answers the key's holder once, when the handover is given or
+ * withdrawn, and takes the worker's reports (POST /progress) as often as they come.
+ */
+export async function offerHandover(onReport: (report: WorkerReport) => void = () => {}): Promise<HandoverOffer> {
   const key = randomBytes(32).toString('base64url');
   const expected = Buffer.from(`Bearer ${key}`);
   let settle!: (outcome: { handover: Handover } | { withdrawn: string }) => void;
@@ -64,8 +91,14 @@ export async function offerHandover(): Promise<HandoverOffer> {
   const asked = new Set<string>();
   const server: Server = createServer((req, res) => {
     const shown = Buffer.from(req.headers.authorization ?? '');
+    const keyShown = shown.length === expected.length && timingSafeEqual(shown, expected);
+    if (keyShown && req.method === 'POST' && req.url === PROGRESS_PATH) {
+      takeReport(req, onReport);
+      res.writeHead(204).end();
+      return;
+    }
     const path = req.url ?? '';
-    if (shown.length !== expected.length || !timingSafeEqual(shown, expected) || asked.has(path) || (path !== HANDOVER_PATH && path !== INTERRUPT_PATH)) {
+    if (!keyShown || asked.has(path) || (path !== HANDOVER_PATH && path !== INTERRUPT_PATH)) {
       res.writeHead(403).end();
       return;
     }
@@ -118,4 +151,17 @@ export async function whenInterrupted(address: HandoverAddress): Promise<void> {
     .then((answer) => answer.body.json() as Promise<Ending>)
     .catch(() => ({ interrupted: false }));
   if (!ending.interrupted) await new Promise<never>(() => {});
+}
+
+/**
+ * In the worker: posts `read()` to the main process every WORKER_REPORT_EVERY_MS, for as long
+ * as the worker lives (the timer does not keep it alive). A post that fails is not retried.
+ */
+export function reportProgress(address: HandoverAddress, read: () => WorkerReport): void {
+  const url = new URL(PROGRESS_PATH, address.url).href;
+  const post = () =>
+    request(url, { method: 'POST', headers: { authorization: `Bearer ${address.key}`, 'content-type': 'application/json' }, body: JSON.stringify(read()) })
+      .then((answer) => answer.body.dump())
+      .catch(() => {});
+  setInterval(() => void post(), WORKER_REPORT_EVERY_MS).unref();
 }

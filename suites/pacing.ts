@@ -133,6 +133,16 @@ export interface Admission {
 /** What a client's next request must do: go now, wait so many milliseconds, or wait for an answer of the client's. */
 export type Step = { go: true; early: boolean } | { waitMs: number } | { waitForAnswer: true };
 
+/** What the pacer holds now, for the run's progress line: the rate last heard, and how long requests still wait. */
+export interface PacerState {
+  /** X-RateLimit-Limit of the client heard last. */
+  limit?: number;
+  /** The longest its window may be, as learned (ms). */
+  windowMs?: number;
+  /** How long the longest wait under way still lasts (ms); 0: none. */
+  waitMs: number;
+}
+
 export class RateLimitPacer {
   private readonly quotas = new Map<string, Quota>();
   /** Requests admitted and not yet released, per client. */
@@ -143,6 +153,9 @@ export class RateLimitPacer {
   private roundTripMs: number | undefined;
   /** Milliseconds spent waiting for windows, for the run summary. */
   waitedMs = 0;
+  /** When the longest wait under way ends (epoch ms), and the client whose quota was heard last: for state(). */
+  private waitingUntil = 0;
+  private heardLast: string | undefined;
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -153,6 +166,23 @@ export class RateLimitPacer {
   remainingOf(client: string): number | undefined {
     const remaining = this.quotas.get(client)?.remaining;
     return remaining === undefined || !Number.isFinite(remaining) ? undefined : remaining;
+  }
+
+  /** The rate last heard and the wait under way. */
+  state(): PacerState {
+    const quota = this.heardLast === undefined ? undefined : this.quotas.get(this.heardLast);
+    return {
+      ...(quota?.limit !== undefined ? { limit: quota.limit } : {}),
+      ...(quota !== undefined && Number.isFinite(quota.hi) ? { windowMs: quota.hi } : {}),
+      waitMs: Math.max(0, this.waitingUntil - this.now()),
+    };
+  }
+
+  /** A wait of `ms` begins (for a window, or after a 429): counted in waitedMs and said by state(); an abort of `signal` ends it at once. */
+  async waitFor(ms: number, signal?: AbortSignal): Promise<void> {
+    this.waitedMs += ms;
+    this.waitingUntil = Math.max(this.waitingUntil, this.now() + ms);
+    await this.wait(ms, signal);
   }
 
   /** Requests of `client` admitted and not yet released. */
@@ -211,10 +241,8 @@ export class RateLimitPacer {
         this.inFlight.set(client, this.inFlightOf(client) + 1);
         return { early: step.early };
       }
-      if ('waitMs' in step) {
-        this.waitedMs += step.waitMs;
-        await this.wait(step.waitMs, signal);
-      } else {
+      if ('waitMs' in step) await this.waitFor(step.waitMs, signal);
+      else {
         await this.nextAnswer(client, signal);
       }
     }
@@ -296,6 +324,7 @@ export class RateLimitPacer {
       }
       if (quota.lo >= quota.hi) quota.estimateOff = true;
       this.quotas.set(client, quota);
+      this.heardLast = client;
     } else if (status === 429) {
       this.quotas.set(client, { ...(previous ?? fresh()), remaining: 0, resetMs: this.now() + FALLBACK_WAIT_MS, estimateOff: true });
     }

@@ -9,6 +9,7 @@ import type { Status, TestOutcome } from '../reports/model.ts';
 import { NOT_RUN_INTERRUPTED } from '../reports/status.ts';
 import { describeTestError } from './failure.ts';
 import { requirementsOfTestName } from './requirement-names.ts';
+import type { ProgressTally } from './progress.ts';
 
 /** Tests per status, counted as the report counts them (a failure of `should` requirements only is a warning). */
 export type TestCounts = Record<Status, number>;
@@ -58,6 +59,8 @@ export class SuiteReporter implements Reporter {
     private readonly print: (line: string) => void,
     /** --requirement: tests it leaves out are skipped with the reason. */
     private readonly selection: { pattern: RegExp; notSelected: string } | undefined,
+    /** Told of each file and test, for the run's progress and --json events. */
+    private readonly progress?: ProgressTally,
   ) {}
 
   /** The run was interrupted: from now on, a test that did not run to its end is "not run". */
@@ -78,8 +81,13 @@ export class SuiteReporter implements Reporter {
     return tally;
   }
 
+  onTestModuleCollected(module: TestModule): void {
+    this.progress?.collected(module.moduleId, [...module.children.allTests()].length);
+  }
+
   onTestModuleStart(module: TestModule): void {
     this.moduleTally(module.moduleId);
+    this.progress?.started(module.moduleId);
   }
 
   onTestCaseResult(testCase: TestCase): void {
@@ -129,6 +137,7 @@ export class SuiteReporter implements Reporter {
     const status = this.builder.addTest(outcome);
     this.totals.tests[status]++;
     tally.tests[status]++;
+    this.progress?.testFinished(testCase.module.moduleId, outcome, status);
     this.printWhenComplete(testCase.module.moduleId, tally);
   }
 
@@ -145,6 +154,7 @@ export class SuiteReporter implements Reporter {
   onTestModuleEnd(module: TestModule): void {
     const tally = this.moduleTally(module.moduleId);
     tally.endedAt = Date.now();
+    this.progress?.ended(module.moduleId);
     tally.expected = [...module.children.allTests()].length;
     tally.errors = module.errors().map((error) => error.message.split('\n')[0]!);
     this.printWhenComplete(module.moduleId, tally);

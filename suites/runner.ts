@@ -11,6 +11,7 @@ import type { HandoverAddress } from './handover.ts';
 import { testNamePatternFor } from './requirement-names.ts';
 import { loadVitestNode } from './vitest-node.ts';
 import { SuiteReporter, type RunTotals } from './reporter.ts';
+import type { ProgressTally } from './progress.ts';
 
 /** The suites, in the order they run. */
 export const SUITE_FILES = ['authentication.suite.ts', 'token-attacks.suite.ts', 'delete-token-exchange-profile.suite.ts', 'update-session.suite.ts', 'get-resource-server.suite.ts', 'rate-limits.suite.ts'];
@@ -36,6 +37,8 @@ export interface SuiteRunOptions {
   requirements: string[];
   builder: ReportBuilder;
   print: (line: string) => void;
+  /** Told of each file and test as they run (suites/progress.ts). */
+  progress?: ProgressTally;
   /**
    * Receives how to stop the running vitest: `interrupted` (the user's interrupt), the tests it
    * keeps from running to their end are reported "not run"; without (a setup error), nothing ran.
@@ -51,7 +54,7 @@ export interface SuiteRunResult {
 
 export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResult> {
   const selection = options.requirements.length > 0 ? { pattern: testNamePatternFor(options.requirements), notSelected: `not selected (--requirement ${options.requirements.join(' ')})` } : undefined;
-  const reporter = new SuiteReporter(options.builder, options.print, selection);
+  const reporter = new SuiteReporter(options.builder, options.print, selection, options.progress);
   const signalListeners = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
   const { createVitest } = await loadVitestNode();
   const vitest = await createVitest(

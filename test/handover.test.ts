@@ -65,3 +65,29 @@ describe('the handover of the preflight to the suites', () => {
     expect(await stillWaiting).toBe('the suites did not run: the run ended');
   });
 });
+
+describe("the worker's progress reports", () => {
+  it('are taken from the key holder as often as they come, after the handover too; refused without the key', async () => {
+    const reports: unknown[] = [];
+    const offer = await offerHandover((report) => reports.push(report));
+    try {
+      offer.give(HANDOVER);
+      const url = new URL('/progress', offer.address.url).href;
+      const post = async (authorization: string, body: unknown) => {
+        const answer = await request(url, { method: 'POST', headers: { authorization }, body: JSON.stringify(body) });
+        await answer.body.dump();
+        return answer.statusCode;
+      };
+      const report = { requests: 12, pacer: { limit: 5, windowMs: 1000, waitMs: 300 } };
+      expect(await post(`Bearer ${offer.address.key}`, report)).toBe(204);
+      expect(await post(`Bearer ${offer.address.key}`, { ...report, requests: 13 })).toBe(204);
+      expect(await post('Bearer wrong', { ...report, requests: 99 })).toBe(403);
+      // Not a report: dropped.
+      expect(await post(`Bearer ${offer.address.key}`, { requests: 'many' })).toBe(204);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(reports).toEqual([report, { ...report, requests: 13 }]);
+    } finally {
+      await offer.close();
+    }
+  });
+});

@@ -282,3 +282,21 @@ describe('pacing a target that does not count in windows opened by a request', (
     expect(pacer.delayFor('c')).toBe(6000 + 25 - 5_400);
   });
 });
+
+describe("the pacer's state, for the run's progress line", () => {
+  it('the rate last heard, the window once learned, and the wait under way', async () => {
+    let now = 10_000_000;
+    const waits: number[] = [];
+    const pacer = new RateLimitPacer(() => now, async (ms) => void waits.push(ms));
+    expect(pacer.state()).toEqual({ waitMs: 0 });
+    // Reset 1 s ahead; Remaining 4 of 5: the window opened with this request.
+    pacer.afterResponse('c', 200, { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '4', 'x-ratelimit-reset': String(now / 1000 + 1) }, now - 10, now);
+    expect(pacer.state()).toMatchObject({ limit: 5, windowMs: 1010, waitMs: 0 });
+    const waiting = pacer.waitFor(800);
+    expect(pacer.state().waitMs).toBe(800);
+    await waiting;
+    now += 300;
+    expect(pacer.state().waitMs).toBe(500);
+    expect(pacer.waitedMs).toBe(800);
+  });
+});

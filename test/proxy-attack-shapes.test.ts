@@ -58,7 +58,7 @@ describe('the proxy in front of a target that falls for them, without the tenant
   let keyRequests = 0;
   beforeAll(async () => {
     ref = await startReference({ faults: ['zero-signature-accepted', 'embedded-jwk-accepted'] });
-    keyServer = createServer((req, res) => {
+    keyServer = createServer((_req, res) => {
       keyRequests++;
       res.writeHead(404).end();
     });

@@ -49,10 +49,10 @@ table.cov{border-collapse:collapse;margin:6px 0 14px;font-size:12.5px}
 table.cov th,table.cov td{border:1px solid var(--line);padding:3px 8px;text-align:center}
 table.cov th[scope=row]{text-align:left;font-weight:600}
 table.cov td.seen{background:var(--pass-bg);color:var(--pass);font-weight:700}
-table.cov td.unseen{background:var(--skip-bg);color:#94a3b8}
+table.cov td.unseen{background:var(--skip-bg);color:var(--skip)}
 table.cov td.pass{background:var(--pass-bg);color:var(--pass)}table.cov td.fail{background:var(--fail-bg);color:var(--fail)}
-table.cov td.warn{background:var(--warn-bg);color:var(--warn)}table.cov td.skip{background:var(--skip-bg);color:#94a3b8}
-table.cov td.na{background:transparent;color:var(--line)}
+table.cov td.warn{background:var(--warn-bg);color:var(--warn)}table.cov td.skip{background:var(--skip-bg);color:var(--skip)}
+table.cov td.na{background:transparent;color:var(--muted)}
 `;
 
 const OPERATION_COLUMNS = OPERATIONS.filter((o) => o.id !== 'otherOperation');

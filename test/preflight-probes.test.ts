@@ -3,34 +3,21 @@
 // the resource server read only with include_fields present, is served, and a run finds what is
 // wrong with it. Each target here is a small router in front of the reference: it answers the
 // routes it lacks with a plain-text 404, as a router does, and passes everything else on.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startReference, type RunningReference } from '../reference/index.ts';
+import { runCli } from './helpers/cli.ts';
 import type { Report } from '../reports/model.ts';
 
-const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-preflight-probes-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'NODE_ENV' && k !== 'GITHUB_STEP_SUMMARY'));
-}
-
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'run', ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const run = (args: string[]) => runCli(['run', ...args]);
 
 const readReport = (reportDir: string) => JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
 const byId = (report: Report) => new Map(report.requirements.map((r) => [r.id, r]));

@@ -184,7 +184,7 @@ function afterPreflight(checked: PreflightOutcome, config: SuiteConfig, builder:
     builder.skip(own.map((r) => r.id), notServedReason(operation));
   }
   for (const id of checked.deletedProfiles) {
-    print(`carried out without a token: the preflight's DELETE of fixture profile ${id} (a security finding in the report); the profile is gone, and the suites leave it out`);
+    print(`carried out although a conforming target refuses it: the preflight's DELETE of fixture profile ${id} (a security finding in the report); the profile is gone, and the suites leave it out`);
   }
   return served;
 }

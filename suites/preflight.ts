@@ -135,14 +135,22 @@ function staleFixture(probes: Probe[]): Probe | undefined {
  * the configuration and the document allow, its requests side by side too: every request again
  * with each documented optional parameter, and a fixture profile without a token (a conforming
  * target refuses it; probing nothing else, a target routing the delete by id would go unseen).
- * Listed as planned, whatever order they end in: an operation's first is without a token, for an
- * unknown id.
+ * A delete still answered only 404 or 405 then gets the same profile with the no_scope token,
+ * which a conforming target refuses too (403): a stub that routes the delete by id and by "a
+ * bearer token" answers only that one. It goes last and alone, so that one request at most can
+ * have deleted the profile. Listed as planned, whatever order they end in: an operation's first
+ * is without a token, for an unknown id.
  */
 async function sendProbes(api: SuiteApi, config: SuiteConfig): Promise<Probe[]> {
   const planned = plannedProbes(api, config);
   const first = await sendAll(api, planned);
   const second = API_OPERATION_IDS.filter((operation) => answeredOnlyNoRoute(probesOf(first, operation))).flatMap((operation) => secondLooks(config, operation, planned));
-  return second.length === 0 ? first : [...first, ...(await sendAll(api, second))];
+  const sent = second.length === 0 ? first : [...first, ...(await sendAll(api, second))];
+  const profile = config.fixtures.tokenExchangeProfiles.at(-1);
+  const deleteUnrouted = second.some((p) => p.operation === 'deleteTokenExchangeProfile') && answeredOnlyNoRoute(probesOf(sent, 'deleteTokenExchangeProfile'));
+  if (!deleteUnrouted || profile === undefined || !api.has('no_scope')) return sent;
+  const withNoScope: PlannedProbe = { operation: 'deleteTokenExchangeProfile', id: profile, what: `with the no_scope token, for fixture ${profile}`, options: { as: 'no_scope' }, fixture: profile };
+  return [...sent, ...(await sendAll(api, [withNoScope]))];
 }
 
 function plannedProbes(api: SuiteApi, config: SuiteConfig): PlannedProbe[] {

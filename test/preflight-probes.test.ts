@@ -114,7 +114,7 @@ describe('tmi-conform run against a target that routes an operation only as the 
     expect(stdout).not.toMatch(/^not served/m);
     // The last declared profile got one request, the preflight's, without a token; carried out, it is gone.
     expect(deletes.filter((d) => d.id === 'tep_01HQ90A2')).toEqual([{ id: 'tep_01HQ90A2', token: false }]);
-    expect(stdout).toMatch(/^carried out without a token: the preflight's DELETE of fixture profile tep_01HQ90A2 .*the suites leave it out$/m);
+    expect(stdout).toMatch(/^carried out although a conforming target refuses it: the preflight's DELETE of fixture profile tep_01HQ90A2 .*the suites leave it out$/m);
     const report = readReport(reportDir);
     const requirements = byId(report);
     expect(requirements.get('GEN-OPERATION-SERVED')!.status).toBe('pass');
@@ -128,6 +128,37 @@ describe('tmi-conform run against a target that routes an operation only as the 
     expect(deleteTests.length).toBeGreaterThan(0);
     for (const t of deleteTests) expect(t.message ?? '', t.name).not.toContain('not served');
     expect(report.tests.find((t) => t.name.includes('delete refuses no Authorization header'))!.status).toBe('fail');
+  });
+
+  it('a delete routed as SDK stubs route it (the declared id and any bearer token, 204) is served: the no_scope token carried out is found, and the profile it deleted is never sent again', { timeout: 180_000 }, async () => {
+    const declared = ['tep_01HQ91B1', 'tep_01HQ91B2'];
+    const routed = new Set(declared);
+    const deletes: Array<{ id: string; token: boolean }> = [];
+    target = await stubTarget((req, res, path) => {
+      const match = req.method === 'DELETE' ? PROFILE_PATH.exec(path) : null;
+      if (!match) return false;
+      const id = decodeURIComponent(match[1]!);
+      const bearer = /^Bearer .+/.test(req.headers.authorization ?? '');
+      deletes.push({ id, token: bearer });
+      if (!bearer || !routed.delete(id)) noStubMatched(res);
+      else res.writeHead(204).end();
+      return true;
+    });
+    const reportDir = join(dir, 'delete-by-fixture-and-bearer');
+    const { code, stdout, stderr } = await run(['--config', writeConfig('delete-by-fixture-and-bearer.yaml', target, { token_exchange_profiles: declared }), '--report-dir', reportDir]);
+    expect(stderr).toBe('');
+    expect(code, stdout).toBe(1);
+    expect(stdout).not.toMatch(/^not served/m);
+    // The last profile: without a token (not matched), then with the no_scope token (carried out); nothing after.
+    expect(deletes.filter((d) => d.id === 'tep_01HQ91B2')).toEqual([
+      { id: 'tep_01HQ91B2', token: false },
+      { id: 'tep_01HQ91B2', token: true },
+    ]);
+    const report = readReport(reportDir);
+    const requirements = byId(report);
+    expect(requirements.get('GEN-OPERATION-SERVED')!.status).toBe('pass');
+    expect(requirements.get('SCOPE-DELETE-REQUIRED')!.status).toBe('fail');
+    expect(findingsOf(report, 'SCOPE-DELETE-REQUIRED').some((f) => f.security !== undefined && f.url.endsWith('/token-exchange-profiles/tep_01HQ91B2'))).toBe(true);
   });
 
   it('a target that refuses the unknown-id requests gets no request for a fixture profile from the preflight', { timeout: 180_000 }, async () => {

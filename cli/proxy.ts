@@ -464,8 +464,9 @@ function summaryLines(summary: ProxySummary): string[] {
   const earlier = summary.journal.earlier > 0 ? `${summary.journal.earlier} earlier + ${summary.journal.written} new` : `${summary.journal.written}`;
   const segments = summary.journal.segments;
   const where = segments === undefined ? summary.journal.path : segments.length === 1 ? segments[0]! : `${segments.length} segments, ${segments[0]} to ${segments.at(-1)}`;
-  const trailer = [`journal: ${where} (${earlier} entries${summary.journal.lost > 0 ? `, ${summary.journal.lost} NOT written` : ''})`];
-  if (summary.har) trailer.push(`har: ${summary.har.path} (${summary.har.entries} entries)`);
+  const total = summary.journal.earlier + summary.journal.written;
+  const trailer = [`journal: ${where} (${earlier} ${total === 1 ? 'entry' : 'entries'}${summary.journal.lost > 0 ? `, ${summary.journal.lost} NOT written` : ''})`];
+  if (summary.har) trailer.push(`har: ${summary.har.path} (${summary.har.entries} ${summary.har.entries === 1 ? 'entry' : 'entries'})`);
   if (summary.shed > 0) trailer.push(`${summary.shed} exchanges were recorded without their bodies: the recorder was behind the traffic`);
   return renderSummary(summary.report, {
     workflowCommands: underGitHubActions(),

@@ -26,3 +26,17 @@ describe('the commands as the help and the README list them', () => {
     expect(USAGE).toMatch(/130 run interrupted/);
   });
 });
+
+describe('the metrics as the README lists them', () => {
+  const source = readFileSync(new URL('../proxy/admin/metrics.ts', import.meta.url), 'utf8');
+  const names = [...source.matchAll(/'(tmi_conform_[a-z_]+)'/g)].map((m) => m[1]!);
+
+  it('every metric the proxy exposes has a row in the README', () => {
+    expect(names.length).toBeGreaterThan(10);
+    for (const name of names) expect(README, name).toContain(`\`${name}\``);
+  });
+
+  it('every special label value the proxy writes is explained there', () => {
+    for (const value of ['outside_api', 'not_judged', 'otherOperation', 'getToken', '`none`', '(other)', '`document`', '`responses`', '`values`', '`operations`']) expect(README, value).toContain(value);
+  });
+});

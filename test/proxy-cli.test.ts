@@ -142,7 +142,7 @@ describe('tmi-conform proxy: a session', () => {
     child.kill('SIGINT');
     const { code, stdout } = await child.exited;
     expect(code).toBe(0);
-    expect(stdout).toContain(`journal: ${join(reportDir, 'traffic.jsonl')} (1 entries)`);
+    expect(stdout).toContain(`journal: ${join(reportDir, 'traffic.jsonl')} (1 entry)`);
     expect(readJournal(join(reportDir, 'traffic.jsonl'))[0]!.response!.status).toBe(401);
     expect(existsSync(join(reportDir, 'report.html'))).toBe(true);
   });

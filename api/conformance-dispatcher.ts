@@ -15,17 +15,17 @@ import { stringify } from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { learnTenant, TenantTokens } from '../keys/tenant.ts';
-import { ReportBuilder } from '../reports/builder.ts';
-import { INTERNAL_ERROR } from '../reports/traffic.ts';
 import type { FailOn } from '../reports/fail-on.ts';
 import type { Baseline, Report } from '../reports/model.ts';
-import { ApiLayout, buildExchange, judgeExchange, RateLimitTracker } from '../rules/index.ts';
+import { ApiLayout, buildExchange } from '../rules/index.ts';
 import { apiBaseOfTarget } from '../rules/api-base.ts';
 import { normalizeHeaders } from '../rules/exchange.ts';
+import { loadOpenApiFile } from '../rules/openapi/load.ts';
 import type { Exchange, Headers } from '../rules/types.ts';
 import { bearerCredential } from '../rules/token.ts';
 import { UsageError } from '../core/errors.ts';
 import { BodyCapture } from '../proxy/forward/capture.ts';
+import { JudgingSession } from '../judging/session.ts';
 
 export interface ConformanceDispatcherOptions {
   /** The tenant: requests to its origin are judged (https://tenant.example.com). */
@@ -38,6 +38,10 @@ export interface ConformanceDispatcherOptions {
   issuer?: string;
   /** Bytes of each body kept for judging (default 1 MiB); a longer body, on the wire or once decoded, is not judged. */
   maxBodyBytes?: number;
+  /** An OpenAPI 3.0/3.1 description (a file) of the operations the document does not detail, as the proxy's --openapi. */
+  openapi?: string;
+  /** Clients (token azp) that are not global, so that "a non-global client cannot delete" is judged. */
+  nonGlobalClients?: string[];
 }
 
 export interface ConformanceDispatcher extends Dispatcher {
@@ -113,8 +117,6 @@ interface Judging {
   /** The next exchange's id: reports name the exchange behind each finding. */
   nextId: () => string;
   maxBodyBytes: number;
-  tracker: RateLimitTracker;
-  tenant: TenantTokens;
   clock: string;
   judged: (exchange: Exchange) => Promise<void>;
   /** An exchange the kit failed on: counted among those not judged, never breaking the application's request. */
@@ -212,36 +214,36 @@ export async function conformanceDispatcher(options: ConformanceDispatcherOption
   }
   const knowledge = await learnTenant({ wellKnownAt: origin, ...(options.jwks !== undefined ? { jwks: options.jwks } : {}), ...(options.issuer !== undefined ? { issuer: options.issuer } : {}) });
   if (options.jwks !== undefined && knowledge.keys && 'problem' in knowledge.keys) throw new UsageError(`conformanceDispatcher: jwks: ${knowledge.keys.problem}`);
-  const tenant = TenantTokens.of(knowledge);
-  const builder = new ReportBuilder({ kind: 'proxy', source: 'dispatcher', target: origin });
-  // The API base path behind the target, as the proxy finds it behind --target.
-  const layout = new ApiLayout({ base: apiBaseOfTarget(new URL(options.target).pathname) });
+  const openapi = options.openapi === undefined ? undefined : await loadOpenApiFile(options.openapi).catch((error: Error) => {
+    throw new UsageError(`conformanceDispatcher: openapi: ${error.message}`);
+  });
+  const session = new JudgingSession({
+    tenant: TenantTokens.of(knowledge),
+    // The API base path behind the target, as the proxy finds it behind --target.
+    layout: new ApiLayout({ base: apiBaseOfTarget(new URL(options.target).pathname, openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) }),
+    ...(options.nonGlobalClients ? { nonGlobalClients: options.nonGlobalClients } : {}),
+    report: { kind: 'proxy', source: 'dispatcher', target: origin, openapi: openapi !== undefined },
+    clock: `dispatcher ${randomUUID()}`,
+  });
   let exchanges = 0;
   let sent = 0;
-  // Judged in the order answers end, one after another (a token's signature check may wait for keys).
+  // Judged in the order answers end, one after another (a token's signature check may wait for
+  // keys). The session counts an exchange the kit failed on as not judged and goes on.
   let queue: Promise<void> = Promise.resolve();
   const judging: Judging = {
     origin,
     nextId: () => `dispatcher-${++sent}`,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    tracker: new RateLimitTracker(),
-    tenant,
-    clock: `dispatcher ${randomUUID()}`,
+    clock: session.clock,
     judged: (exchange) => {
       queue = queue.then(async () => {
-        try {
-          const credential = bearerCredential(exchange.request.headers['authorization']);
-          await tenant.check(exchange.token, credential);
-          builder.addExchange(exchange, judgeExchange(exchange, judging.tracker, layout));
-          exchanges++;
-        } catch {
-          // One exchange the kit failed on is said in the report; those after it are still judged.
-          judging.failed(exchange.id ?? '(no id)');
-        }
+        const judgement = await session.judge(exchange, bearerCredential(exchange.request.headers['authorization']));
+        session.record(exchange, judgement);
+        if (judgement) exchanges++;
       });
       return queue;
     },
-    failed: (id) => builder.addNotJudged(INTERNAL_ERROR, 1, [id]),
+    failed: (id) => session.notJudged(id),
   };
   const interceptor: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (dispatchOptions, handler) => {
     if (dispatchOptions.origin === undefined || new URL(String(dispatchOptions.origin)).origin !== origin) return dispatch(dispatchOptions, handler);
@@ -254,7 +256,7 @@ export async function conformanceDispatcher(options: ConformanceDispatcherOption
     report: {
       value: async ({ failOn = 'must', baseline }: { failOn?: FailOn; baseline?: Baseline } = {}) => {
         await queue;
-        return builder.build({ failOn, baseline });
+        return session.builder!.build({ failOn, baseline });
       },
     },
     exchanges: { get: () => exchanges },

@@ -72,6 +72,8 @@ export interface JudgeRecordingOptions {
   jwks?: string;
   /** The issuer the tenant's tokens carry. */
   issuer?: string;
+  /** Clients (token azp) that are not global, so that "a non-global client cannot delete" is judged. */
+  nonGlobalClients?: string[];
 }
 
 /**
@@ -90,6 +92,7 @@ export async function judgeRecording(paths: string | string[], options: JudgeRec
     ...(openapi ? { openapi } : {}),
     ...(options.jwks !== undefined ? { jwks: options.jwks } : {}),
     ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
+    ...(options.nonGlobalClients !== undefined ? { nonGlobalClients: options.nonGlobalClients } : {}),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
   });
   if (report === undefined) throw new UsageError(`judgeRecording: cannot read ${unreadable.join('; ')}`);
@@ -111,6 +114,8 @@ export interface StartProxyOptions {
   failOn?: FailOn;
   baseline?: Baseline;
   openapi?: string;
+  /** Clients (token azp) that are not global, so that "a non-global client cannot delete" is judged. */
+  nonGlobalClients?: string[];
 }
 
 /** Starts the recording proxy; `stop()` writes the HAR and the reports and returns their summary (its `report`). */
@@ -127,6 +132,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     statusIntervalMs: 0,
     ...(options.baseline ? { baseline: options.baseline } : {}),
     ...(options.openapi !== undefined ? { openapiPath: options.openapi } : {}),
+    ...(options.nonGlobalClients !== undefined ? { nonGlobalClients: options.nonGlobalClients } : {}),
   });
 }
 

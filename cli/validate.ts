@@ -18,7 +18,7 @@ import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError } from '../core/errors.ts'
 import { MAX_JSON_DEPTH } from '../core/json-depth.ts';
 
 export const help = `Usage: tmi-conform validate FILE|DIR... [--report-dir DIR] [--fail-on must|should] [--jwks URL|FILE] [--issuer ISSUER] [--max-body-bytes N]
-                            [--openapi FILE] [--baseline FILE]
+                            [--openapi FILE] [--baseline FILE] [--non-global-client CLIENT_ID]...
 
 Judges recorded traffic offline: HAR 1.2 files (browser DevTools, mitmproxy, other proxies,
 converted cassettes) and the proxy's JSONL journal (one HAR entry per line), plain or gzipped
@@ -73,13 +73,16 @@ Options:
   --openapi FILE     an OpenAPI 3.0 or 3.1 description (YAML or JSON) of the operations the document does
                      not detail: their status codes and bodies are checked against it (OAS-*, warnings);
                      one that cannot be read is a usage error
+  --non-global-client ID
+                     a client (token azp) that is not global, so that "a non-global client cannot delete"
+                     is judged (no token claim says it; a journal keeps what the proxy was told); repeatable
 
 ${OUTPUT_HELP}
 
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable input or usage error.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true }, baseline: { value: true }, 'min-coverage': { value: true }, ...OUTPUT_FLAGS });
+  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true }, baseline: { value: true }, 'min-coverage': { value: true }, 'non-global-client': { value: true, repeat: true }, ...OUTPUT_FLAGS });
   const terminal = Terminal.of('validate', args);
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
@@ -103,6 +106,7 @@ export async function run(argv: string[]): Promise<number> {
     ...(openapi ? { openapi } : {}),
     ...(jwks !== undefined ? { jwks } : {}),
     ...(issuer !== undefined ? { issuer } : {}),
+    nonGlobalClients: (args.flags['non-global-client'] as string[] | undefined) ?? [],
     note: (line) => terminal.line(line),
     warn: (line) => process.stderr.write(`tmi-conform validate: ${line}\n`),
   });

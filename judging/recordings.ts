@@ -10,21 +10,20 @@ import { describeBytes } from '../core/body-limit.ts';
 import { UsageError } from '../core/errors.ts';
 import { learnTenant, TenantTokens } from '../keys/tenant.ts';
 import type { RecordingFormat } from '../recordings/detect-format.ts';
-import { judgeRecording as judgeEachExchange } from '../recordings/judge-recording.ts';
 import { journalCopyIds, journalCopyReason, withoutJournalCopies } from '../recordings/journal-copies.ts';
 import { cutShortReason } from '../recordings/jsonl-journal.ts';
 import { detectFormat, RecordingError, type ReadProgress } from '../recordings/read.ts';
 import { journalOfSegment, recordingsInFolder } from '../recordings/segments.ts';
-import { ReportBuilder } from '../reports/builder.ts';
+import type { ReportBuilder } from '../reports/builder.ts';
 import type { FailOn } from '../reports/fail-on.ts';
 import type { Baseline, Report } from '../reports/model.ts';
-import { NOT_JUDGED_NAMED, notRecordedReasons } from '../reports/traffic.ts';
+import { INTERNAL_ERROR, NOT_JUDGED_NAMED, notRecordedReasons } from '../reports/traffic.ts';
 import { ApiLayout } from '../rules/api-layout.ts';
 import { CREDENTIAL_NOT_RECORDED, credentialState } from '../rules/credential.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { OpenApiDescription } from '../rules/openapi/description.ts';
-import { bearerCredential } from '../rules/token.ts';
 import type { Exchange } from '../rules/types.ts';
+import { JudgingSession, recordedCredential } from './session.ts';
 
 export interface JudgeRecordingsOptions {
   /** Starts every error line: "validate", "judgeRecording". */
@@ -37,6 +36,8 @@ export interface JudgeRecordingsOptions {
   /** The tenant's keys (a JWKS URL or file) and issuer: offline, only what the user names is known. */
   jwks?: string;
   issuer?: string;
+  /** Client ids declared not global (no token claim says so), as the proxy's --non-global-client. */
+  nonGlobalClients?: readonly string[];
   maxBodyBytes?: number;
   /** What the reading notes on the way (a file skipped): the console's lines. */
   note?: (line: string) => void;
@@ -81,9 +82,6 @@ export interface JudgedRecordings {
 /** Exchanges listed by place when the console says some were not judged. */
 const NOT_JUDGED_PLACES = 3;
 
-/** A compact JWS whose signature a recording kept as it was (base64url), so that checking it means something. */
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
-
 /** Judges the recordings `inputs` (files and folders) into one report. */
 export async function judgeRecordings(inputs: readonly string[], options: JudgeRecordingsOptions): Promise<JudgedRecordings> {
   const note = options.note ?? (() => {});
@@ -92,10 +90,14 @@ export async function judgeRecordings(inputs: readonly string[], options: JudgeR
   // Offline there is no tenant to ask: only what the user named is known.
   const knowledge = await learnTenant({ ...(options.jwks !== undefined ? { jwks: options.jwks } : {}), ...(options.issuer !== undefined ? { issuer: options.issuer } : {}) });
   if (knowledge.keys && 'problem' in knowledge.keys) throw new UsageError(`${options.who}: --jwks: ${knowledge.keys.problem}`);
-  const tenant = TenantTokens.of(knowledge);
-  // The API base path: the servers the description declares, else the document's /api/v2.
-  const layout = new ApiLayout(options.openapi ? { openapi: options.openapi } : {});
-  const builder = new ReportBuilder({ kind: 'validate', source: options.source, maskLearnedSecrets: true, openapi: options.openapi !== undefined });
+  const session = new JudgingSession({
+    tenant: TenantTokens.of(knowledge),
+    // The API base path: the servers the description declares, else the document's /api/v2.
+    layout: new ApiLayout(options.openapi ? { openapi: options.openapi } : {}),
+    ...(options.nonGlobalClients ? { nonGlobalClients: options.nonGlobalClients } : {}),
+    report: { kind: 'validate', source: options.source, maskLearnedSecrets: true, openapi: options.openapi !== undefined },
+  });
+  const builder = session.builder!;
   const summary: RecordingsSummary = {
     files: 0,
     exchanges: 0,
@@ -137,7 +139,7 @@ export async function judgeRecordings(inputs: readonly string[], options: JudgeR
   }
   summary.files = files.length - copies.length;
   for (const recording of recordingsOf(toRead)) {
-    await judgeOneRecording(recording, { formats, tenant, layout, builder, summary, failed, warn, ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) });
+    await judgeOneRecording(recording, { formats, session, builder, summary, failed, warn, ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) });
   }
   if (unreadable.length > 0) return { report: undefined, partial: builder.build({ failOn: options.failOn }), summary, unreadable };
   const report = builder.build({ failOn: options.failOn, baseline: options.baseline });
@@ -176,8 +178,7 @@ async function recordingFiles(inputs: readonly string[], who: string, note: (lin
 
 interface RecordingContext {
   formats: Map<string, RecordingFormat>;
-  tenant: TenantTokens;
-  layout: ApiLayout;
+  session: JudgingSession;
   builder: ReportBuilder;
   summary: RecordingsSummary;
   failed: (file: string, error: unknown) => void;
@@ -187,28 +188,20 @@ interface RecordingContext {
 
 /** One recording (a file, or the segments of one journal) judged with one rate-limit history. */
 async function judgeOneRecording(recording: string[], context: RecordingContext): Promise<void> {
-  const { formats, tenant, builder, summary } = context;
+  const { formats, session, builder, summary } = context;
   // Where each exchange came from, for the console: a recording may span several files.
-  const fileOf = new WeakMap<Exchange, string>();
   let current = recording[0]!;
   const progressOf = new Map(recording.map((file) => [file, { truncatedTail: false } as ReadProgress]));
-  await judgeEachExchange(
+  session.beginRecording();
+  await session.replay(
     recording,
     {
       progressOf: (file) => progressOf.get(file)!,
       onFile: (file) => (current = file),
       onFileError: context.failed,
-      layout: context.layout,
       ...(context.maxBodyBytes !== undefined ? { maxBodyBytes: context.maxBodyBytes } : {}),
-      beforeJudging: (batch) => {
-        for (const exchange of batch) fileOf.set(exchange, current);
-        return settleTokens(batch, tenant);
-      },
     },
-    (exchange, judgement) => {
-      const file = fileOf.get(exchange) ?? current;
-      judgeInto(exchange, judgement!, placeIn(file, formats.get(file)!), builder, summary);
-    },
+    (exchange, judgement) => judgeInto(exchange, judgement, placeIn(current, formats.get(current)!), session, summary),
   );
   for (const [file, progress] of progressOf) {
     if (!progress.truncatedTail) continue;
@@ -224,21 +217,13 @@ function countPlace(places: Places, reason: string, where: string): void {
   places.set(reason, entry);
 }
 
-/** The token of an exchange whose recording kept it whole (a masked one cannot be checked), or undefined. */
-function wholeToken(exchange: Exchange): string | undefined {
-  const credential = bearerCredential(exchange.request.headers['authorization']);
-  return credential !== undefined && COMPACT_JWS.test(credential) ? credential : undefined;
-}
-
-/** Settles each exchange's token against what is known of the tenant's tokens (--jwks, --issuer); a verdict a recorder kept stays. */
-async function settleTokens(batch: readonly Exchange[], tenant: TenantTokens): Promise<void> {
-  await tenant.prepare(batch.map((exchange) => (exchange.token.signatureValid === undefined && exchange.token.claims ? wholeToken(exchange) : undefined)));
-  for (const exchange of batch) tenant.settle(exchange.token, wholeToken(exchange));
-}
-
-function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string | undefined) => string, builder: ReportBuilder, summary: RecordingsSummary): void {
+function judgeInto(exchange: Exchange, judgement: Judgement | undefined, place: (id: string | undefined) => string, session: JudgingSession, summary: RecordingsSummary): void {
   summary.exchanges++;
-  builder.addExchange(exchange, judgement);
+  session.record(exchange, judgement);
+  if (!judgement) {
+    countPlace(summary.notJudged, INTERNAL_ERROR, place(exchange.id));
+    return;
+  }
   if (!judgement.operation) {
     summary.notCovered++;
     return;
@@ -258,7 +243,7 @@ function judgeInto(exchange: Exchange, judgement: Judgement, place: (id: string 
   if (state === 'not-recorded') summary.credentialsNotRecorded++;
   else if (state === 'unverified') {
     summary.signaturesUnverified++;
-    if (COMPACT_JWS.test(bearerCredential(exchange.request.headers['authorization']) ?? '')) summary.tokensKeptWhole++;
+    if (recordedCredential(exchange) !== undefined) summary.tokensKeptWhole++;
   }
 }
 

@@ -2,7 +2,7 @@
 // is judged by the rule engine and recorded as evidence of the running test; the run stays
 // inside the target's rate limit and rides out 429s it did not ask for.
 import { setMaxListeners } from 'node:events';
-import { RateLimitTracker } from '../rules/index.ts';
+import { JudgingSession } from '../judging/session.ts';
 import { clientNamedByToken } from '../rules/rate-limit-tracker.ts';
 import { readBearerToken } from '../rules/token.ts';
 import type { Profile, SuiteConfig } from './config.ts';
@@ -87,8 +87,15 @@ const testEvidence: Recorder = { exchange: recordExchange, unplanned429: recordU
 /** Retries of one request after 429s it did not plan. */
 const MAX_RETRIES_AFTER_429 = 5;
 
+/**
+ * This process's monotonic clock: the rate-limit rules order two exchanges on it (sub-millisecond)
+ * when both were timed by it, and fall back to their timestamps' whole milliseconds otherwise.
+ */
+const SUITE_CLOCK = `performance.now() of process ${process.pid} from ${performance.timeOrigin}`;
+
 export class SuiteApi {
-  readonly tracker = new RateLimitTracker();
+  /** Judges every exchange this client makes, with one rate-limit history (judging/session.ts). */
+  readonly session: JudgingSession;
   readonly pacer = new RateLimitPacer();
   readonly tokens: TokenProvider;
   unplanned429 = 0;
@@ -112,7 +119,8 @@ export class SuiteApi {
   ) {
     // Every request and wait in flight listens to it: as many as the tests run side by side.
     setMaxListeners(0, this.stopping.signal);
-    this.sending = { dispatcher: targetAgent(config.requestTimeoutMs), tracker: this.tracker, tenant, layout: new ApiLayout({ base: apiBaseOfUrl(config.baseUrl) }), signal: this.stopping.signal };
+    this.session = new JudgingSession({ tenant, layout: new ApiLayout({ base: apiBaseOfUrl(config.baseUrl) }), clock: SUITE_CLOCK });
+    this.sending = { dispatcher: targetAgent(config.requestTimeoutMs), session: this.session, signal: this.stopping.signal };
     this.tokens = new TokenProvider(config, (request) => this.send(request, 'token-endpoint', { alone: true }), seed);
   }
 

@@ -1,10 +1,10 @@
 // One request to the target, as an exchange judged by the rule engine. Suites and the run's
 // preflight send everything through here; nothing in suites/ judges a response itself.
 import { Agent, request, type Dispatcher } from 'undici';
-import type { TenantTokens } from '../keys/tenant.ts';
+import type { JudgingSession } from '../judging/session.ts';
 import { buildExchange } from '../rules/exchange.ts';
 import { bearerCredential } from '../rules/token.ts';
-import { type ApiLayout, judgeExchange, type Judgement, type RateLimitTracker } from '../rules/index.ts';
+import type { Judgement } from '../rules/index.ts';
 import type { BearerToken, Exchange } from '../rules/types.ts';
 
 export interface OutgoingRequest {
@@ -23,11 +23,8 @@ export interface OutgoingRequest {
 export interface SendContext {
   /** The connections to the target, and the request timeout they apply. */
   dispatcher: Dispatcher;
-  tracker: RateLimitTracker;
-  /** What the run knows of the tenant's tokens (keys/tenant.ts): every request's token is settled against it before judging. */
-  tenant: TenantTokens;
-  /** Where the operations are: the API base path of the run's base_url (rules/api-layout.ts). */
-  layout: ApiLayout;
+  /** Judges every exchange (judging/session.ts): the tenant's tokens, the rate-limit history, the API base path of base_url. */
+  session: JudgingSession;
   /** Aborted when the run is interrupted: a request in flight is given up, with no exchange (it is no evidence). */
   signal?: AbortSignal;
 }
@@ -65,13 +62,12 @@ function parseJson(text: string): unknown {
   }
 }
 
-/**
- * This process's monotonic clock: the rate-limit rules order two exchanges on it (sub-millisecond)
- * when both were timed by it, and fall back to their timestamps' whole milliseconds otherwise.
- */
-const SUITE_CLOCK = `performance.now() of process ${process.pid} from ${performance.timeOrigin}`;
+/** The kit failed on an exchange while judging it (a bug): the test cannot go on, and says so. */
+export class NotJudged extends Error {
+  override name = 'NotJudged';
+}
 
-export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, tracker, tenant, layout, signal }: SendContext): Promise<Judged> {
+export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, session, signal }: SendContext): Promise<Judged> {
   signal?.throwIfAborted();
   const started = Date.now();
   const sent = performance.now();
@@ -104,7 +100,7 @@ export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, trac
   const exchange = buildExchange({
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,
-    order: { clock: SUITE_CLOCK, sent, received: performance.now() },
+    order: { clock: session.clock, sent, received: performance.now() },
     method: outgoing.method,
     url: outgoing.url,
     requestHeaders: outgoing.headers,
@@ -115,7 +111,7 @@ export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, trac
     ...(outgoing.tokenFacts || outgoing.keyUrlFetched ? { tokenFacts: { ...outgoing.tokenFacts, ...(outgoing.keyUrlFetched ? { keyUrlFetched: outgoing.keyUrlFetched() } : {}) } } : {}),
     ...(bodyError !== undefined ? { error: bodyError } : {}),
   });
-  await tenant.check(exchange.token, bearerCredential(authorizationOf(outgoing.headers)));
-  const judgement = judgeExchange(exchange, tracker, layout);
+  const judgement = await session.judge(exchange, bearerCredential(authorizationOf(outgoing.headers)));
+  if (!judgement) throw new NotJudged(`internal error of the kit judging ${outgoing.method} ${outgoing.url}: ${session.lastInternalError}`);
   return { ...judgement, status, headers: exchange.response!.headers, text, json: parseJson(text), exchange };
 }

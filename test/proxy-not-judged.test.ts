@@ -7,6 +7,8 @@ import { NotJudgedAddon } from '../proxy/record/not-judged.ts';
 import { ReportAddon } from '../proxy/record/report.ts';
 import { INTERNAL_ERROR } from '../reports/traffic.ts';
 import { judgeExchange } from '../rules/index.ts';
+import { JudgingSession } from '../judging/session.ts';
+import { TenantTokens } from '../keys/tenant.ts';
 
 const deep = (id: string) => {
   const exchange = { ...getExchange(undefined, `rs_${id}`, { responseBody: '['.repeat(100) + ']'.repeat(100) }), id };
@@ -23,7 +25,7 @@ describe('the proxy: what it could not judge', () => {
   });
 
   it('an exchange the kit failed on is in the report, among those not judged', () => {
-    const report = new ReportAddon('http://127.0.0.1:1');
+    const report = new ReportAddon(new JudgingSession({ tenant: new TenantTokens({}), report: { kind: 'proxy', source: 'proxy', target: 'http://127.0.0.1:1' } }));
     report.done({ id: 9, internalError: 'boom' } as unknown as Flow);
     expect(report.builder.build({ failOn: 'must' }).traffic?.notJudged).toEqual([{ reason: INTERNAL_ERROR, count: 1, exchanges: ['9'] }]);
   });

@@ -2,7 +2,9 @@
 // status), appends it to the journal (rotating it into segments, compressing the closed ones,
 // when told to), rewrites the reports every report interval, and at stop writes the HAR file
 // and the reports. It runs beside the forwarding thread so that judging never delays a response.
+import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
+import { JudgingSession } from '../../judging/session.ts';
 import { writeReports } from '../../reports/write.ts';
 import type { Judgement } from '../../rules/index.ts';
 import type { Exchange } from '../../rules/types.ts';
@@ -85,15 +87,20 @@ if (journal) {
   const open = journal;
   const status = new StatusAddon();
   const notJudged = new NotJudgedAddon(warn);
-  const report = new ReportAddon(settings.reportTarget, openapi !== undefined);
+  const session = new JudgingSession({
+    tenant: TenantTokens.fromData(settings.tenant),
+    layout: new ApiLayout({ base: apiBaseOfTarget(settings.targetBasePath ?? '', openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) }),
+    nonGlobalClients: settings.nonGlobalClients,
+    report: { kind: 'proxy', source: 'proxy', target: settings.reportTarget, openapi: openapi !== undefined },
+    clock: `proxy session ${randomUUID()}`,
+  });
+  const report = new ReportAddon(session);
   if (open.droppedTail) report.builder.addNotJudged(cutShortReason(open.path), 1, []);
-  const tenant = TenantTokens.fromData(settings.tenant);
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
   admin?.follow(() => ({ counts: status.counts, ...soFar(report) }));
   admin?.metrics.coverageFrom(() => report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }).coverage);
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
-  const layout = new ApiLayout({ base: apiBaseOfTarget(settings.targetBasePath ?? '', openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) });
-  const judge = new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, layout);
+  const judge = new JudgeAddon(session, settings.targetOrigin);
   const pipeline = new Pipeline([judge, new RecordAddon(), open, report, status, notJudged, ...(adminFeed ? [adminFeed] : [])], warn);
   if (admin) {
     open.onSize = (bytes, segments) => admin.metrics.journalSize(bytes, segments);
@@ -125,7 +132,6 @@ if (journal) {
   const timers = startTimers(open, report);
   let earlierDone: Promise<void> = Promise.resolve();
   if (judgingEarlier) {
-    const nonGlobal = new Set(settings.nonGlobalClients);
     const add = (exchange: Exchange, judgement: Judgement | undefined) => {
       if (judgement) report.builder.addExchange(exchange, judgement);
       else report.notJudged(exchange.id ?? '(no id)');
@@ -135,7 +141,7 @@ if (journal) {
       earlier++;
     };
     const earlierFiles = settings.rotation ? open.earlierSegments : open.path;
-    earlierDone = judgeEarlierTraffic(earlierFiles, nonGlobal, add, warn, layout, judge.tracker).then(
+    earlierDone = judgeEarlierTraffic(session, earlierFiles, add, warn).then(
       () => {
         judgingEarlier = false;
       },
@@ -172,7 +178,7 @@ if (journal) {
   const receive = (message: ToRecorder): Promise<void> | undefined => {
     if (message.type === 'flows') {
       const flows = flowsFromBatch(message.batch, settings.maxBodyBytes);
-      const checking = prepareTokens(tenant, flows);
+      const checking = prepareTokens(session, flows);
       if (!checking) {
         judgeBatch(flows);
         return undefined;

@@ -1,16 +1,16 @@
 // Feeds every judged exchange to the report builder (kind "proxy"); the reports are written
 // once, when the proxy stops. Findings reach it scrubbed of secrets, as in the journal.
-import { ReportBuilder } from '../../reports/builder.ts';
-import { INTERNAL_ERROR } from '../../reports/traffic.ts';
+import type { JudgingSession } from '../../judging/session.ts';
+import type { ReportBuilder } from '../../reports/builder.ts';
 import type { Addon, Flow } from '../flow.ts';
 
 export class ReportAddon implements Addon {
   readonly name = 'report';
   readonly builder: ReportBuilder;
 
-  /** `openapi`: the user's OpenAPI description judges the other operations, so its requirements are reported. */
-  constructor(target: string, openapi = false) {
-    this.builder = new ReportBuilder({ kind: 'proxy', source: 'proxy', target, openapi });
+  /** The session's report (judging/session.ts), fed with the redacted exchanges. */
+  constructor(private readonly session: JudgingSession) {
+    this.builder = session.builder!;
   }
 
   done(flow: Flow): void {
@@ -20,11 +20,11 @@ export class ReportAddon implements Addon {
     }
     // Without findings there is nothing to scrub: the judgement goes as it is. The exchange is the
     // redacted one: the session's known secrets are masked in it already.
-    this.builder.addExchange(flow.safeExchange, flow.judgement.findings.length === 0 ? flow.judgement : { ...flow.judgement, findings: flow.safeFindings });
+    this.session.record(flow.safeExchange, flow.judgement.findings.length === 0 ? flow.judgement : { ...flow.judgement, findings: flow.safeFindings });
   }
 
   /** An exchange the kit failed on (a bug, said on the console with its cause, which may quote traffic: not repeated here). */
   notJudged(id: string): void {
-    this.builder.addNotJudged(INTERNAL_ERROR, 1, [id]);
+    this.session.notJudged(id);
   }
 }

@@ -222,7 +222,8 @@ export async function conformanceDispatcher(options: ConformanceDispatcherOption
     // The API base path behind the target, as the proxy finds it behind --target.
     layout: new ApiLayout({ base: apiBaseOfTarget(new URL(options.target).pathname, openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) }),
     ...(options.nonGlobalClients ? { nonGlobalClients: options.nonGlobalClients } : {}),
-    report: { kind: 'proxy', source: 'dispatcher', target: origin, openapi: openapi !== undefined },
+    // The application's token requests carry its client secrets: learned, and masked wherever they turn up later.
+    report: { kind: 'proxy', source: 'dispatcher', target: origin, openapi: openapi !== undefined, maskLearnedSecrets: true },
     clock: `dispatcher ${randomUUID()}`,
   });
   let exchanges = 0;

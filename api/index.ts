@@ -9,6 +9,7 @@ import type { Baseline, Report } from '../reports/model.ts';
 import { readReport } from '../reports/read.ts';
 import { judgeRecordings } from '../judging/recordings.ts';
 import { UsageError } from '../core/errors.ts';
+import { learnTenant, tenantTokensData } from '../keys/tenant.ts';
 import { loadOpenApiFile } from '../rules/openapi/load.ts';
 import { embeddedReferenceConfig, refuseTargetKeysWithoutBaseUrl, resolveConfig, type RawConfig } from '../suites/config.ts';
 import { runConformance } from '../suites/conformance.ts';
@@ -116,13 +117,22 @@ export interface StartProxyOptions {
   openapi?: string;
   /** Clients (token azp) that are not global, so that "a non-global client cannot delete" is judged. */
   nonGlobalClients?: string[];
+  /** The tenant's keys (a JWKS URL or file); default: the jwks_uri of the target's discovery document, as the command's. */
+  jwks?: string;
+  /** The issuer the tenant's tokens carry; default: the discovery document's. */
+  issuer?: string;
 }
 
 /** Starts the recording proxy; `stop()` writes the HAR and the reports and returns their summary (its `report`). */
 export async function startProxy(options: StartProxyOptions): Promise<RunningProxy> {
   if (options.openapi !== undefined) await loadOpenApiFile(options.openapi); // a bad description is refused before anything starts
+  const target = parseTarget(options.target);
+  // What is known of the tenant's tokens, learned as the command learns it: every route judges with the same knowledge.
+  const tenant = await learnTenant({ ...(options.issuer !== undefined ? { issuer: options.issuer } : {}), ...(options.jwks !== undefined ? { jwks: options.jwks } : {}), wellKnownAt: target.origin });
+  if (options.jwks !== undefined && tenant.keys && 'problem' in tenant.keys) throw new UsageError(`startProxy: jwks: ${tenant.keys.problem}`);
   return startProxySession({
-    target: parseTarget(options.target),
+    target,
+    tenant: tenantTokensData(tenant),
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
     journalPath: options.journalPath,

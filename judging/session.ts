@@ -13,6 +13,7 @@ import { ApiLayout } from '../rules/api-layout.ts';
 import { judgeExchange, type Judgement, RateLimitTracker } from '../rules/index.ts';
 import { bearerCredential } from '../rules/token.ts';
 import type { Exchange } from '../rules/types.ts';
+import { countedOf, Tally } from './tally.ts';
 
 export interface JudgingSessionOptions {
   /** What is known of the tenant's tokens: the issuer and the keys (keys/tenant.ts). */
@@ -54,6 +55,8 @@ export class JudgingSession {
   /** The report every judged exchange feeds (undefined when another process builds it). */
   readonly builder: ReportBuilder | undefined;
   readonly clock: string;
+  /** What the console, the status line, the metrics and the live page read: every recorded exchange counted once. */
+  readonly tally = new Tally();
   /** Exchanges the kit failed on while judging: counted and reported, never stopping the next. */
   internalErrors = 0;
   /** The latest internal error's message, for the console. */
@@ -100,15 +103,21 @@ export class JudgingSession {
     return this.judgePrepared(exchange, credential);
   }
 
-  /** Adds a judged exchange to the report (undefined judgement: not judged, an internal error). */
-  record(exchange: Exchange, judgement: Judgement | undefined, test?: string): void {
+  /**
+   * Records a judged exchange in the report and the tally (judgement undefined: the kit failed on
+   * it, listed among those not judged). `internalError`: some other step failed on it (the proxy's
+   * recording), counted with the internal errors though it was judged.
+   */
+  record(exchange: Exchange, judgement: Judgement | undefined, internalError = false): void {
+    this.tally.count(countedOf(exchange, internalError || judgement === undefined), judgement);
     if (!this.builder) return;
-    if (judgement) this.builder.addExchange(exchange, judgement, test);
+    if (judgement) this.builder.addExchange(exchange, judgement);
     else this.builder.addNotJudged(INTERNAL_ERROR, 1, [exchange.id ?? '(no id)']);
   }
 
-  /** An exchange the kit failed on before it had one: counted as not judged. */
-  notJudged(id: string): void {
+  /** An exchange the kit failed on before it could be recorded (`exchange`: what was made of it, if anything): counted, listed as not judged. */
+  notJudged(id: string, exchange?: Exchange): void {
+    this.tally.count(countedOf(exchange, true), undefined);
     this.builder?.addNotJudged(INTERNAL_ERROR, 1, [id]);
   }
 

@@ -2,6 +2,7 @@
 // /status.json and the status line after a known traffic mix; the token is checked on every
 // request; the command refuses an address other than loopback without a token; nothing it
 // serves holds a secret the reports would not.
+import { Tally } from '../judging/tally.ts';
 import { createServer, get } from 'node:http';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -266,7 +267,7 @@ describe('the metrics keep their labels bounded', () => {
     const metrics = new ProxyMetrics();
     for (let i = 0; i < MAX_CLIENTS + 10; i++) {
       const exchange = getExchange(resourceServer(), 'rs_1', { requestHeaders: { Authorization: `Bearer ${jwt(claims(FULL_SCOPES, `client-${i}`))}` }, responseHeaders: rateLimitHeaders(i) });
-      metrics.exchange({ exchange, status: 200, judgement: judged(), findings: [], failed: false });
+      metrics.observe({ exchange, judgement: judged() });
     }
     const series = (await families(metrics)).find((f) => f.name === 'tmi_conform_rate_limit_remaining')!.metrics;
     expect(series).toHaveLength(MAX_CLIENTS + 1);
@@ -276,8 +277,9 @@ describe('the metrics keep their labels bounded', () => {
 
   it('names the first requirement ids of the findings, and counts the others as one', async () => {
     const metrics = new ProxyMetrics();
-    const exchange = getExchange();
-    for (let i = 0; i < MAX_REQUIREMENTS + 5; i++) metrics.exchange({ exchange, status: 200, judgement: judged([finding(`OAS-TEST-${i}`)]), findings: [finding(`OAS-TEST-${i}`)], failed: false });
+    const tally = new Tally();
+    metrics.countsFrom(() => tally.counts);
+    for (let i = 0; i < MAX_REQUIREMENTS + 5; i++) tally.count({ status: 200, failed: false, internalError: false }, judged([finding(`OAS-TEST-${i}`)]));
     const series = (await families(metrics)).find((f) => f.name === 'tmi_conform_findings_total')!.metrics;
     expect(series).toHaveLength(MAX_REQUIREMENTS + 1);
     expect(series.find((m) => m.labels?.['requirement'] === OVERFLOW_LABEL)?.value).toBe('5');

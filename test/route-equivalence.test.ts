@@ -8,9 +8,8 @@
 // fixed order, through the conformance dispatcher to the library's proxy, then to the proxy
 // command, which forwards it to the reference. The proxy command's live report is the yardstick
 // (it is given everything the traffic needs: keys, issuer, the description, the non-global
-// client); every other route is given what its interface accepts, and where an interface has no
-// way to receive it, the call is written as the route should accept it (`ShouldAccept`), so the
-// disagreement shows. One describe block per route.
+// client), and every other route is given the same through its own interface. One describe
+// block per route.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,13 +56,6 @@ paths:
           content: { application/json: { schema: { type: object, required: [user_id], properties: { user_id: { type: string } } } } }
 `;
 
-/**
- * The options a route should accept to judge as the proxy does, and that its interface lacks
- * today: the user's description and the clients declared not global. Passed through a variable,
- * so that the call compiles and shows what is missing.
- */
-type ShouldAccept = { openapi: string; nonGlobalClients: string[] };
-
 const dir = mkdtempSync(join(tmpdir(), 'tmi-route-eq-'));
 const journalDir = join(dir, 'journal');
 const journalPath = join(journalDir, 'traffic.jsonl');
@@ -101,9 +93,8 @@ beforeAll(async () => {
   // The proxy live, rotating its journal, in front of the reference.
   const proxy = await startProxyCommand(ref.origin, ['--journal', journalPath, '--rotate-interval', ROTATE_INTERVAL, '--report-dir', reportDir('proxy live'), ...knowledgeFlags()]);
   running.push(() => proxy.stop());
-  // The library's proxy in front of it, so that both proxies see the same traffic. Its options
-  // have no keys, issuer or non-global clients: written as it should accept them.
-  const libraryProxyOptions: StartProxyOptions & ShouldAccept & { jwks: string; issuer: string } = {
+  // The library's proxy in front of it, so that both proxies see the same traffic.
+  const libraryProxyOptions: StartProxyOptions = {
     target: proxy.url,
     journalPath: join(dir, 'library-proxy', 'traffic.jsonl'),
     reportDir: reportDir('library startProxy'),
@@ -117,7 +108,7 @@ beforeAll(async () => {
   // The dispatcher, in front of both: it judges what the application sends and gets back.
   const agent = new Agent();
   running.push(() => agent.close());
-  const dispatcherOptions: ConformanceDispatcherOptions & ShouldAccept = {
+  const dispatcherOptions: ConformanceDispatcherOptions = {
     target: libraryProxy.url,
     dispatcher: agent,
     jwks: `${ref.origin}/.well-known/jwks.json`,
@@ -149,7 +140,7 @@ beforeAll(async () => {
   await withHar.stop();
   reports.set('proxy --append --record', readReport('proxy --append --record'));
 
-  const validateFlags = ['--jwks', `${ref.origin}/.well-known/jwks.json`, '--issuer', ref.issuer, '--openapi', openapiPath, '--quiet'];
+  const validateFlags = ['--jwks', `${ref.origin}/.well-known/jwks.json`, '--issuer', ref.issuer, '--openapi', openapiPath, '--non-global-client', ref.clients.non_global.client_id, '--quiet'];
   const validate = async (route: string, inputs: string[]) => {
     await validateCommand([...inputs, '--report-dir', reportDir(route), ...validateFlags]);
     reports.set(route, readReport(route));
@@ -158,7 +149,7 @@ beforeAll(async () => {
   await validate('validate HAR', [join(harDir, 'traffic.har')]);
   await validate('validate folder', [journalDir]);
 
-  const libraryOptions: JudgeRecordingOptions & Pick<ShouldAccept, 'nonGlobalClients'> = {
+  const libraryOptions: JudgeRecordingOptions = {
     openapi: openapiPath,
     jwks: `${ref.origin}/.well-known/jwks.json`,
     issuer: ref.issuer,

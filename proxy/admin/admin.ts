@@ -11,6 +11,8 @@ import type { OperationRow } from '../../reports/operations.ts';
 import { renderRateLimitChart } from '../../reports/rate-limit-chart.ts';
 import { RateLimitSeries } from '../../reports/rate-limit-series.ts';
 import { observationOf } from '../../rules/rate-limit-tracker.ts';
+import type { Finding } from '../../rules/types.ts';
+import { emptyCounts } from '../../judging/tally.ts';
 import { countsLine, statusLine, type StatusCounts } from '../record/status.ts';
 import { AdminAuth } from './auth.ts';
 import { LiveFeed } from './live.ts';
@@ -62,7 +64,7 @@ export class AdminListener {
   private statusSentAt = -Infinity;
 
   /** The session's counts and verdict now (follow()); before: nothing counted yet. */
-  private state: () => SessionState = () => ({ counts: { exchanges: 0, notCovered: 0, failed: 0, refused: 0, findings: { must: 0, should: 0, client: 0 }, byOperation: {}, byRequirement: {}, internalErrors: 0 }, verdict: { passed: true, summary: { pass: 0, fail: 0, warn: 0, skip: 0 } }, operations: { rows: [], more: 0 } });
+  private state: () => SessionState = () => ({ counts: emptyCounts(), verdict: { passed: true, summary: { pass: 0, fail: 0, warn: 0, skip: 0 } }, operations: { rows: [], more: 0 } });
 
   /** `target`: the report's base URL. */
   constructor(
@@ -95,9 +97,9 @@ export class AdminListener {
     return (this.server.address() as AddressInfo).port;
   }
 
-  /** One judged exchange: counted, its findings sent to the open pages, its rate-limit reading charted. */
-  exchange(metered: MeteredExchange): void {
-    this.metrics.exchange(metered);
+  /** One judged exchange (counted in the session's tally): its findings sent to the open pages, its rate-limit reading charted. */
+  exchange(metered: MeteredExchange & { findings: readonly Finding[] }): void {
+    this.metrics.observe(metered);
     const { exchange, judgement, findings } = metered;
     if (exchange && judgement?.operation) {
       this.feed.findings(exchange, judgement.operation.operation, findings);

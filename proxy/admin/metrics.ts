@@ -7,8 +7,9 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Judgement } from '../../rules/index.ts';
 import { observationOf, rateLimitClient, type RateLimitObservation } from '../../rules/rate-limit-tracker.ts';
-import type { Exchange, Finding } from '../../rules/types.ts';
+import type { Exchange } from '../../rules/types.ts';
 import type { Coverage } from '../../reports/model.ts';
+import type { TallyCounts } from '../../judging/tally.ts';
 
 /** The label value that stands for every value past a label's cap. */
 export const OVERFLOW_LABEL = '(other)';
@@ -36,17 +37,11 @@ export class LabelCap {
   }
 }
 
-/** What the metrics take of one judged exchange. */
+/** What the metrics take of one exchange beyond the session's tally: its latency and rate-limit reading. */
 export interface MeteredExchange {
   /** The exchange redacted as the journal holds it; undefined: the recording step failed on it. */
   exchange: Exchange | undefined;
-  /** The response's status code; undefined: no response. */
-  status: number | undefined;
   judgement: Judgement | undefined;
-  /** The findings as they may be written anywhere (messages scrubbed). */
-  findings: readonly Finding[];
-  /** The exchange did not complete (counted as failed in the status counts). */
-  failed: boolean;
   /** Seconds from the request sent on to the target to the target's response head (the HAR entry's timings.wait); undefined: no response from the target. */
   upstreamSeconds?: number;
 }
@@ -56,36 +51,66 @@ export class ProxyMetrics {
   private readonly operations = new LabelCap(MAX_OPERATIONS);
   private readonly requirements = new LabelCap(MAX_REQUIREMENTS);
   private readonly clients = new LabelCap(MAX_CLIENTS);
-  private refusedCounted = 0;
 
-  private readonly exchanges = new Counter({
-    name: 'tmi_conform_exchanges_total',
-    help: 'Exchanges the proxy recorded, by operation (outside_api: paths the document does not cover; not_judged: the judge failed) and HTTP status (none: no response).',
-    labelNames: ['operation', 'status'] as const,
-    registers: [this.registry],
-  });
-  private readonly failed = new Counter({
-    name: 'tmi_conform_exchanges_failed_total',
-    help: 'Exchanges without a complete response (target unreachable, too slow, cut short).',
-    registers: [this.registry],
-  });
-  private readonly refused = new Counter({
-    name: 'tmi_conform_requests_refused_total',
-    help: 'Requests refused before they became exchanges (malformed, absolute-form, CONNECT).',
-    registers: [this.registry],
-  });
-  private readonly findings = new Counter({
-    name: 'tmi_conform_findings_total',
-    help: 'Findings by requirement, level (must, should) and subject (implementation: the target; client: the caller).',
-    labelNames: ['requirement', 'level', 'subject'] as const,
-    registers: [this.registry],
-  });
-  private readonly security = new Counter({
-    name: 'tmi_conform_security_findings_total',
-    help: 'Security findings (the target carried out a request it should have refused), by requirement.',
-    labelNames: ['requirement'] as const,
-    registers: [this.registry],
-  });
+  /**
+   * The counters, read from the judging session's tally (judging/tally.ts) at each scrape: the
+   * same counts as /status.json and the status line, counted once. Once.
+   */
+  countsFrom(read: () => TallyCounts): void {
+    const operations = this.operations;
+    const requirements = this.requirements;
+    new Counter({
+      name: 'tmi_conform_exchanges_total',
+      help: 'Exchanges the proxy recorded, by operation (outside_api: paths the document does not cover; not_judged: the judge failed) and HTTP status (none: no response).',
+      labelNames: ['operation', 'status'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [operation, byStatus] of Object.entries(read().byOperationStatus)) {
+          for (const [status, count] of Object.entries(byStatus)) this.inc({ operation: operations.label(operation), status: statusLabel(status) }, count);
+        }
+      },
+    });
+    new Counter({
+      name: 'tmi_conform_exchanges_failed_total',
+      help: 'Exchanges without a complete response (target unreachable, too slow, cut short).',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(read().failed);
+      },
+    });
+    new Counter({
+      name: 'tmi_conform_requests_refused_total',
+      help: 'Requests refused before they became exchanges (malformed, absolute-form, CONNECT).',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(read().refused);
+      },
+    });
+    // As the status counts: findings are counted on the exchanges of an operation only.
+    new Counter({
+      name: 'tmi_conform_findings_total',
+      help: 'Findings by requirement, level (must, should) and subject (implementation: the target; client: the caller).',
+      labelNames: ['requirement', 'level', 'subject'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [id, { level, subject, count }] of Object.entries(read().byRequirement)) this.inc({ requirement: requirements.label(id), level, subject }, count);
+      },
+    });
+    new Counter({
+      name: 'tmi_conform_security_findings_total',
+      help: 'Security findings (the target carried out a request it should have refused), by requirement.',
+      labelNames: ['requirement'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [id, { security }] of Object.entries(read().byRequirement)) if (security) this.inc({ requirement: requirements.label(id) }, security);
+      },
+    });
+  }
   private readonly latency = new Histogram({
     name: 'tmi_conform_upstream_latency_seconds',
     help: "Time from the request forwarded to the target to the target's response head (the HAR timings.wait).",
@@ -130,27 +155,10 @@ export class ProxyMetrics {
     this.coverageGauge('tmi_conform_coverage_ratio', 'Share of the document examined so far, by part: examined / applicable (1 when nothing applies).', read, (c) => (c.applicable === 0 ? 1 : c.examined / c.applicable));
   }
 
-  /** Counts one judged exchange. */
-  exchange({ exchange, status, judgement, findings, failed, upstreamSeconds }: MeteredExchange): void {
-    const operation = judgement === undefined ? 'not_judged' : (judgement.operation?.operation ?? 'outside_api');
-    this.exchanges.inc({ operation: this.operations.label(operation), status: statusLabel(status) });
-    if (failed) this.failed.inc();
+  /** What the tally does not hold of one exchange: its upstream latency and its rate-limit reading. */
+  observe({ exchange, judgement, upstreamSeconds }: MeteredExchange): void {
     if (upstreamSeconds !== undefined) this.latency.observe(upstreamSeconds);
-    // As the status counts: findings are counted on the exchanges of an operation only.
-    if (judgement?.operation) {
-      for (const finding of findings) {
-        const requirement = this.requirements.label(finding.requirement);
-        this.findings.inc({ requirement, level: finding.level, subject: finding.subject });
-        if (finding.security !== undefined) this.security.inc({ requirement });
-      }
-    }
     if (exchange) this.rateLimit(exchange, judgement?.rateLimit);
-  }
-
-  /** The requests refused so far (counted on the forwarding thread): the counter catches up. */
-  refusedSoFar(total: number): void {
-    if (total > this.refusedCounted) this.refused.inc(total - this.refusedCounted);
-    this.refusedCounted = Math.max(total, this.refusedCounted);
   }
 
   /** The journal's size, as the journal reports it after each write. */
@@ -178,7 +186,8 @@ export class ProxyMetrics {
 }
 
 /** A status code as a label: 100–599 as it is, anything else (none: no response) bounded. */
-function statusLabel(status: number | undefined): string {
-  if (status === undefined) return 'none';
-  return Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : 'invalid';
+function statusLabel(status: string): string {
+  if (status === 'none') return status;
+  const code = Number(status);
+  return Number.isInteger(code) && code >= 100 && code <= 599 ? status : 'invalid';
 }

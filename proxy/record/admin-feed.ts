@@ -1,10 +1,7 @@
-// Feeds the admin listener (proxy/admin/) from the pipeline, after the status addon: each judged
-// flow's metrics, its findings for the live page and its rate-limit reading. What it hands on is
-// what the journal and the reports hold (the redacted exchange, the scrubbed findings), never the
-// raw flow. Earlier exchanges of a resumed journal are counted too, so that the metrics equal the
-// status counts.
-import type { Judgement } from '../../rules/index.ts';
-import type { Exchange } from '../../rules/types.ts';
+// Feeds the admin listener (proxy/admin/) from the pipeline: each judged flow's findings for the
+// live page, its latency and its rate-limit reading (the counts are the judging session's tally,
+// read by the metrics and the status alike). What it hands on is what the journal and the reports
+// hold (the redacted exchange, the scrubbed findings), never the raw flow.
 import type { AdminListener } from '../admin/admin.ts';
 import type { Addon, Flow } from '../flow.ts';
 import { entryDetails } from './record.ts';
@@ -20,20 +17,13 @@ export class AdminFeedAddon implements Addon {
     this.admin.exchange({
       // A flow the recording step could not make safe shows nowhere: it is counted, its findings too, and nothing else.
       exchange: flow.safeExchange,
-      status: flow.response?.status,
       judgement: flow.judgement,
       findings: flow.safeFindings ?? flow.judgement?.findings ?? [],
-      failed: flow.error !== undefined,
       ...(upstreamSeconds !== undefined ? { upstreamSeconds } : {}),
     });
   }
 
   flush(): void {
     this.admin.changed();
-  }
-
-  /** An exchange of an earlier session, judged again from a resumed journal (no judgement: the judge failed). */
-  earlier(exchange: Exchange, judgement: Judgement | undefined): void {
-    this.admin.metrics.exchange({ exchange, status: exchange.response?.status, judgement, findings: judgement?.findings ?? [], failed: exchange.error !== undefined });
   }
 }

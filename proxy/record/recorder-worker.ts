@@ -22,7 +22,6 @@ import { apiBaseOfTarget } from '../../rules/api-base.ts';
 import { loadOpenApiFile } from '../../rules/openapi/load.ts';
 import { ReportAddon } from './report.ts';
 import { cutShortReason } from '../../recordings/jsonl-journal.ts';
-import { StatusAddon } from './status.ts';
 import { AdminListener, OPERATIONS_LIVE, type SessionState } from '../admin/admin.ts';
 import { operationRows } from '../../reports/operations.ts';
 import { NotJudgedAddon } from './not-judged.ts';
@@ -85,7 +84,6 @@ function openJournal(): Journal | undefined {
 
 if (journal) {
   const open = journal;
-  const status = new StatusAddon();
   const notJudged = new NotJudgedAddon(warn);
   const session = new JudgingSession({
     tenant: TenantTokens.fromData(settings.tenant),
@@ -97,11 +95,12 @@ if (journal) {
   const report = new ReportAddon(session);
   if (open.droppedTail) report.builder.addNotJudged(cutShortReason(open.path), 1, []);
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
-  admin?.follow(() => ({ counts: status.counts, ...soFar(report) }));
+  admin?.follow(() => ({ counts: session.tally.counts, ...soFar(report) }));
+  admin?.metrics.countsFrom(() => session.tally.counts);
   admin?.metrics.coverageFrom(() => report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }).coverage);
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
   const judge = new JudgeAddon(session, settings.targetOrigin);
-  const pipeline = new Pipeline([judge, new RecordAddon(), open, report, status, notJudged, ...(adminFeed ? [adminFeed] : [])], warn);
+  const pipeline = new Pipeline([judge, new RecordAddon(), open, notJudged, report, ...(adminFeed ? [adminFeed] : [])], warn);
   if (admin) {
     open.onSize = (bytes, segments) => admin.metrics.journalSize(bytes, segments);
     admin.metrics.journalSize(open.bytes, open.files);
@@ -114,7 +113,7 @@ if (journal) {
   const postCounts = () => {
     countsTimer = undefined;
     countsSentAt = performance.now();
-    post({ type: 'progress', processed: pipeline.processed, counts: status.counts });
+    post({ type: 'progress', processed: pipeline.processed, counts: session.tally.counts });
   };
   const postProgress = () => {
     if (performance.now() - countsSentAt >= COUNTS_EVERY_MS) {
@@ -133,11 +132,9 @@ if (journal) {
   let earlierDone: Promise<void> = Promise.resolve();
   if (judgingEarlier) {
     const add = (exchange: Exchange, judgement: Judgement | undefined) => {
-      if (judgement) report.builder.addExchange(exchange, judgement);
-      else report.notJudged(exchange.id ?? '(no id)');
-      status.earlier(exchange, judgement);
+      session.record(exchange, judgement);
       notJudged.earlier(exchange, judgement);
-      adminFeed?.earlier(exchange, judgement);
+      admin?.metrics.observe({ exchange, judgement });
       earlier++;
     };
     const earlierFiles = settings.rotation ? open.earlierSegments : open.path;
@@ -192,14 +189,13 @@ if (journal) {
       );
     }
     if (message.type === 'refused') {
-      status.counts.refused = message.total;
-      admin?.metrics.refusedSoFar(message.total);
+      session.tally.counts.refused = message.total;
       return undefined;
     }
     if (countsTimer) clearTimeout(countsTimer);
     postCounts();
     void admin?.close();
-    stop(open, status, report, earlier, timers).then(
+    stop(open, session, report, earlier, timers).then(
       (summary) => post({ type: 'stopped', summary }),
       (error: Error) => post({ type: 'stop-failed', message: error.message }),
     );
@@ -255,13 +251,13 @@ function startTimers(open: Journal, report: ReportAddon): Timers {
   };
 }
 
-async function stop(open: Journal, status: StatusAddon, report: ReportAddon, earlier: number, timers: Timers): Promise<RecorderSummary> {
+async function stop(open: Journal, session: JudgingSession, report: ReportAddon, earlier: number, timers: Timers): Promise<RecorderSummary> {
   await timers.stop();
   open.close();
   if (settings.rotation && open.lastClosed !== undefined) closedSegments.closed(open.lastClosed);
   await closedSegments.settled();
   const summary: RecorderSummary = {
-    counts: status.counts,
+    counts: session.tally.counts,
     journal: { path: open.path, written: open.written, lost: open.lost, earlier, ...(settings.rotation ? { segments: open.segments.map((path) => closedSegments.nameOf(path)) } : {}) },
     reportFiles: [],
     report: report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }),

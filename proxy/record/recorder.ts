@@ -7,6 +7,7 @@
 // bounded in bytes: should the recorder fall that far behind (a burst of huge bodies), the
 // bodies of further flows are let go (recorded as "not captured") instead of growing memory or
 // slowing the traffic down.
+import { emptyCounts } from '../../judging/tally.ts';
 import { Worker } from 'node:worker_threads';
 import type { Flow } from '../flow.ts';
 import type { StatusCounts } from './status.ts';
@@ -26,7 +27,7 @@ export class RecorderStartError extends Error {
   override name = 'RecorderStartError';
 }
 
-const EMPTY_COUNTS: StatusCounts = { exchanges: 0, notCovered: 0, failed: 0, refused: 0, findings: { must: 0, should: 0, client: 0 }, byOperation: {}, byRequirement: {}, internalErrors: 0 };
+const EMPTY_COUNTS: StatusCounts = emptyCounts();
 
 export class Recorder {
   /** Flows the recorder thread has judged and written. */

@@ -13,18 +13,15 @@ export class ReportAddon implements Addon {
     this.builder = session.builder!;
   }
 
+  /** Runs after the steps that may fail on a flow (judging, recording, the journal), so that the tally counts such a failure once. */
   done(flow: Flow): void {
     if (!flow.safeExchange || !flow.judgement || !flow.safeFindings) {
-      if (flow.internalError !== undefined) this.notJudged(String(flow.id));
+      // An exchange the kit failed on (a bug, said on the console with its cause, which may quote traffic: not repeated here).
+      this.session.notJudged(String(flow.id), flow.exchange);
       return;
     }
     // Without findings there is nothing to scrub: the judgement goes as it is. The exchange is the
     // redacted one: the session's known secrets are masked in it already.
-    this.session.record(flow.safeExchange, flow.judgement.findings.length === 0 ? flow.judgement : { ...flow.judgement, findings: flow.safeFindings });
-  }
-
-  /** An exchange the kit failed on (a bug, said on the console with its cause, which may quote traffic: not repeated here). */
-  notJudged(id: string): void {
-    this.session.notJudged(id);
+    this.session.record(flow.safeExchange, flow.judgement.findings.length === 0 ? flow.judgement : { ...flow.judgement, findings: flow.safeFindings }, flow.internalError !== undefined);
   }
 }

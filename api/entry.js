@@ -3,6 +3,7 @@
 // left as it was. The types are in dist/ (npm run build:types, run by npm pack).
 import { tsImport } from 'tsx/esm/api';
 
+// module-state: the package's entry: the library, loaded once by whoever imports the package.
 const api = await tsImport('./index.ts', import.meta.url);
 
 export const { runSuites, judgeRecording, startProxy, loadReport, loadBaseline, writeReports, conformanceDispatcher } = api;

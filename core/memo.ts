@@ -45,8 +45,8 @@ export function perFrozenObject<K extends object, V>(compute: (key: K) => V): (k
 
 /**
  * A value made on first use and the same ever after: what the kit ships (catalogs, schemas,
- * compiled validators) and slow set-ups. The one shape module-level state may take in the
- * engine and the drivers (test/layers.test.ts): it cannot change what anything decides.
+ * compiled validators) and slow set-ups. With perKey, perFrozenObject and RecentValues, the one
+ * shape a module-level cache may take (test/module-state.test.ts): it cannot change what anything decides.
  */
 export function once<T>(make: () => T): () => T {
   let made: { value: T } | undefined;

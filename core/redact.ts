@@ -85,7 +85,7 @@ interface RedactedHeader {
 
 /** Per secret header, its last few values redacted (RecentValues): traffic repeats one credential for thousands of requests. */
 // Stryker disable next-line ArrowFunction: made once at import, before any mutant is switched on (a static mutant); the header tests pin it.
-const recentSecretHeaders = new Map([...SECRET_HEADERS].map((name) => [name, new RecentValues(4, (value) => readSecretHeader(name, value))]));
+const recentSecretHeaders: ReadonlyMap<string, RecentValues<RedactedHeader>> = new Map([...SECRET_HEADERS].map((name) => [name, new RecentValues(4, (value) => readSecretHeader(name, value))]));
 
 function redactSecretHeader(name: string, value: string, sink: SecretSink | undefined): string {
   const redacted = recentSecretHeaders.get(name)!.get(value);
@@ -376,6 +376,7 @@ function withPiecesOf(secrets: Iterable<string>, indexes: readonly SecretPieces[
 }
 
 /** The indexes redactExchange used for the secrets it gave a sink. */
+// module-state: what belongs to the caller's sink, kept beside it (a WeakMap forgets it with the sink); no sink, nothing kept.
 const piecesBySink = new WeakMap<SecretSink, SecretPieces[]>();
 
 /** What to mask in a text: each secret where it stands whole (longest first), then their pieces. */

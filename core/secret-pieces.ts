@@ -34,10 +34,13 @@ const WINDOW = 4;
 const AFTER_WRAP = 4;
 
 /** Characters a token or secret is made of (base64url, base64, a JWT's dots, RFC 6750's token68): 1…69, else 0; by UTF-16 code unit, so that the scan needs no range test. */
-const CODE = new Uint8Array(0x10000);
-{
+const CODE: Readonly<Uint8Array> = characterCodes();
+
+function characterCodes(): Uint8Array {
+  const codes = new Uint8Array(0x10000);
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=.~';
-  for (let i = 0; i < alphabet.length; i++) CODE[alphabet.charCodeAt(i)] = i + 1;
+  for (let i = 0; i < alphabet.length; i++) codes[alphabet.charCodeAt(i)] = i + 1;
+  return codes;
 }
 
 /** A window key's slot in a filter of 2^bits slots. */

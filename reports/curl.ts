@@ -13,7 +13,7 @@ import { REDACTED } from '../core/redact.ts';
 export const ATTACK_TOKEN_COMMAND = 'npx tmi-conform token --attack';
 
 /** Headers curl sets itself, or that concern the connection rather than the request. */
-const LEFT_OUT = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept-encoding', 'user-agent', 'te', 'upgrade', 'expect']);
+const LEFT_OUT: ReadonlySet<string> = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept-encoding', 'user-agent', 'te', 'upgrade', 'expect']);
 
 /** The evidence bodies are cut at this mark (reports/exchange-evidence.ts): such a body cannot be sent again as it was. */
 const CUT_BODY = /… \(\d+ characters\)$/;

@@ -24,7 +24,7 @@ export const REPORT_FILES = {
  * The kernel's own views, where no file of ours can live: a report dir there would never be
  * written (procfs even spins on the attempt). By statfs type, as the kernel names them.
  */
-const KERNEL_FILE_SYSTEMS = new Map<number, string>([
+const KERNEL_FILE_SYSTEMS: ReadonlyMap<number, string> = new Map([
   [0x9fa0, 'procfs'],
   [0x62656572, 'sysfs'],
   [0x64626720, 'debugfs'],

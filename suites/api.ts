@@ -6,7 +6,6 @@ import { JudgingSession } from '../judging/session.ts';
 import { clientNamedByToken } from '../rules/rate-limit-tracker.ts';
 import { readBearerToken } from '../rules/token.ts';
 import type { Profile, SuiteConfig } from './config.ts';
-import { recordExchange, recordRisked429, recordUnplanned429 } from './evidence.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange, TokenAttack } from '../rules/types.ts';
 import { ApiLayout } from '../rules/api-layout.ts';
@@ -67,7 +66,7 @@ type AttackCaller = Exclude<Caller, Profile | 'anonymous'>;
 /** Attacks made from the no_scope client's token, with the operation's scope added. */
 const FROM_NO_SCOPE: ReadonlySet<Caller> = new Set(['tampered-scope', 'hs256-client-secret']);
 
-/** Where judged exchanges go: by default the running test's evidence. */
+/** Where judged exchanges go: in the suites, the running test's evidence (suites/evidence.ts). */
 export interface Recorder {
   exchange(exchange: Exchange, judgement: Judgement, deliberate: boolean): void;
   unplanned429(): void;
@@ -81,8 +80,6 @@ export interface Recorder {
  * rules attribute an answer only through a trusted credential (rateLimitClient).
  */
 const quotaOf = (headers: Record<string, string>) => clientNamedByToken(readBearerToken(headers)) ?? '(no token)';
-
-const testEvidence: Recorder = { exchange: recordExchange, unplanned429: recordUnplanned429, risked429: recordRisked429 };
 
 /** Retries of one request after 429s it did not plan. */
 const MAX_RETRIES_AFTER_429 = 5;
@@ -114,8 +111,8 @@ export class SuiteApi {
   constructor(
     readonly config: SuiteConfig,
     private readonly tenant: TenantTokens,
-    seed: Partial<Record<Profile, CachedToken>> = {},
-    private readonly recorder: Recorder = testEvidence,
+    seed: Partial<Record<Profile, CachedToken>>,
+    private readonly recorder: Recorder,
   ) {
     // Every request and wait in flight listens to it: as many as the tests run side by side.
     setMaxListeners(0, this.stopping.signal);

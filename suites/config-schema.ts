@@ -84,4 +84,5 @@ export function configSchema(): Schema {
   };
 }
 
+// module-state: run as a script, the module writes the schema file (docs/architecture.md, Configuration).
 if (import.meta.url === `file://${process.argv[1]}`) process.stdout.write(`${JSON.stringify(configSchema(), null, 2)}\n`);

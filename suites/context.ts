@@ -5,7 +5,7 @@ import type { Arbitrary } from 'fast-check';
 import { inject, it, type TestContext } from 'vitest';
 import { findingMessage } from '../rules/message.ts';
 import { isSuccess } from '../rules/checks/check.ts';
-import { inTestScope, markFailing } from './evidence.ts';
+import { TestEvidenceLog } from './evidence.ts';
 import { ConformanceFailure, failureText, receivedAnswer } from './failure.ts';
 import type { Profile, SuiteConfig } from './config.ts';
 import type { Judged } from './http.ts';
@@ -26,46 +26,53 @@ declare module 'vitest' {
   }
 }
 
-// Shared by the run's files (each evaluates this module): the preflight's outcome, had once,
-// and one client, with its tokens, pacing and rate-limit history.
-const shared = globalThis as { tmiHandover?: Promise<Handover>; tmiSuiteApi?: SuiteApi; tmiInterrupt?: Promise<void>; tmiSigint?: boolean; tmiProgress?: true };
-// The worker starts while the preflight runs; no test sends a request before it ended.
-const handover: Handover = await (shared.tmiHandover ??= receiveHandover(inject('tmiHandover')));
+/** What the run's files share in the worker: the preflight's outcome, and one client with its tokens, pacing, rate-limit history and its tests' evidence. */
+interface SuiteWorker {
+  handover: Handover;
+  config: SuiteConfig;
+  api: SuiteApi;
+  evidence: TestEvidenceLog;
+}
+
+/** The worker's share, made once: the preflight's outcome had, the client made, the interrupt, Ctrl-C and the progress line attended to. */
+async function startWorker(given: SuiteConfig, address: HandoverAddress): Promise<SuiteWorker> {
+  // The worker starts while the preflight runs; no test sends a request before it ended.
+  const handover = await receiveHandover(address);
+  const config: SuiteConfig = {
+    ...given,
+    tokenUrls: handover.tokenUrls,
+    fixtures: { ...given.fixtures, tokenExchangeProfiles: given.fixtures.tokenExchangeProfiles.filter((id) => !handover.deletedProfiles.includes(id)) },
+  };
+  const evidence = new TestEvidenceLog();
+  // Every token the suites send is settled against what the run learned of the tenant's tokens
+  // when it started (keys/tenant.ts: the issuer and the keys, from the config, the discovery
+  // document or its tokens).
+  const api = new SuiteApi(config, TenantTokens.fromData(handover.tenant), handover.tokens, evidence);
+  // An interrupt of the run reaches the worker from the main process (suites/handover.ts): the
+  // client's waits and requests end at once, so the tests and hooks still running end with them.
+  void whenInterrupted(address).then(() => api.interrupt());
+  // A terminal's Ctrl-C reaches this process too (it is in the run's process group). The main
+  // process says what it does: the first one ends no more than the waits and requests (above),
+  // the second ends everything at once, as it ends the main process.
+  process.once('SIGINT', () => process.once('SIGINT', () => process.exit(130)));
+  // The run's progress line (suites/progress.ts): what only the worker knows, posted to the main process.
+  reportProgress(address, () => ({ requests: api.sent, pacer: api.pacer.state() }));
+  return { handover, config, api, evidence };
+}
+
+// module-state: vitest evaluates this module once per worker, for all the run's files (suites/runner.ts: isolate false): the worker's one share.
+const worker = await startWorker(inject('tmiConfig'), inject('tmiHandover'));
 
 /**
  * Fixture profiles the target deleted on the preflight's request without a token (a security
  * finding the preflight reported): they are gone, so no suite sends them a request.
  */
-export const deletedProfiles: string[] = handover.deletedProfiles;
-
-const given: SuiteConfig = inject('tmiConfig');
+export const deletedProfiles: string[] = worker.handover.deletedProfiles;
 /** The configuration, with the token endpoint where the preflight had its tokens, and the fixture profiles that are left. */
-export const config: SuiteConfig = {
-  ...given,
-  tokenUrls: handover.tokenUrls,
-  fixtures: { ...given.fixtures, tokenExchangeProfiles: given.fixtures.tokenExchangeProfiles.filter((id) => !deletedProfiles.includes(id)) },
-};
-
-// Every token the suites send is settled against what the run learned of the tenant's tokens
-// when it started (keys/tenant.ts: the issuer and the keys, from the config, the discovery
-// document or its tokens).
-export const api: SuiteApi = (shared.tmiSuiteApi ??= new SuiteApi(config, TenantTokens.fromData(handover.tenant), handover.tokens));
-
-// An interrupt of the run reaches the worker from the main process (suites/handover.ts): the
-// client's waits and requests end at once, so the tests and hooks still running end with them.
-shared.tmiInterrupt ??= whenInterrupted(inject('tmiHandover')).then(() => api.interrupt());
-// A terminal's Ctrl-C reaches this process too (it is in the run's process group). The main
-// process says what it does: the first one ends no more than the waits and requests (above),
-// the second ends everything at once, as it ends the main process.
-if (!shared.tmiSigint) {
-  shared.tmiSigint = true;
-  process.once('SIGINT', () => process.once('SIGINT', () => process.exit(130)));
-}
-// The run's progress line (suites/progress.ts): what only the worker knows, posted to the main process.
-if (!shared.tmiProgress) {
-  shared.tmiProgress = true;
-  reportProgress(inject('tmiHandover'), () => ({ requests: api.sent, pacer: api.pacer.state() }));
-}
+export const config: SuiteConfig = worker.config;
+export const api: SuiteApi = worker.api;
+/** The running test's evidence: vitest's hooks (suites/setup.ts) tell it which test runs. */
+export const evidence: TestEvidenceLog = worker.evidence;
 
 // How a test's expectations charge requirements. A test fails only in the kit's words, and its
 // failure is evidence against exactly the requirements it names:
@@ -98,7 +105,7 @@ export function expectIssuedTokenConforms(judged: Judged, ...ids: string[]): voi
  * requirements the failure is evidence against.
  */
 function fail(judged: Judged, lines: string[], charged: string[]): never {
-  markFailing(judged.exchange, charged);
+  evidence.markFailing(judged.exchange, charged);
   throw new ConformanceFailure(failureText(lines, judged.exchange));
 }
 
@@ -178,7 +185,7 @@ export function needs(context: TestContext, condition: boolean, reason: string):
   if (!condition) context.skip(reason);
 }
 
-const notServed: ApiOperationId[] = handover.notServed;
+const notServed: ApiOperationId[] = worker.handover.notServed;
 
 /** The target serves the operation (the run's preflight found it answering). */
 export const served = (operation: ApiOperationId): boolean => !notServed.includes(operation);
@@ -235,5 +242,5 @@ export function checkIndependentCases<T>(arbitrary: Arbitrary<T>, edges: readonl
  * decides how many requests actually go at once (one at a time against a nearby target).
  */
 export function concurrentIt(name: string, body: (context: TestContext) => Promise<void>): void {
-  it.concurrent(name, inTestScope(body));
+  it.concurrent(name, evidence.inTestScope(body));
 }

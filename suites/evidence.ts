@@ -6,6 +6,7 @@ import type { RunnerTestCase } from 'vitest';
 import { redactExchange, scrubSecrets, type SecretSink } from '../core/redact.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
+import type { Recorder } from './api.ts';
 
 export interface RecordedExchange {
   exchange: Exchange;
@@ -33,50 +34,82 @@ declare module 'vitest' {
   }
 }
 
-let current: RunnerTestCase | undefined;
 /**
- * The test whose body is running, for tests that run concurrently (concurrentIt in context.ts): its
- * body runs in this scope (inTestScope), so that what it sends is its evidence, whichever test
- * began last.
+ * The evidence of one worker's tests: the test whose body is running, and what was recorded
+ * outside any test (in hooks), which goes with the next test. Made once per worker
+ * (suites/context.ts), where vitest's hooks (suites/setup.ts) and the suites' API client meet.
  */
-const testScope = new AsyncLocalStorage<RunnerTestCase>();
+export class TestEvidenceLog implements Recorder {
+  private current: RunnerTestCase | undefined;
+  /**
+   * The test whose body is running, for tests that run concurrently (concurrentIt in context.ts):
+   * its body runs in this scope (inTestScope), so that what it sends is its evidence, whichever
+   * test began last.
+   */
+  private readonly scope = new AsyncLocalStorage<RunnerTestCase>();
+  /** Exchanges made outside a test (in hooks) go with the next test. */
+  private pending: RecordedExchange[] = [];
+  private pendingUnplanned = 0;
+  private pendingRisked = 0;
+  /** What each exchange was recorded as, so that a failure can mark it. */
+  private readonly recordedAs = new WeakMap<Exchange, RecordedExchange>();
 
-/** The test the running code belongs to. */
-const runningTest = (): RunnerTestCase | undefined => testScope.getStore() ?? current;
+  beginTest(task: RunnerTestCase): void {
+    this.current = task;
+    task.meta.tmi = { exchanges: this.pending, unplanned429: this.pendingUnplanned, risked429: this.pendingRisked };
+    this.pending = [];
+    this.pendingUnplanned = 0;
+    this.pendingRisked = 0;
+  }
 
-/** A test body that records its exchanges as its own evidence, whatever runs beside it. */
-export function inTestScope<C extends { task: unknown }>(body: (context: C) => Promise<void>): (context: C) => Promise<void> {
-  return (context) => testScope.run(context.task as RunnerTestCase, () => body(context));
-}
-/** Exchanges made outside a test (in hooks) go with the next test. */
-let pending: RecordedExchange[] = [];
-let pendingUnplanned = 0;
-let pendingRisked = 0;
-/** What each exchange of this worker was recorded as, so that a failure can mark it. */
-const recordedAs = new WeakMap<Exchange, RecordedExchange>();
+  endTest(): void {
+    this.current = undefined;
+  }
 
-export function beginTest(task: RunnerTestCase): void {
-  current = task;
-  task.meta.tmi = { exchanges: pending, unplanned429: pendingUnplanned, risked429: pendingRisked };
-  pending = [];
-  pendingUnplanned = 0;
-  pendingRisked = 0;
-}
+  /** A test body that records its exchanges as its own evidence, whatever runs beside it. */
+  inTestScope<C extends { task: unknown }>(body: (context: C) => Promise<void>): (context: C) => Promise<void> {
+    return (context) => this.scope.run(context.task as RunnerTestCase, () => body(context));
+  }
 
-export function endTest(): void {
-  current = undefined;
-}
+  /**
+   * Records a judged exchange. A request the suite broke the rules with on purpose (to see it
+   * refused) is the suite's doing, not a client's: its client findings are dropped.
+   */
+  exchange(exchange: Exchange, judgement: Judgement, deliberate: boolean): void {
+    const recorded = redactedRecord(exchange, judgement, deliberate);
+    this.recordedAs.set(exchange, recorded);
+    const test = this.runningTest();
+    if (test?.meta.tmi) test.meta.tmi.exchanges.push(recorded);
+    else this.pending.push(recorded);
+  }
 
-/**
- * Records a judged exchange. A request the suite broke the rules with on purpose (to see it
- * refused) is the suite's doing, not a client's: its client findings are dropped.
- */
-export function recordExchange(exchange: Exchange, judgement: Judgement, deliberate: boolean): void {
-  const recorded = redactedRecord(exchange, judgement, deliberate);
-  recordedAs.set(exchange, recorded);
-  const test = runningTest();
-  if (test?.meta.tmi) test.meta.tmi.exchanges.push(recorded);
-  else pending.push(recorded);
+  /**
+   * The running test's failure concerns `exchange` (the report shows it, with a curl command for
+   * it) and is evidence against `charged` (none: a precondition was not met).
+   */
+  markFailing(exchange: Exchange, charged: string[]): void {
+    const recorded = this.recordedAs.get(exchange);
+    if (recorded) recorded.failing = true;
+    const test = this.runningTest();
+    if (test?.meta.tmi) test.meta.tmi.charged = charged;
+  }
+
+  unplanned429(): void {
+    const test = this.runningTest();
+    if (test?.meta.tmi) test.meta.tmi.unplanned429++;
+    else this.pendingUnplanned++;
+  }
+
+  risked429(): void {
+    const test = this.runningTest();
+    if (test?.meta.tmi) test.meta.tmi.risked429++;
+    else this.pendingRisked++;
+  }
+
+  /** The test the running code belongs to. */
+  private runningTest(): RunnerTestCase | undefined {
+    return this.scope.getStore() ?? this.current;
+  }
 }
 
 /**
@@ -98,27 +131,4 @@ export function redactedRecord(exchange: Exchange, judgement: Judgement, deliber
   if (judgement.rateLimit !== undefined) kept.rateLimit = judgement.rateLimit;
   if (judgement.reached) kept.reached = judgement.reached;
   return { exchange: safe, judgement: kept };
-}
-
-/**
- * The running test's failure concerns `exchange` (the report shows it, with a curl command for
- * it) and is evidence against `charged` (none: a precondition was not met).
- */
-export function markFailing(exchange: Exchange, charged: string[]): void {
-  const recorded = recordedAs.get(exchange);
-  if (recorded) recorded.failing = true;
-  const test = runningTest();
-  if (test?.meta.tmi) test.meta.tmi.charged = charged;
-}
-
-export function recordUnplanned429(): void {
-  const test = runningTest();
-  if (test?.meta.tmi) test.meta.tmi.unplanned429++;
-  else pendingUnplanned++;
-}
-
-export function recordRisked429(): void {
-  const test = runningTest();
-  if (test?.meta.tmi) test.meta.tmi.risked429++;
-  else pendingRisked++;
 }

@@ -2,9 +2,10 @@
 // generated inputs with the run's seed, so that `run --seed N` generates the same inputs again.
 import fc from 'fast-check';
 import { afterEach, beforeEach, inject } from 'vitest';
-import { beginTest, endTest } from './evidence.ts';
+import { evidence } from './context.ts';
 
+// module-state: fast-check reads the seed of its properties (suites/budget.ts) from its global configuration.
 fc.configureGlobal({ ...fc.readConfigureGlobal(), seed: inject('tmiConfig').seed });
 
-beforeEach(({ task }) => beginTest(task));
-afterEach(() => endTest());
+beforeEach(({ task }) => evidence.beginTest(task));
+afterEach(() => evidence.endTest());

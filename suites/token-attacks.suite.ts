@@ -66,6 +66,7 @@ async function hasClientSecret(context: TestContext): Promise<void> {
 
 // The key URLs of the jku and x5u attacks: served by the kit on loopback when the target runs on
 // this machine (suites/key-url-server.ts); a name that resolves nowhere otherwise.
+// module-state: this file's own listener, started and closed by its hooks (vitest evaluates a suite file once per run).
 const keyUrls: { server?: KeyUrlServer } = {};
 beforeAll(async () => {
   if (onLoopback(config.baseUrl)) keyUrls.server = await startKeyUrlServer();

@@ -1,6 +1,6 @@
 // Layers only point down (docs/architecture.md, "Layers"): every relative import of every module
 // (.ts, .mts, .mjs, and bin/'s .js), read with a regular expression, goes to the importer's own
-// folder or to a lower layer.
+// folder or to a lower layer. Module-level state is test/module-state.test.ts's.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -133,30 +133,7 @@ function cycles(edges: Edge[]): string[] {
   return found;
 }
 
-/** Top-level declarations that hold state a module could change: `let`, `var`, and collections not typed read-only. */
-const MODULE_STATE = /^(?:export\s+)?(?:let|var)\s+\w+|^(?:export\s+)?const\s+\w+\s*=\s*new\s+(?:Map|Set|WeakMap|WeakSet)\b/gm;
-
-/**
- * Where module-level state is the scope itself: one test runs at a time in a vitest worker, and
- * its evidence is where vitest's hooks (suites/setup.ts) and the suites' API client meet.
- */
-const STATE_ALLOWED = ['suites/evidence.ts'];
-
 describe('layers', () => {
-  it('no module of the engine, the drivers or the readers keeps state at module level (memos are core/memo.ts once, perKey, perFrozenObject)', () => {
-    const found: string[] = [];
-    for (const folder of ['rules', 'suites', 'proxy', 'recordings', 'keys']) {
-      for (const path of sourceFiles(join(packageRoot, folder))) {
-        const file = relative(packageRoot, path);
-        if (STATE_ALLOWED.includes(file)) continue;
-        for (const match of readFileSync(path, 'utf8').matchAll(MODULE_STATE)) found.push(`${file}: ${match[0]}`);
-      }
-    }
-    expect(found).toEqual([]);
-    // What it catches: the settings and caches modules kept before.
-    expect('let tenantTokens = new TenantTokens({});\nconst agents = new Map<number, Agent>();\n  let local = 1;\nconst FIXED: ReadonlySet<string> = new Set();'.match(MODULE_STATE)).toEqual(['let tenantTokens', 'const agents = new Map']);
-  });
-
   it('no import cycle, direct or round a loop', () => {
     expect(cycles(importGraph())).toEqual([]);
     const planted: Edge[] = [

@@ -2,8 +2,9 @@
 // status), appends it to the journal (rotating it into segments, compressing the closed ones,
 // when told to), rewrites the reports every report interval, and at stop writes the HAR file
 // and the reports. It runs beside the forwarding thread so that judging never delays a response.
+// recorder-worker.mjs, the thread's entry, runs it with the thread's settings and port.
 import { randomUUID } from 'node:crypto';
-import { parentPort, workerData } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { JudgingSession } from '../../judging/session.ts';
 import { writeReports } from '../../reports/write.ts';
 import type { Judgement } from '../../rules/index.ts';
@@ -32,20 +33,36 @@ import type { FromRecorder, RecorderSettings, RecorderSummary, ToRecorder } from
 /** The counts for the status line travel with a progress message at most this often. */
 const COUNTS_EVERY_MS = 200;
 
-const port = parentPort!;
-const settings = workerData as RecorderSettings;
-const post = (message: FromRecorder) => port.postMessage(message);
-const warn = (message: string) => post({ type: 'warn', message });
+/** What every part of the recorder thread is given: its settings, and the way to the forwarding thread. */
+interface Thread {
+  settings: RecorderSettings;
+  port: MessagePort;
+  post(message: FromRecorder): void;
+  warn(message: string): void;
+  /** The journal's closed segments, compressed when the settings say so. */
+  closedSegments: ClosedSegments;
+}
 
-const openapi = await loadOpenApi();
-// The admin listener first: a busy port must fail before the journal is touched. What it serves
-// is asked of the pipeline below, made in the same turn, before any request can arrive.
-const admin = openapi === null ? null : await startAdmin();
-const journal = openapi === null || admin === null ? undefined : openJournal();
-if (!journal) void admin?.close();
+/**
+ * The recorder thread, from its settings and the port to the forwarding thread: it posts
+ * `ready` (or `failed`) and then records every batch of flows it is sent until it is told to stop.
+ */
+export async function runRecorder(settings: RecorderSettings, port: MessagePort): Promise<void> {
+  const post = (message: FromRecorder) => port.postMessage(message);
+  const warn = (message: string) => post({ type: 'warn', message });
+  const thread: Thread = { settings, port, post, warn, closedSegments: new ClosedSegments(settings.rotation?.compress === true, warn) };
+  const openapi = await loadOpenApi(thread);
+  // The admin listener first: a busy port must fail before the journal is touched. What it serves
+  // is asked of the pipeline below, made in the same turn, before any request can arrive.
+  const admin = openapi === null ? null : await startAdmin(thread);
+  const journal = openapi === null || admin === null ? undefined : openJournal(thread);
+  // (No journal when either failed.)
+  if (journal === undefined || openapi === null || admin === null) void admin?.close();
+  else record(thread, journal, admin, openapi);
+}
 
 /** The admin listener (--admin), listening; undefined: none asked for; null: it could not listen. */
-async function startAdmin(): Promise<AdminListener | undefined | null> {
+async function startAdmin({ settings, post }: Thread): Promise<AdminListener | undefined | null> {
   if (!settings.admin) return undefined;
   const listener = new AdminListener(settings.admin, settings.reportTarget);
   try {
@@ -60,7 +77,7 @@ async function startAdmin(): Promise<AdminListener | undefined | null> {
 }
 
 /** The user's description (--openapi), read again here: the forwarding thread checked it at start. Null: it failed. */
-async function loadOpenApi(): Promise<OpenApiDescription | undefined | null> {
+async function loadOpenApi({ settings, post }: Thread): Promise<OpenApiDescription | undefined | null> {
   if (settings.openapiPath === undefined) return undefined;
   try {
     return await loadOpenApiFile(settings.openapiPath);
@@ -70,9 +87,7 @@ async function loadOpenApi(): Promise<OpenApiDescription | undefined | null> {
   }
 }
 
-const closedSegments = new ClosedSegments(settings.rotation?.compress === true, warn);
-
-function openJournal(): Journal | undefined {
+function openJournal({ settings, post, warn, closedSegments }: Thread): Journal | undefined {
   try {
     const { rotation } = settings;
     return new Journal(settings.journalPath, warn, settings.appendToJournal === true, rotation ? { ...rotation, onClosed: (path) => closedSegments.closed(path) } : undefined);
@@ -82,8 +97,9 @@ function openJournal(): Journal | undefined {
   }
 }
 
-if (journal) {
-  const open = journal;
+/** Records every batch of flows the forwarding thread sends into `open`, until it says stop. */
+function record(thread: Thread, open: Journal, admin: AdminListener | undefined, openapi: OpenApiDescription | undefined): void {
+  const { settings, port, post, warn } = thread;
   const notJudged = new NotJudgedAddon(warn);
   const session = new JudgingSession({
     tenant: TenantTokens.fromData(settings.tenant),
@@ -95,7 +111,7 @@ if (journal) {
   const report = new ReportAddon(session);
   if (open.droppedTail) report.builder.addNotJudged(cutShortReason(open.path), 1, []);
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
-  admin?.follow(() => ({ counts: session.tally.counts, ...soFar(report) }));
+  admin?.follow(() => ({ counts: session.tally.counts, ...soFar(report, settings) }));
   admin?.metrics.countsFrom(() => session.tally.counts);
   admin?.metrics.coverageFrom(() => report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }).coverage);
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
@@ -128,7 +144,7 @@ if (journal) {
   // batch at most: the forwarding thread sends the next only once this one is recorded).
   let earlier = 0;
   let judgingEarlier = open.earlierBytes > 0;
-  const timers = startTimers(open, report);
+  const timers = startTimers(thread, open, report);
   let earlierDone: Promise<void> = Promise.resolve();
   if (judgingEarlier) {
     const add = (exchange: Exchange, judgement: Judgement | undefined) => {
@@ -195,7 +211,7 @@ if (journal) {
     if (countsTimer) clearTimeout(countsTimer);
     postCounts();
     void admin?.close();
-    stop(open, session, report, earlier, timers).then(
+    stop(thread, open, session, report, earlier, timers).then(
       (summary) => post({ type: 'stopped', summary }),
       (error: Error) => post({ type: 'stop-failed', message: error.message }),
     );
@@ -204,7 +220,7 @@ if (journal) {
 }
 
 /** The verdict the reports would give now (the report builder's own), with the requirements' tally, and the operations as the console names them. */
-function soFar(report: ReportAddon): Omit<SessionState, 'counts'> {
+function soFar(report: ReportAddon, settings: RecorderSettings): Omit<SessionState, 'counts'> {
   const built = report.builder.build({ failOn: settings.failOn, baseline: settings.baseline });
   return { verdict: { passed: built.passed, summary: built.summary }, operations: operationRows(built.traffic, OPERATIONS_LIVE) };
 }
@@ -219,7 +235,7 @@ interface Timers {
  * far (written as at stop: each file complete under a temporary name, then renamed), so that a
  * proxy killed on day three leaves reports at most one interval old.
  */
-function startTimers(open: Journal, report: ReportAddon): Timers {
+function startTimers({ settings, warn }: Thread, open: Journal, report: ReportAddon): Timers {
   const intervalMs = settings.rotation?.intervalMs;
   const rotating = intervalMs === undefined ? undefined : setInterval(() => open.rotateIfDue(), Math.min(intervalMs, 1000));
   let writing: Promise<void> = Promise.resolve();
@@ -251,7 +267,7 @@ function startTimers(open: Journal, report: ReportAddon): Timers {
   };
 }
 
-async function stop(open: Journal, session: JudgingSession, report: ReportAddon, earlier: number, timers: Timers): Promise<RecorderSummary> {
+async function stop({ settings, closedSegments }: Thread, open: Journal, session: JudgingSession, report: ReportAddon, earlier: number, timers: Timers): Promise<RecorderSummary> {
   await timers.stop();
   open.close();
   if (settings.rotation && open.lastClosed !== undefined) closedSegments.closed(open.lastClosed);

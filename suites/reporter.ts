@@ -10,6 +10,8 @@ import { NOT_RUN_INTERRUPTED } from '../reports/status.ts';
 import { describeTestError } from './failure.ts';
 import { requirementsOfTestName } from './requirement-names.ts';
 import type { ProgressTally } from './progress.ts';
+// The test meta's shape (TaskMeta.tmi) is declared with the evidence it carries.
+import type {} from './evidence.ts';
 
 /** Tests per status, counted as the report counts them (a failure of `should` requirements only is a warning). */
 export type TestCounts = Record<Status, number>;

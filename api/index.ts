@@ -13,6 +13,7 @@ import { learnTenant, tenantTokensData } from '../keys/tenant.ts';
 import { loadOpenApiFile } from '../rules/openapi/load.ts';
 import { embeddedReferenceConfig, refuseTargetKeysWithoutBaseUrl, resolveConfig, type RawConfig } from '../suites/config.ts';
 import { runConformance } from '../suites/conformance.ts';
+import { refuseUnknownRequirements } from '../suites/requirement-tags.ts';
 import { startProxy as startProxySession, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget } from '../proxy/forward/target.ts';
 
@@ -32,7 +33,7 @@ export interface RunSuitesOptions {
   faults?: FaultName[];
   /** The embedded reference's rate limit; false: none. */
   rateLimit?: RateLimitOptions | false;
-  /** Only the tests that cover these requirements (default: all). */
+  /** Only the tests that cover these requirements (default: all); an id the catalog does not have is refused (UsageError). */
   requirements?: string[];
   failOn?: FailOn;
   baseline?: Baseline;
@@ -44,6 +45,7 @@ export interface RunSuitesOptions {
 export async function runSuites(options: RunSuitesOptions = {}): Promise<Report> {
   const raw = options.config ?? {};
   refuseTargetKeysWithoutBaseUrl(raw, 'runSuites');
+  refuseUnknownRequirements(options.requirements ?? [], 'runSuites');
   const embedded = raw.base_url === undefined;
   const reference = embedded ? await startReference({ faults: options.faults ?? [], ...(options.rateLimit !== undefined ? { rateLimit: options.rateLimit } : {}) }) : undefined;
   const print = options.print ?? (() => {});

@@ -12,7 +12,7 @@ import type { Report } from '../reports/model.ts';
 import { redactTarget } from '../reports/redact-text.ts';
 import { summarize } from '../reports/status.ts';
 import { checkReportDir, REPORT_FILES, writeReports } from '../reports/write.ts';
-import { loadRequirements } from '../rules/requirements.ts';
+import { refuseUnknownRequirements } from '../suites/requirement-tags.ts';
 import { configFromEnv, configFromFlags, embeddedReferenceConfig, mergeConfig, readConfigFile, refuseTargetKeysWithoutBaseUrl, resolveConfig, type RawConfig } from '../suites/config.ts';
 import { countsLine } from '../suites/reporter.ts';
 import { runConformance, type ConformanceOutcome } from '../suites/conformance.ts';
@@ -138,9 +138,7 @@ export async function run(argv: string[]): Promise<number> {
   const reportDir = stringFlag(args, 'report-dir') ?? 'reports/latest';
   await checkReportDir(reportDir); // before the run, not after it
   const requirements = (args.flags['requirement'] as string[] | undefined) ?? [];
-  const known = new Set(loadRequirements().map((r) => r.id));
-  const unknownIds = requirements.filter((id) => !known.has(id));
-  if (unknownIds.length > 0) throw new UsageError(`run: unknown requirement ${unknownIds.join(', ')} (see schemas/requirements.yaml)`);
+  refuseUnknownRequirements(requirements, 'run');
   // A run that ends in a setup error (exit 2) writes no report: an earlier run's must not pass for this one's.
   const baseline = await baselineOption(stringFlag(args, 'baseline'));
   await removeEarlierReports(reportDir);

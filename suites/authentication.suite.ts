@@ -10,7 +10,7 @@ const someResourceServer = () => config.fixtures.resourceServers[0] ?? unknownId
 describe('authentication', () => {
   // Requests without a credential, or with a malformed one, are attacked in token-attacks.suite.ts.
 
-  concurrentIt(covers('a token with an invalid signature is refused with 401 when deleting', 'AUTH-INVALID-SIGNATURE-401'), async (context) => {
+  concurrentIt(...covers('a token with an invalid signature is refused with 401 when deleting', 'AUTH-INVALID-SIGNATURE-401'), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'full');
     const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'corrupted-signature' });
@@ -18,7 +18,7 @@ describe('authentication', () => {
     expectExamined(answer, 'AUTH-INVALID-SIGNATURE-401', 'no refusal of the corrupted signature was seen');
   });
 
-  concurrentIt(covers('a token with an invalid signature is refused with 401 when updating a session or reading a resource server', 'AUTH-INVALID-SIGNATURE-401-OTHER'), async (context) => {
+  concurrentIt(...covers('a token with an invalid signature is refused with 401 when updating a session or reading a resource server', 'AUTH-INVALID-SIGNATURE-401-OTHER'), async (context) => {
     needsServed(context, 'updateSession', 'getResourceServer');
     needsProfile(context, 'full');
     const answers = [];
@@ -30,7 +30,7 @@ describe('authentication', () => {
     }
   });
 
-  concurrentIt(covers('a client that is not global is refused with 401 when deleting', 'AUTH-NON-GLOBAL-401'), async (context) => {
+  concurrentIt(...covers('a client that is not global is refused with 401 when deleting', 'AUTH-NON-GLOBAL-401'), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'non_global');
     const answer = await api.deleteTokenExchangeProfile(unknownId('profile'), { as: 'non_global' });
@@ -38,7 +38,7 @@ describe('authentication', () => {
     expectExamined(answer, 'AUTH-NON-GLOBAL-401', 'no answer to a client that is not global was seen (its token was judged invalid, or the request was throttled)');
   });
 
-  concurrentIt(covers('the tokens issued are JWTs whose scopes have the form <action>:<resource>', 'AUTH-TOKEN-IS-JWT', 'SCOPE-FORMAT', 'AUTH-BEARER-HEADER'), async (context) => {
+  concurrentIt(...covers('the tokens issued are JWTs whose scopes have the form <action>:<resource>', 'AUTH-TOKEN-IS-JWT', 'SCOPE-FORMAT', 'AUTH-BEARER-HEADER'), async (context) => {
     needsServed(context, 'getResourceServer');
     needsProfile(context, 'full');
     const answer = await api.getResourceServer(someResourceServer());
@@ -49,7 +49,7 @@ describe('authentication', () => {
 });
 
 describe('scopes', () => {
-  concurrentIt(covers('deleting without delete:token_exchange_profiles is refused', 'SCOPE-DELETE-REQUIRED'), async (context) => {
+  concurrentIt(...covers('deleting without delete:token_exchange_profiles is refused', 'SCOPE-DELETE-REQUIRED'), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'no_scope');
     needs(context, !scopesOfToken(await api.tokens.token('no_scope')).includes('delete:token_exchange_profiles'), 'the no_scope profile holds delete:token_exchange_profiles');
@@ -59,7 +59,7 @@ describe('scopes', () => {
     expectAnswer(answer, !isSuccess(answer.status), 'SCOPE-DELETE-REQUIRED', 'a refusal of a delete by a token without delete:token_exchange_profiles');
   });
 
-  concurrentIt(covers('insufficient scope is answered 403 with a message that names delete:token_exchange_profiles', 'SCOPE-DELETE-403'), async (context) => {
+  concurrentIt(...covers('insufficient scope is answered 403 with a message that names delete:token_exchange_profiles', 'SCOPE-DELETE-403'), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'no_scope');
     needs(context, !scopesOfToken(await api.tokens.token('no_scope')).includes('delete:token_exchange_profiles'), 'the no_scope profile holds delete:token_exchange_profiles');
@@ -68,7 +68,7 @@ describe('scopes', () => {
     expectStatus(answer, 403, 'SCOPE-DELETE-403', 'for a token without the scope');
   });
 
-  concurrentIt(covers('updating a session without update:sessions is refused', 'SCOPE-UPDATE-SESSION'), async (context) => {
+  concurrentIt(...covers('updating a session without update:sessions is refused', 'SCOPE-UPDATE-SESSION'), async (context) => {
     needsServed(context, 'updateSession');
     needsProfile(context, 'no_scope');
     needsSession(context);
@@ -80,7 +80,7 @@ describe('scopes', () => {
     expectExamined(answer, 'SCOPE-UPDATE-SESSION', 'no answer to a token without update:sessions was seen');
   });
 
-  concurrentIt(covers('reading a resource server without read:resource_servers is refused', 'SCOPE-READ-RESOURCE-SERVER'), async (context) => {
+  concurrentIt(...covers('reading a resource server without read:resource_servers is refused', 'SCOPE-READ-RESOURCE-SERVER'), async (context) => {
     needsServed(context, 'getResourceServer');
     needsProfile(context, 'no_scope');
     needsResourceServer(context);
@@ -90,7 +90,7 @@ describe('scopes', () => {
     expectExamined(answer, 'SCOPE-READ-RESOURCE-SERVER', 'no answer to a token without read:resource_servers was seen');
   });
 
-  concurrentIt(covers("the scopes granted are in the document's scope catalog", 'SCOPE-IN-CATALOG'), async (context) => {
+  concurrentIt(...covers("the scopes granted are in the document's scope catalog", 'SCOPE-IN-CATALOG'), async (context) => {
     needsServed(context, 'getResourceServer');
     needsProfile(context, 'full');
     const answer = await api.getResourceServer(someResourceServer());

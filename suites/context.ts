@@ -2,7 +2,7 @@
 // `tmi-conform run` through vitest's provide/inject, never through a file), one API client,
 // and the helpers that tie a test to the requirements it covers.
 import type { Arbitrary } from 'fast-check';
-import { inject, it, type TestContext } from 'vitest';
+import { inject, it, type TestContext, type TestOptions } from 'vitest';
 import { findingMessage } from '../rules/message.ts';
 import { isSuccess } from '../rules/checks/check.ts';
 import { TestEvidenceLog } from './evidence.ts';
@@ -13,7 +13,7 @@ import { SuiteApi } from './api.ts';
 import { TenantTokens } from '../keys/tenant.ts';
 import { receiveHandover, reportProgress, whenInterrupted, type Handover, type HandoverAddress } from './handover.ts';
 import { assertEdgesThenRandom, assertEdgesThenRandomConcurrently } from './budget.ts';
-export { covers } from './requirement-names.ts';
+export { covers } from './requirement-tags.ts';
 import type { ApiOperationId } from '../rules/checks/served.ts';
 import { notServedReason } from './preflight.ts';
 
@@ -240,7 +240,8 @@ export function checkIndependentCases<T>(arbitrary: Arbitrary<T>, edges: readonl
  * maxConcurrency at once), its exchanges recorded as its own evidence. Only for tests that share
  * no state with each other: each sends what it examines and judges its own answers. The pacer
  * decides how many requests actually go at once (one at a time against a nearby target).
+ * `options` declare the requirements it covers: `concurrentIt(...covers(title, ...ids), body)`.
  */
-export function concurrentIt(name: string, body: (context: TestContext) => Promise<void>): void {
-  it.concurrent(name, evidence.inTestScope(body));
+export function concurrentIt(name: string, options: TestOptions, body: (context: TestContext) => Promise<void>): void {
+  it.concurrent(name, options, evidence.inTestScope(body));
 }

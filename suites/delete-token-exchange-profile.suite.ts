@@ -9,7 +9,7 @@ const destructiveReason = 'allow_destructive is not set: nothing is deleted';
 const goneReason = () => (deletedProfiles.length > 0 ? ` (${deletedProfiles.join(', ')}: deleted by the target on the preflight's request without a token, see the report)` : '');
 
 describe('delete a token exchange profile', () => {
-  it(covers('deleting a disposable profile answers 204 with no body', 'TEP-DELETE-204', 'TEP-DELETE-NO-BODY'), async (context) => {
+  it(...covers('deleting a disposable profile answers 204 with no body', 'TEP-DELETE-204', 'TEP-DELETE-NO-BODY'), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'full');
     needs(context, config.allowDestructive, destructiveReason);
@@ -20,7 +20,7 @@ describe('delete a token exchange profile', () => {
     expectExamined(answer, 'TEP-DELETE-204', 'no 204 body was seen');
   });
 
-  it(covers('every disposable profile listed can be deleted the same way', 'TEP-DELETE-204', 'TEP-DELETE-NO-BODY'), async (context) => {
+  it(...covers('every disposable profile listed can be deleted the same way', 'TEP-DELETE-204', 'TEP-DELETE-NO-BODY'), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'full');
     needs(context, config.allowDestructive, destructiveReason);
@@ -29,7 +29,7 @@ describe('delete a token exchange profile', () => {
     for (const id of rest) expectNoFindings(await api.deleteTokenExchangeProfile(id), 'TEP-DELETE-204', 'TEP-DELETE-NO-BODY');
   });
 
-  it(covers('deleting a profile that does not exist is not a server error', 'GEN-NO-SERVER-ERROR', 'GEN-STATUS-DOCUMENTED'), async (context) => {
+  it(...covers('deleting a profile that does not exist is not a server error', 'GEN-NO-SERVER-ERROR', 'GEN-STATUS-DOCUMENTED'), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'full');
     // An id that exists nowhere: nothing is deleted, whatever the target does.
@@ -37,7 +37,7 @@ describe('delete a token exchange profile', () => {
     expectNoFindings(answer, 'GEN-NO-SERVER-ERROR', 'GEN-STATUS-DOCUMENTED');
   });
 
-  it(covers('ids with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
+  it(...covers('ids with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');
     needsProfile(context, 'full');
     needs(context, config.allowDestructive, destructiveReason);

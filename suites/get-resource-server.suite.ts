@@ -17,7 +17,7 @@ function fixtures(context: TestContext): string[] {
 }
 
 describe('get a resource server', () => {
-  it(covers('each fixture, read by id, comes back in the documented shape', ...SHAPE), async (context) => {
+  it(...covers('each fixture, read by id, comes back in the documented shape', ...SHAPE), async (context) => {
     for (const id of fixtures(context)) {
       const answer = await api.getResourceServer(id);
       expectNoFindings(answer, ...SHAPE);
@@ -26,13 +26,13 @@ describe('get a resource server', () => {
     }
   });
 
-  it(covers('a resource server read answers 200', 'RS-SUCCESS-200'), async (context) => {
+  it(...covers('a resource server read answers 200', 'RS-SUCCESS-200'), async (context) => {
     const answer = await api.getResourceServer(fixtures(context)[0]!);
     expectSuccess(answer, 'no success status was seen');
     expectStatus(answer, 200, 'RS-SUCCESS-200');
   });
 
-  it(covers('each fixture is found by its audience, read back from identifier', 'RS-LOOKUP-BY-ID-OR-AUDIENCE'), async (context) => {
+  it(...covers('each fixture is found by its audience, read back from identifier', 'RS-LOOKUP-BY-ID-OR-AUDIENCE'), async (context) => {
     for (const id of fixtures(context)) {
       const byId = await api.getResourceServer(id);
       const identifier = (byId.json as { identifier?: unknown } | undefined)?.identifier;
@@ -51,14 +51,14 @@ describe('get a resource server', () => {
   // The parameter naming the fields is "not shown": the kit sends include_fields alone, as the
   // boolean the document states, and judges only the answer's documented shape.
   for (const value of INCLUDE_FIELDS_VALUES) {
-    it(covers(`include_fields=${value} (the boolean the document states) answers the resource server in the documented shape`, 'RS-INCLUDE-FIELDS-BOOLEAN', 'RS-RESPONSE-SCHEMA'), async (context) => {
+    it(...covers(`include_fields=${value} (the boolean the document states) answers the resource server in the documented shape`, 'RS-INCLUDE-FIELDS-BOOLEAN', 'RS-RESPONSE-SCHEMA'), async (context) => {
       const answer = await api.getResourceServer(fixtures(context)[0]!, { query: `?include_fields=${value}` });
       expectNoFindings(answer, 'RS-RESPONSE-SCHEMA');
       expectExamined(answer, 'RS-RESPONSE-SCHEMA', 'the resource server was not seen');
     });
   }
 
-  it(covers('an unknown resource server is answered with a JSON error, not a success', 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY'), async (context) => {
+  it(...covers('an unknown resource server is answered with a JSON error, not a success', 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY'), async (context) => {
     needsServed(context, 'getResourceServer');
     needsProfile(context, 'full');
     const answer = await api.getResourceServer(unknownId('resource-server'));
@@ -66,7 +66,7 @@ describe('get a resource server', () => {
     expectRefused(answer, 'no error answer to an unknown resource server was seen');
   });
 
-  it(covers('ids and audiences with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
+  it(...covers('ids and audiences with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
     needsServed(context, 'getResourceServer');
     needsProfile(context, 'full');
     await checkIndependentCases(oddIds(), oddIdExamples(), async ({ value: id }) => {

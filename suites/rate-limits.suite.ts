@@ -9,7 +9,7 @@ const target = () => config.fixtures.resourceServers[0] ?? unknownId('resource-s
 const PROBE_CONCURRENCY = 8;
 
 describe('rate limits', () => {
-  it(covers('X-RateLimit-* values are integers, Remaining ≤ Limit, Reset in epoch seconds, counting down', 'RL-HEADER-VALUES', 'RL-SEQUENCE'), async (context) => {
+  it(...covers('X-RateLimit-* values are integers, Remaining ≤ Limit, Reset in epoch seconds, counting down', 'RL-HEADER-VALUES', 'RL-SEQUENCE'), async (context) => {
     needsServed(context, 'getResourceServer');
     needsProfile(context, 'full');
     const answers: Judged[] = [];
@@ -18,7 +18,7 @@ describe('rate limits', () => {
     for (const answer of answers) expectNoFindings(answer, 'RL-HEADER-VALUES', 'RL-SEQUENCE');
   });
 
-  it(covers('a burst beyond the limit gets a 429 (not 503, 500 or 403) with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', 'RL-429-HEADERS', 'RL-THROTTLED-429'), async (context) => {
+  it(...covers('a burst beyond the limit gets a 429 (not 503, 500 or 403) with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', 'RL-429-HEADERS', 'RL-THROTTLED-429'), async (context) => {
     needsServed(context, 'getResourceServer');
     needs(context, config.rateLimitProbe, 'rate_limit_probe is not set: the suite does not provoke a 429');
     // The full client's requests are ones the operation accepts: each answer is the resource

@@ -8,7 +8,6 @@ import type { ReportBuilder } from '../reports/builder.ts';
 import type { Status, TestOutcome } from '../reports/model.ts';
 import { NOT_RUN_INTERRUPTED } from '../reports/status.ts';
 import { describeTestError } from './failure.ts';
-import { requirementsOfTestName } from './requirement-names.ts';
 import type { ProgressTally } from './progress.ts';
 // The test meta's shape (TaskMeta.tmi) is declared with the evidence it carries.
 import type {} from './evidence.ts';
@@ -59,8 +58,8 @@ export class SuiteReporter implements Reporter {
   constructor(
     private readonly builder: ReportBuilder,
     private readonly print: (line: string) => void,
-    /** --requirement: tests it leaves out are skipped with the reason. */
-    private readonly selection: { pattern: RegExp; notSelected: string } | undefined,
+    /** --requirement: the tests that declare none of its ids are skipped with the reason. */
+    private readonly selection: { requirements: string[]; notSelected: string } | undefined,
     /** Told of each file and test, for the run's progress and --json events. */
     private readonly progress?: ProgressTally,
   ) {}
@@ -108,9 +107,11 @@ export class SuiteReporter implements Reporter {
     this.totals.risked429 += evidence?.risked429 ?? 0;
 
     const duration = testCase.diagnostic()?.duration;
-    const outcome: TestOutcome = { name, file: basename(testCase.module.moduleId), requirements: requirementsOfTestName(testCase.name), status: 'pass', ...(duration !== undefined ? { durationMs: duration } : {}) };
+    // The requirements the test declared as its tags (suites/requirement-tags.ts), never its title.
+    const requirements = [...testCase.tags];
+    const outcome: TestOutcome = { name, file: basename(testCase.module.moduleId), requirements, status: 'pass', ...(duration !== undefined ? { durationMs: duration } : {}) };
     const notRun = this.notRun(result);
-    if (this.selection && !this.selection.pattern.test(testCase.fullName)) {
+    if (this.selection && !requirements.some((id) => this.selection!.requirements.includes(id))) {
       // Left out by --requirement: never run, whatever vitest made of it when the run was cancelled.
       outcome.status = 'skip';
       outcome.message = this.selection.notSelected;

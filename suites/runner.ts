@@ -8,7 +8,7 @@ import type { ReportBuilder } from '../reports/builder.ts';
 import { packageRoot } from '../core/paths.ts';
 import type { SuiteConfig } from './config.ts';
 import type { HandoverAddress } from './handover.ts';
-import { testNamePatternFor } from './requirement-names.ts';
+import { requirementTags, tagsFilterFor } from './requirement-tags.ts';
 import { loadVitestNode } from './vitest-node.ts';
 import { SuiteReporter, type RunTotals } from './reporter.ts';
 import type { ProgressTally } from './progress.ts';
@@ -53,7 +53,7 @@ export interface SuiteRunResult {
 }
 
 export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResult> {
-  const selection = options.requirements.length > 0 ? { pattern: testNamePatternFor(options.requirements), notSelected: `not selected (--requirement ${options.requirements.join(' ')})` } : undefined;
+  const selection = options.requirements.length > 0 ? { requirements: options.requirements, notSelected: `not selected (--requirement ${options.requirements.join(' ')})` } : undefined;
   const reporter = new SuiteReporter(options.builder, options.print, selection, options.progress);
   const signalListeners = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
   const { createVitest } = await loadVitestNode();
@@ -64,11 +64,14 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
       config: false,
       watch: false,
       reporters: [reporter],
-      ...(selection ? { testNamePattern: selection.pattern } : {}),
+      // The tests that declare a selected requirement among their tags.
+      ...(selection ? { tagsFilter: tagsFilterFor(selection.requirements) } : {}),
     },
     {
       test: {
         include: SUITE_FILES.map((f) => `suites/${f}`),
+        // A suite test's tags are the requirements it covers (suites/requirement-tags.ts).
+        tags: requirementTags(),
         setupFiles: [join(suitesDir, 'setup.ts')],
         pool: 'forks',
         maxWorkers: 1,

@@ -210,7 +210,7 @@ const sending = ({ value }: MalformedAuthorization): CallOptions => (value === u
 describe('token attacks', () => {
   for (const attack of ATTACKS) {
     const ids = REQUIREMENTS[attack.kind];
-    concurrentIt(covers(`delete refuses ${attack.what} (401), for an unknown profile and a disposable one`, ...ids.delete), async (context) => {
+    concurrentIt(...covers(`delete refuses ${attack.what} (401), for an unknown profile and a disposable one`, ...ids.delete), async (context) => {
       needsServed(context, 'deleteTokenExchangeProfile');
       await attack.possible?.(context);
       await attack.before?.();
@@ -218,7 +218,7 @@ describe('token attacks', () => {
     });
 
     if (ids.other.length > 0) {
-      concurrentIt(covers(`update session and get resource server do not carry out a request with ${attack.what}`, ...ids.other), async (context) => {
+      concurrentIt(...covers(`update session and get resource server do not carry out a request with ${attack.what}`, ...ids.other), async (context) => {
         needsServed(context, 'updateSession', 'getResourceServer');
         await attack.possible?.(context);
         await attack.before?.();
@@ -226,7 +226,7 @@ describe('token attacks', () => {
       });
     }
 
-    concurrentIt(covers(`update session and get resource server refuse ${attack.what} with 401`, ...ids.otherInferred), async (context) => {
+    concurrentIt(...covers(`update session and get resource server refuse ${attack.what} with 401`, ...ids.otherInferred), async (context) => {
       needsServed(context, 'updateSession', 'getResourceServer');
       await attack.possible?.(context);
       await attack.before?.();
@@ -236,7 +236,7 @@ describe('token attacks', () => {
   }
 
   // Its own key URLs, so that what other tests' tokens make the target fetch is not counted here.
-  concurrentIt(covers('no operation fetches the key URL a token names (jku, x5u)', 'AUTH-KEY-URL-NOT-FETCHED'), async (context) => {
+  concurrentIt(...covers('no operation fetches the key URL a token names (jku, x5u)', 'AUTH-KEY-URL-NOT-FETCHED'), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile', 'getResourceServer');
     needs(context, keyUrls.server !== undefined, 'the target is not on this machine: it cannot reach a key URL the kit serves, so whether it fetches one is not seen');
     await canForge('jku', NOT_A_JWT, { keyUrl: keyUrl('jku', 'fetch') })(context);
@@ -248,14 +248,14 @@ describe('token attacks', () => {
     }
   });
 
-  concurrentIt(covers('delete refuses any Authorization header that carries no bearer JWT (401)', ...REQUIREMENTS.missing.delete), async (context) => {
+  concurrentIt(...covers('delete refuses any Authorization header that carries no bearer JWT (401)', ...REQUIREMENTS.missing.delete), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');
     await checkIndependentCases(malformedAuthorizations(), malformedAuthorizationExamples(), async (header) => {
       await attackDelete(sending(header), REQUIREMENTS.missing.delete, `Authorization: ${header.name}`);
     });
   });
 
-  concurrentIt(covers('update session and get resource server carry out no request whose Authorization header carries no bearer JWT', ...REQUIREMENTS.missing.other), async (context) => {
+  concurrentIt(...covers('update session and get resource server carry out no request whose Authorization header carries no bearer JWT', ...REQUIREMENTS.missing.other), async (context) => {
     needsServed(context, 'updateSession', 'getResourceServer');
     await checkIndependentCases(malformedAuthorizations(), malformedAuthorizationExamples(), async (header) => {
       await attackOthers(sending(header), REQUIREMENTS.missing.other, `Authorization: ${header.name}`);

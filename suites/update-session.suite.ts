@@ -23,14 +23,14 @@ afterAll(async () => {
 });
 
 describe('update session', () => {
-  it(covers('setting session_metadata answers with the session in the documented shape', 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH', 'SES-REQUEST-CONTENT-TYPE', 'SES-REQUEST-BODY', 'GEN-JSON-RESPONSE'), async (context) => {
+  it(...covers('setting session_metadata answers with the session in the documented shape', 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH', 'SES-REQUEST-CONTENT-TYPE', 'SES-REQUEST-BODY', 'GEN-JSON-RESPONSE'), async (context) => {
     const answer = await api.updateSession(sessionFor(context), { session_metadata: { plan: 'gold', locale: 'en-GB', note: 'set by tmi-conform' } });
     expectNoFindings(answer, 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH', 'GEN-JSON-RESPONSE');
     expectCarriedOut(answer, 'the update within the limits to be carried out', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH');
     expectExamined(answer, 'SES-RESPONSE-SCHEMA', 'the updated session was not seen');
   });
 
-  it(covers('the update answers 200 with the metadata sent, for the session named in the path', 'SES-SUCCESS-200', 'SES-METADATA-ECHOED', 'SES-ID-MATCHES'), async (context) => {
+  it(...covers('the update answers 200 with the metadata sent, for the session named in the path', 'SES-SUCCESS-200', 'SES-METADATA-ECHOED', 'SES-ID-MATCHES'), async (context) => {
     const answer = await api.updateSession(sessionFor(context), { session_metadata: { tier: 'silver' } });
     expectNoFindings(answer, 'SES-SUCCESS-200', 'SES-METADATA-ECHOED', 'SES-ID-MATCHES');
     expectSuccess(answer, 'no success status was seen');
@@ -39,7 +39,7 @@ describe('update session', () => {
   });
 
   for (const [label, cleared] of [['null', null], ['{}', {}]] as const) {
-    it(covers(`sending ${label} removes all session metadata`, 'SES-METADATA-CLEARED'), async (context) => {
+    it(...covers(`sending ${label} removes all session metadata`, 'SES-METADATA-CLEARED'), async (context) => {
       const id = sessionFor(context);
       expectSuccess(await api.updateSession(id, { session_metadata: { a: '1', b: '2' } }), 'no metadata was set to be removed');
       const answer = await api.updateSession(id, { session_metadata: cleared });
@@ -48,7 +48,7 @@ describe('update session', () => {
     });
   }
 
-  it(covers('any session_metadata within the limits (25 properties, 255 characters) is accepted', 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH'), async (context) => {
+  it(...covers('any session_metadata within the limits (25 properties, 255 characters) is accepted', 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH'), async (context) => {
     const id = sessionFor(context);
     await checkProperty(validSessionMetadata(), validMetadataExamples(), async ({ value: metadata }) => {
       const answer = await api.updateSession(id, { session_metadata: metadata });
@@ -57,7 +57,7 @@ describe('update session', () => {
     });
   });
 
-  it(covers('session_metadata that breaks the rules is refused, not stored', 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH'), async (context) => {
+  it(...covers('session_metadata that breaks the rules is refused, not stored', 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH'), async (context) => {
     const id = sessionFor(context);
     // Each case is refused (what is examined), and a refused update leaves the session as it was: no case changes what another sees.
     await checkIndependentCases(invalidSessionUpdates(), invalidUpdateExamples(), async ({ why, body }) => {
@@ -67,7 +67,7 @@ describe('update session', () => {
     });
   });
 
-  it(covers('an unknown session is answered with a JSON error, not a success', 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY'), async (context) => {
+  it(...covers('an unknown session is answered with a JSON error, not a success', 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY'), async (context) => {
     needsServed(context, 'updateSession');
     needsProfile(context, 'full');
     const answer = await api.updateSession(unknownId('session'), { session_metadata: null });
@@ -75,7 +75,7 @@ describe('update session', () => {
     expectRefused(answer, 'no error answer to an unknown session was seen');
   });
 
-  it(covers('session ids with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
+  it(...covers('session ids with reserved and unicode characters never give a 5xx', 'GEN-NO-SERVER-ERROR'), async (context) => {
     needsServed(context, 'updateSession');
     needsProfile(context, 'full');
     await checkIndependentCases(oddIds(), oddIdExamples(), async ({ value: id }) => {

@@ -15,6 +15,7 @@ import { ReportBuilder } from '../reports/builder.ts';
 import type { Report } from '../reports/model.ts';
 import { judgeExchange } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
+import { covers } from '../suites/requirement-tags.ts';
 import { runCli } from './helpers/cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tmi-charging-'));
@@ -230,10 +231,11 @@ describe('the report builder charges a failed test with what it names', () => {
 describe("a suite file's console line", () => {
   /** The least of vitest's TestCase and TestModule the reporter reads. */
   const moduleOf = (moduleId: string, tests = 1) => ({ moduleId, errors: () => [], children: { *allTests() { for (let i = 0; i < tests; i++) yield {}; } } });
-  const testCaseOf = (module: ReturnType<typeof moduleOf>, name: string, findings: Array<{ level: 'must' | 'should' }>) => ({
+  const testCaseOf = (module: ReturnType<typeof moduleOf>, [name, { tags }]: ReturnType<typeof covers>, findings: Array<{ level: 'must' | 'should' }>) => ({
     id: `${module.moduleId} ${name}`,
     fullName: `suite > ${name}`,
     name,
+    tags,
     module,
     result: () => ({ state: 'passed' }),
     diagnostic: () => ({ duration: 1 }),
@@ -257,7 +259,7 @@ describe("a suite file's console line", () => {
     const reporter = new SuiteReporter(new ReportBuilder({ kind: 'run', source: 'run' }), (line) => lines.push(line), undefined);
     const module = moduleOf('/x/get-resource-server.suite.ts');
     // The result first, the file's start after it: the line must still count the test.
-    reporter.onTestCaseResult(testCaseOf(module, 'reads [RS-RESPONSE-SCHEMA]', [{ level: 'must' }]) as never);
+    reporter.onTestCaseResult(testCaseOf(module, covers('reads', 'RS-RESPONSE-SCHEMA'), [{ level: 'must' }]) as never);
     reporter.onTestModuleStart(module as never);
     reporter.onTestModuleEnd(module as never);
     expect(lines).toHaveLength(1);
@@ -270,10 +272,10 @@ describe("a suite file's console line", () => {
     const reporter = new SuiteReporter(new ReportBuilder({ kind: 'run', source: 'run' }), (line) => lines.push(line), undefined);
     const module = moduleOf('/x/rate-limits.suite.ts', 2);
     reporter.onTestModuleStart(module as never);
-    reporter.onTestCaseResult(testCaseOf(module, 'values [RL-HEADER-VALUES]', []) as never);
+    reporter.onTestCaseResult(testCaseOf(module, covers('values', 'RL-HEADER-VALUES'), []) as never);
     reporter.onTestModuleEnd(module as never);
     expect(lines).toEqual([]);
-    reporter.onTestCaseResult(testCaseOf(module, 'burst [RL-429-HEADERS]', []) as never);
+    reporter.onTestCaseResult(testCaseOf(module, covers('burst', 'RL-429-HEADERS'), []) as never);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^ {2}✓ rate-limits +2 passed · 0 failed · 0 warned · 0 skipped {2}\(/);
   });
@@ -281,10 +283,11 @@ describe("a suite file's console line", () => {
 
 describe("an interrupted run's tests, as the reporter hands them to the report", () => {
   const module = { moduleId: '/x/update-session.suite.ts', errors: () => [], children: { *allTests() {} } };
-  const testCase = (name: string, result: Record<string, unknown>, duration?: number, charged?: string[]) => ({
+  const testCase = ([name, { tags }]: ReturnType<typeof covers>, result: Record<string, unknown>, duration?: number, charged?: string[]) => ({
     id: name,
     fullName: `update session > ${name}`,
     name,
+    tags,
     module,
     result: () => result,
     diagnostic: () => (duration === undefined ? undefined : { duration }),
@@ -297,16 +300,16 @@ describe("an interrupted run's tests, as the reporter hands them to the report",
     const builder = new ReportBuilder({ kind: 'run', source: 'run' });
     const reporter = new SuiteReporter(builder, () => {}, undefined);
     // Before the interrupt: vitest never started it.
-    reporter.onTestCaseResult(testCase('never started [SES-SUCCESS-200]', { state: 'pending' }) as never);
+    reporter.onTestCaseResult(testCase(covers('never started', 'SES-SUCCESS-200'), { state: 'pending' }) as never);
     reporter.interrupt();
-    reporter.onTestCaseResult(testCase('ran [SES-METADATA-ECHOED]', { state: 'passed' }, 30) as never);
-    reporter.onTestCaseResult(testCase('ran [SES-METADATA-ECHOED]', { state: 'passed' }, 30) as never);
-    reporter.onTestCaseResult(testCase('pending [SES-METADATA-CLEARED]', { state: 'pending' }) as never);
-    reporter.onTestCaseResult(testCase('cancelled [SES-ID-MATCHES]', { state: 'skipped', note: 'The test run was aborted by the user.' }) as never);
-    reporter.onTestCaseResult(testCase('reached after the cancel [SES-RESPONSE-SCHEMA]', { state: 'skipped' }) as never);
-    reporter.onTestCaseResult(testCase('cut short [SES-INVALID-UPDATE-REFUSED]', { state: 'failed', errors: [{ name: 'RunInterrupted', message: NOT_RUN }] }, 12) as never);
-    reporter.onTestCaseResult(testCase('no fixture [SES-METADATA-MAX-PROPERTIES]', { state: 'skipped', note: 'no fixture session' }) as never);
-    reporter.onTestCaseResult(testCase('failed [SES-REQUEST-BODY]', { state: 'failed', errors: [{ name: 'ConformanceFailure', message: 'SES-REQUEST-BODY: expected 400; received 200' }] }, 20, ['SES-REQUEST-BODY']) as never);
+    reporter.onTestCaseResult(testCase(covers('ran', 'SES-METADATA-ECHOED'), { state: 'passed' }, 30) as never);
+    reporter.onTestCaseResult(testCase(covers('ran', 'SES-METADATA-ECHOED'), { state: 'passed' }, 30) as never);
+    reporter.onTestCaseResult(testCase(covers('pending', 'SES-METADATA-CLEARED'), { state: 'pending' }) as never);
+    reporter.onTestCaseResult(testCase(covers('cancelled', 'SES-ID-MATCHES'), { state: 'skipped', note: 'The test run was aborted by the user.' }) as never);
+    reporter.onTestCaseResult(testCase(covers('reached after the cancel', 'SES-RESPONSE-SCHEMA'), { state: 'skipped' }) as never);
+    reporter.onTestCaseResult(testCase(covers('cut short', 'SES-INVALID-UPDATE-REFUSED'), { state: 'failed', errors: [{ name: 'RunInterrupted', message: NOT_RUN }] }, 12) as never);
+    reporter.onTestCaseResult(testCase(covers('no fixture', 'SES-METADATA-MAX-PROPERTIES'), { state: 'skipped', note: 'no fixture session' }) as never);
+    reporter.onTestCaseResult(testCase(covers('failed', 'SES-REQUEST-BODY'), { state: 'failed', errors: [{ name: 'ConformanceFailure', message: 'SES-REQUEST-BODY: expected 400; received 200' }] }, 20, ['SES-REQUEST-BODY']) as never);
     const report = builder.build({ failOn: 'must' });
     const tests = Object.fromEntries(report.tests.map((t) => [t.name.replace('update session > ', ''), [t.status, t.message]]));
     expect(report.tests).toHaveLength(8);

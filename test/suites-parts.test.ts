@@ -1,5 +1,5 @@
 // The building blocks of the suites, each proven both ways: configuration errors, derived
-// tokens, requirement names and blame, and the arbitraries derived from the schemas (pacing:
+// tokens, and the arbitraries derived from the schemas (pacing:
 // test/pacing.test.ts).
 import { createPublicKey, type JsonWebKeyInput } from 'node:crypto';
 import fc from 'fast-check';
@@ -12,7 +12,6 @@ import { buildExchange } from '../rules/exchange.ts';
 import { credentialState } from '../rules/credential.ts';
 import { configFromEnv, mergeConfig, resolveConfig } from '../suites/config.ts';
 import { assertEdgesThenRandom, boundedPredicate, MAX_SHRINK_STEPS } from '../suites/budget.ts';
-import { covers, requirementsOfTestName, testNamePatternFor } from '../suites/requirement-names.ts';
 import { corruptSignature, keyConfusionTokens, scopesOfToken, signedByForeignKey, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { jwt, claims, getExchange, updateExchange, session } from '../fixtures/exchanges.ts';
 
@@ -107,25 +106,6 @@ describe('derived tokens', () => {
     expect(scopesOfToken(jwt(claims('read:users update:users')))).toEqual(['read:users', 'update:users']);
     expect(scopesOfToken('opaque')).toEqual([]);
   });
-});
-
-describe('requirement names', () => {
-  it('a test name carries its requirements, of one level only', () => {
-    const name = covers('null clears', 'SES-METADATA-CLEARED', 'SES-RESPONSE-SCHEMA');
-    expect(requirementsOfTestName(name)).toEqual(['SES-METADATA-CLEARED', 'SES-RESPONSE-SCHEMA']);
-    expect(() => covers('mixed', 'SES-METADATA-CLEARED', 'SES-METADATA-ECHOED')).toThrow(/one level/);
-    expect(() => covers('none')).toThrow();
-    expect(requirementsOfTestName('no brackets')).toEqual([]);
-  });
-
-  it('--requirement selects exactly the tests naming the id', () => {
-    const pattern = testNamePatternFor(['RS-SIGNING-ALG']);
-    expect(pattern.test('x [RS-RESPONSE-SCHEMA RS-SIGNING-ALG GEN-JSON-RESPONSE]')).toBe(true);
-    expect(pattern.test('x [RS-SIGNING-ALG]')).toBe(true);
-    expect(pattern.test('x [RS-SIGNING-ALGORITHM]')).toBe(false);
-    expect(pattern.test('x [RS-RESPONSE-SCHEMA]')).toBe(false);
-  });
-
 });
 
 describe('arbitraries derived from the JSON Schemas', () => {

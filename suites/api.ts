@@ -5,7 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { JudgingSession } from '../judging/session.ts';
 import { clientNamedByToken } from '../rules/rate-limit-tracker.ts';
 import { readBearerToken } from '../rules/token.ts';
-import type { Profile, SuiteConfig } from './config.ts';
+import { CLAIM_PROFILES, PROFILES, type SuiteConfig, type TokenProfile } from './config.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange, TokenAttack } from '../rules/types.ts';
 import { ApiLayout } from '../rules/api-layout.ts';
@@ -28,10 +28,11 @@ import { makeAttackToken, TokenProvider, type CachedToken } from './tokens.ts';
  * - other-issuer: the full client's claims naming an issuer other than the tenant's (as learned),
  *   signed RS256 with a key that is not the tenant's (that issuer's, as far as a server can tell)
  * - expired: a token of the tenant that has expired (credentials.expired)
+ * - other_audience, not_yet_valid: the claim profiles, tokens of the tenant it must refuse (credentials.*)
  * - the catalogue of suites/tokens.ts (alg-none-capitalized … hs256-client-secret): the full
  *   client's claims (hs256-client-secret: the no_scope client's, the operation's scope added)
  */
-export type Caller = Profile | 'anonymous' | TokenAttack;
+export type Caller = TokenProfile | 'anonymous' | TokenAttack;
 
 type ApiOperation = keyof typeof REQUIRED_SCOPES;
 
@@ -61,7 +62,10 @@ export interface CallOptions {
   keyUrlFetched?: () => boolean;
 }
 
-type AttackCaller = Exclude<Caller, Profile | 'anonymous'>;
+type AttackCaller = Exclude<Caller, TokenProfile | 'anonymous'>;
+
+const TOKEN_PROFILES: ReadonlySet<Caller> = new Set([...PROFILES, ...CLAIM_PROFILES]);
+const isTokenProfile = (caller: Caller): caller is TokenProfile => TOKEN_PROFILES.has(caller);
 
 /** Attacks made from the no_scope client's token, with the operation's scope added. */
 const FROM_NO_SCOPE: ReadonlySet<Caller> = new Set(['tampered-scope', 'hs256-client-secret']);
@@ -111,7 +115,7 @@ export class SuiteApi {
   constructor(
     readonly config: SuiteConfig,
     private readonly tenant: TenantTokens,
-    seed: Partial<Record<Profile, CachedToken>>,
+    seed: Partial<Record<TokenProfile, CachedToken>>,
     private readonly recorder: Recorder,
   ) {
     // Every request and wait in flight listens to it: as many as the tests run side by side.
@@ -134,7 +138,7 @@ export class SuiteApi {
     this.stopping.abort(new RunInterrupted());
   }
 
-  has(profile: Profile): boolean {
+  has(profile: TokenProfile): boolean {
     return this.tokens.has(profile);
   }
 
@@ -183,7 +187,7 @@ export class SuiteApi {
 
   private async authorization(caller: Caller, operation: ApiOperation, attackWith: CallOptions['attackWith']): Promise<{ token?: string; facts?: OutgoingRequest['tokenFacts'] }> {
     if (caller === 'anonymous') return {};
-    if (caller !== 'full' && caller !== 'no_scope' && caller !== 'non_global') {
+    if (!isTokenProfile(caller)) {
       const token = await this.attackToken(caller, operation, attackWith);
       if (token === undefined) throw new Error(`cannot make the "${caller}" token for this run`);
       // The suite forged it: the signature does not hold, whatever the target's keys say. The

@@ -4,12 +4,12 @@
 // (suites/config.ts, cli/run.ts, suites/config-schema.ts); test/config-keys.test.ts walks it.
 
 /**
- * url: an http(s) URL; url-or-file: one, or a file path; text: any non-empty string; switch: a
+ * url: an http(s) URL; url-or-file: one, or a file path; text: any non-empty string; listen: HOST:PORT; switch: a
  * boolean (a flag without a value); integer: a whole number in `range`; ids: a list of ids (the
  * environment gives them comma-separated); credentials and sessions: structured, in the file (the
  * environment has a variable per part); coverage: a percentage, or PART=N,… (reports/coverage-gate.ts).
  */
-export type ConfigKeyKind = 'url' | 'url-or-file' | 'text' | 'switch' | 'integer' | 'ids' | 'credentials' | 'sessions' | 'coverage';
+export type ConfigKeyKind = 'url' | 'url-or-file' | 'text' | 'listen' | 'switch' | 'integer' | 'ids' | 'credentials' | 'sessions' | 'coverage';
 
 export interface ConfigKey {
   /** The key in the YAML file; a nested one is written with a dot (fixtures.resource_servers). */
@@ -75,10 +75,26 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     doc: "The tenant's public signing keys (a JSON Web Key Set), an http(s) URL or a file: token signatures are checked against them; one given here that cannot be read stops the run (exit 2).",
   },
   {
+    key: 'callback_url',
+    kind: 'url',
+    env: 'TMI_CALLBACK_URL',
+    flag: { name: 'callback-url', value: 'URL' },
+    default: 'none: a target on this machine reaches a key server the kit runs on loopback; a target elsewhere is not examined for fetching key URLs',
+    doc: "A URL at which the target reaches the kit (e.g. http://10.0.0.5:8123): the jku and x5u tokens name key URLs under it, and a fetch the kit sees there is AUTH-KEY-URL-NOT-FETCHED.",
+  },
+  {
+    key: 'callback_listen',
+    kind: 'listen',
+    env: 'TMI_CALLBACK_LISTEN',
+    flag: { name: 'callback-listen', value: 'HOST:PORT' },
+    default: '0.0.0.0 and the port of callback_url (80 or 443 when it names none)',
+    doc: 'Where the kit listens for the requests to callback_url: the address and port callback_url is mapped to.',
+  },
+  {
     key: 'credentials',
     kind: 'credentials',
-    env: 'TMI_<PROFILE>_CLIENT_ID, TMI_<PROFILE>_CLIENT_SECRET, TMI_<PROFILE>_TOKEN (PROFILE: FULL, NO_SCOPE, NON_GLOBAL); TMI_EXPIRED_TOKEN',
-    doc: 'Token profiles (full, no_scope, non_global), each client credentials or a static token, and an expired token of the tenant for the expiry attack; never on a command line.',
+    env: 'TMI_<PROFILE>_CLIENT_ID, TMI_<PROFILE>_CLIENT_SECRET, TMI_<PROFILE>_TOKEN (PROFILE: FULL, NO_SCOPE, NON_GLOBAL, OTHER_AUDIENCE, NOT_YET_VALID); TMI_OTHER_AUDIENCE_AUDIENCE; TMI_EXPIRED_TOKEN',
+    doc: 'Token profiles (full, no_scope, non_global), each client credentials or a static token; an expired token of the tenant for the expiry attack; and the optional claim profiles other_audience (a client and the audience of another API of the tenant, or a token) and not_yet_valid (a client or a token whose nbf lies ahead), whose tokens every operation must refuse; never on a command line.',
   },
   {
     key: 'fixtures.sessions',

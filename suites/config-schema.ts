@@ -23,6 +23,8 @@ function shapeOf(key: ConfigKey): Schema {
     case 'url-or-file':
     case 'text':
       return { ...nonEmpty };
+    case 'listen':
+      return { type: 'string', pattern: '^(\\[[^\\]]+\\]|[^:\\s\\[\\]]+):\\d{1,5}$' };
     case 'switch':
       return { type: 'boolean' };
     case 'coverage':
@@ -55,6 +57,14 @@ function shapeOf(key: ConfigKey): Schema {
           no_scope: { $ref: '#/$defs/profile', description: 'A global client WITHOUT delete:token_exchange_profiles.' },
           non_global: { $ref: '#/$defs/profile', description: 'A client that is not global.' },
           expired: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: nonEmpty }, description: 'A token the tenant issued that has since expired: the suites check that it is refused. Without it the expiry attack is skipped.' },
+          other_audience: {
+            oneOf: [
+              { type: 'object', additionalProperties: false, required: ['client_id', 'client_secret', 'audience'], properties: { client_id: nonEmpty, client_secret: nonEmpty, audience: nonEmpty } },
+              { type: 'object', additionalProperties: false, required: ['token'], properties: { token: nonEmpty } },
+            ],
+            description: "A token the tenant signs for another of its APIs: a client and the audience of that API (the token is asked for at each run), or the token itself. The suites check that every operation refuses it (AUTH-AUDIENCE-401); without it that is not examined.",
+          },
+          not_yet_valid: { $ref: '#/$defs/profile', description: 'A token the tenant signs whose nbf lies ahead: a client whose tokens are not valid yet, or the token itself. The suites check that every operation refuses it (AUTH-NOT-BEFORE-401); without it that is not examined.' },
         },
       };
   }

@@ -12,7 +12,17 @@ import { configSchema } from './config-schema.ts';
 export const PROFILES = ['full', 'no_scope', 'non_global'] as const;
 export type Profile = (typeof PROFILES)[number];
 
-export type Credential = { client_id: string; client_secret: string } | { token: string };
+/**
+ * The claim profiles: tokens the tenant itself signs that a verifier must still refuse, one for
+ * another of its APIs and one not valid yet. Optional: without one, what it examines is not.
+ */
+export const CLAIM_PROFILES = ['other_audience', 'not_yet_valid'] as const;
+export type ClaimProfile = (typeof CLAIM_PROFILES)[number];
+/** Every profile the run may hold a token of. */
+export type TokenProfile = Profile | ClaimProfile;
+
+/** Client credentials (asking for `audience` when given, else the run's) or a static token. */
+export type Credential = { client_id: string; client_secret: string; audience?: string } | { token: string };
 
 export interface SessionFixture {
   id: string;
@@ -45,9 +55,11 @@ export interface SuiteConfig {
   jwksUrl: string;
   /** jwks_url was given (flag, environment or file): a set that cannot be read is a usage error, not a note. */
   jwksUrlGiven: boolean;
-  credentials: Partial<Record<Profile, Credential>>;
+  credentials: Partial<Record<TokenProfile, Credential>>;
   /** A token of the tenant that has expired, for the expiry attack; undefined: that attack is skipped. */
   expiredToken?: string;
+  /** callback_url and where the kit listens for it (callback_listen); undefined: key URLs are served on loopback, for a target on this machine only. */
+  callback?: { url: string; host: string; port: number };
   fixtures: { sessions: SessionFixture[]; resourceServers: string[]; tokenExchangeProfiles: string[] };
   allowDestructive: boolean;
   rateLimitProbe: boolean;
@@ -66,7 +78,9 @@ export interface RawConfig {
   audience?: string;
   issuer?: string;
   jwks_url?: string;
-  credentials?: Partial<Record<Profile, Credential>> & { expired?: { token: string } };
+  callback_url?: string;
+  callback_listen?: string;
+  credentials?: Partial<Record<TokenProfile, Credential>> & { expired?: { token: string } };
   fixtures?: {
     sessions?: Array<string | { id: string; session_metadata: Record<string, string> | null }>;
     resource_servers?: string[];
@@ -93,6 +107,7 @@ function validateRaw(raw: unknown): ErrorObject[] {
 }
 
 const ALTERNATIVES: Array<[RegExp, string]> = [
+  [/^\/credentials\/other_audience$/, 'expected {client_id, client_secret, audience} or {token}'],
   [/^\/credentials\/[^/]+$/, 'expected {client_id, client_secret} or {token}'],
   [/^\/fixtures\/sessions\/\d+$/, 'expected a session id or {id, session_metadata}'],
 ];
@@ -117,6 +132,8 @@ function validValue(key: ConfigKey, given: unknown): string {
       return typeof given === 'string' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(given) ? `an http(s) URL with its scheme, e.g. http://${given}` : 'an http(s) URL, e.g. https://tenant.example.com/api/v2';
     case 'integer':
       return `a whole number from ${key.range!.min} to ${key.range!.max}${key.default !== undefined ? ` (default ${key.default})` : ''}`;
+    case 'listen':
+      return 'HOST:PORT, e.g. 0.0.0.0:8123';
     case 'switch':
       return 'true or false';
     case 'ids':
@@ -163,7 +180,11 @@ function checkLayer(raw: unknown, layer: Layer): RawConfig {
   if (errors.length > 0) throw new UsageError(`run: ${describeConfigErrors(errors, raw, layer)}`);
   const config = raw as RawConfig;
   // The schema checks the scheme only; a URL must also parse (a port above 65535 does not).
-  for (const name of ['base_url', 'auth_url', 'jwks_url'] as const) {
+  // The schema checks the shape; a port must also be one.
+  if (config.callback_listen !== undefined && listenAddress(config.callback_listen) === undefined) {
+    throw new UsageError(`run: ${layer.nameOf(keyAt('/callback_listen')!)}: ${JSON.stringify(config.callback_listen)} is not HOST:PORT with a port up to 65535`);
+  }
+  for (const name of ['base_url', 'auth_url', 'jwks_url', 'callback_url'] as const) {
     const value = config[name];
     if (value === undefined || !/^https?:\/\//i.test(value)) continue; // jwks_url may be a file
     const problem = urlProblem(value);
@@ -199,7 +220,7 @@ const lineOf = (problem: YAMLError): string => (problem.linePos ? ` at line ${pr
 /** The yaml package's message without its position and the excerpt it appends. */
 const firstSentence = (problem: YAMLError): string => problem.message.split('\n', 1)[0]!.replace(/ at line \d+, column \d+:?$/, '');
 
-const ENV_PROFILE: Record<Profile, string> = { full: 'FULL', no_scope: 'NO_SCOPE', non_global: 'NON_GLOBAL' };
+const ENV_PROFILE: Record<TokenProfile, string> = { full: 'FULL', no_scope: 'NO_SCOPE', non_global: 'NON_GLOBAL', other_audience: 'OTHER_AUDIENCE', not_yet_valid: 'NOT_YET_VALID' };
 
 /** A value as a flag or the environment gives it (text, or true for a switch that is set), read as its key's kind says. */
 function readValue(key: ConfigKey, text: string | true, where: string): unknown {
@@ -231,13 +252,15 @@ function setKey(raw: Record<string, unknown>, key: string, value: unknown): void
 
 function credentialsFromEnv(env: NodeJS.ProcessEnv): RawConfig['credentials'] | undefined {
   let credentials: RawConfig['credentials'];
-  for (const profile of PROFILES) {
+  for (const profile of [...PROFILES, ...CLAIM_PROFILES]) {
     const prefix = `TMI_${ENV_PROFILE[profile]}_`;
     const token = env[`${prefix}TOKEN`];
     const id = env[`${prefix}CLIENT_ID`];
     const secret = env[`${prefix}CLIENT_SECRET`];
+    // Only the other_audience client asks for an audience of its own (TMI_OTHER_AUDIENCE_AUDIENCE).
+    const audience = profile === 'other_audience' ? env[`${prefix}AUDIENCE`] : undefined;
     if (token) (credentials ??= {})[profile] = { token };
-    else if (id || secret) (credentials ??= {})[profile] = { client_id: id ?? '', client_secret: secret ?? '' };
+    else if (id || secret || audience) (credentials ??= {})[profile] = { client_id: id ?? '', client_secret: secret ?? '', ...(audience ? { audience } : {}) };
   }
   if (env['TMI_EXPIRED_TOKEN']) (credentials ??= {}).expired = { token: env['TMI_EXPIRED_TOKEN'] };
   return credentials;
@@ -298,12 +321,31 @@ export function embeddedReferenceConfig(reference: RawConfig, raw: RawConfig): S
 /** A seed for a run that was given none; printed and recorded, so the run can be replayed. */
 export const newSeed = (): number => Math.floor(Math.random() * 0x80000000);
 
+/** HOST:PORT (an IPv6 host in brackets), or undefined when it is not one. */
+function listenAddress(text: string): { host: string; port: number } | undefined {
+  const match = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(text);
+  if (!match || Number(match[2]) > 65535) return undefined;
+  return { host: match[1]!.replace(/^\[|\]$/g, ''), port: Number(match[2]) };
+}
+
+/** callback_url with where to listen for it: callback_listen, else every address at callback_url's port. */
+function callbackOf(raw: RawConfig): SuiteConfig['callback'] {
+  if (raw.callback_url === undefined) {
+    if (raw.callback_listen !== undefined) throw new UsageError('run: callback_listen is set but callback_url is not: say at which URL the target reaches the kit');
+    return undefined;
+  }
+  const url = new URL(raw.callback_url);
+  const listen = raw.callback_listen !== undefined ? listenAddress(raw.callback_listen)! : { host: '0.0.0.0', port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
+  return { url: raw.callback_url.replace(/\/+$/, ''), ...listen };
+}
+
 /** The resolved configuration; base_url must be known by now. */
 export function resolveConfig(raw: RawConfig): SuiteConfig {
   if (!raw.base_url) throw new UsageError('run: no base_url (give --base-url, TMI_BASE_URL or base_url in the config file)');
   const baseUrl = raw.base_url.replace(/\/+$/, '');
   const { expired, ...credentials } = raw.credentials ?? {};
   const authUrl = (raw.auth_url ?? new URL(baseUrl).origin).replace(/\/+$/, '');
+  const callback = callbackOf(raw);
   return {
     baseUrl,
     authUrl,
@@ -314,6 +356,7 @@ export function resolveConfig(raw: RawConfig): SuiteConfig {
     jwksUrlGiven: raw.jwks_url !== undefined,
     credentials,
     ...(expired ? { expiredToken: expired.token } : {}),
+    ...(callback !== undefined ? { callback } : {}),
     fixtures: {
       sessions: (raw.fixtures?.sessions ?? []).map((s): SessionFixture => {
         if (typeof s !== 'string') return { id: s.id, original: { session_metadata: s.session_metadata } };

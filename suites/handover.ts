@@ -13,13 +13,13 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import type { TenantTokensData } from '../keys/tenant.ts';
 import type { ApiOperationId } from '../rules/checks/served.ts';
-import type { Profile } from './config.ts';
+import type { TokenProfile } from './config.ts';
 import type { CachedToken } from './tokens.ts';
 import { WORKER_REPORT_EVERY_MS, type WorkerReport } from './progress.ts';
 
 /** What the worker needs from the preflight. */
 export interface Handover {
-  tokens: Partial<Record<Profile, CachedToken>>;
+  tokens: Partial<Record<TokenProfile, CachedToken>>;
   /** What the run learned of the tenant's tokens (keys/tenant.ts); null: nothing. */
   tenant: TenantTokensData | null;
   /** Operations the target does not serve: their tests are skipped. */

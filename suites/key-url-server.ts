@@ -1,8 +1,9 @@
-// The key URLs of the jku and x5u attacks: a server on loopback serving the attacker's key set
-// and certificate (suites/tokens.ts), and noting every request it gets. A target on the same
-// machine that fetches the URL a token names is seen doing so: a server-side request forgery,
-// whether it then accepts the token or not. A target elsewhere cannot reach it, and is given a
-// URL that resolves nowhere.
+// The key URLs of the jku and x5u attacks: a server serving the attacker's key set and
+// certificate (suites/tokens.ts), and noting every request it gets. A target that fetches the URL
+// a token names is seen doing so: a server-side request forgery, whether it then accepts the
+// token or not. It listens on loopback for a target on the same machine, or where callback_url
+// says for a target elsewhere (callback_listen: the address callback_url is mapped to). A target
+// that can reach neither is given a URL that resolves nowhere.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { attackerCertificatePem, attackerKeySet } from './tokens.ts';
@@ -24,7 +25,27 @@ export interface KeyUrlServer {
 /** URLs under a name that no resolver answers (RFC 6761 .invalid): for a target that could not reach the kit anyway. */
 export const UNREACHABLE_KEY_URL = (kind: 'jku' | 'x5u', name: string): string => `https://tmi-conform-key-url.invalid/${encodeURIComponent(name)}/${kind === 'jku' ? 'jwks.json' : 'cert.pem'}`;
 
-export async function startKeyUrlServer(): Promise<KeyUrlServer> {
+/** Where the server listens, and the URL the target reaches it at (default: its own loopback address). */
+export interface KeyUrlServerOptions {
+  host: string;
+  port: number;
+  /** callback_url: the URLs the tokens name are under it. */
+  publicUrl?: string;
+}
+
+/** Loopback, a free port: for a target on this machine. */
+const ON_LOOPBACK: KeyUrlServerOptions = { host: '127.0.0.1', port: 0 };
+
+/**
+ * Where the run serves its key URLs: at callback_url when the configuration gives one, else on
+ * loopback when the target runs on this machine; undefined when the target could reach neither.
+ */
+export function keyUrlServerOptions(baseUrl: string, callback: { url: string; host: string; port: number } | undefined): KeyUrlServerOptions | undefined {
+  if (callback !== undefined) return { host: callback.host, port: callback.port, publicUrl: callback.url };
+  return onLoopback(baseUrl) ? ON_LOOPBACK : undefined;
+}
+
+export async function startKeyUrlServer(options: KeyUrlServerOptions = ON_LOOPBACK): Promise<KeyUrlServer> {
   const fetches: KeyFetch[] = [];
   const pem = await attackerCertificatePem();
   const server: Server = createServer((req, res) => {
@@ -38,11 +59,21 @@ export async function startKeyUrlServer(): Promise<KeyUrlServer> {
       res.writeHead(404).end();
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const { port } = server.address() as AddressInfo;
+  const base = (options.publicUrl ?? `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`).replace(/\/+$/, '');
+  // The path of callback_url, as a mapping that keeps paths delivers it; one that strips it delivers the rest.
+  const prefix = new URL(base).pathname.replace(/\/+$/, '');
+  const under = (path: string, name: string) => [`${prefix}/${encodeURIComponent(name)}/`, `/${encodeURIComponent(name)}/`].some((start) => path.startsWith(start));
   return {
-    url: (kind, name) => `http://127.0.0.1:${port}/${encodeURIComponent(name)}/${kind === 'jku' ? 'jwks.json' : 'cert.pem'}`,
-    fetched: (name) => fetches.filter((f) => f.path.startsWith(`/${encodeURIComponent(name)}/`)),
+    url: (kind, name) => `${base}/${encodeURIComponent(name)}/${kind === 'jku' ? 'jwks.json' : 'cert.pem'}`,
+    fetched: (name) => fetches.filter((f) => under(f.path, name)),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -19,7 +19,7 @@ import type { Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
 import type { TenantTokens } from '../keys/tenant.ts';
 import { SuiteApi, type CallOptions } from './api.ts';
-import { PROFILES, type Profile, type SuiteConfig } from './config.ts';
+import { CLAIM_PROFILES, PROFILES, type SuiteConfig, type TokenProfile } from './config.ts';
 import { TargetUnreachable, type Judged } from './http.ts';
 import { CredentialsRefused, TokenEndpointNotFound, type CachedToken } from './tokens.ts';
 
@@ -42,7 +42,7 @@ export interface PreflightOutcome {
   exchanges: JudgedExchange[];
   /** Where tokens were had: the first of config.tokenUrls that did not answer 404. */
   tokenUrl: string;
-  tokens: Partial<Record<Profile, CachedToken>>;
+  tokens: Partial<Record<TokenProfile, CachedToken>>;
 }
 
 /** Where a fixture id comes from in the configuration, to name the key to fix. */
@@ -85,7 +85,8 @@ export async function preflight(config: SuiteConfig, tenant: TenantTokens): Prom
   try {
     // The first token finds where the token endpoint is (tokens.ts tries each candidate URL);
     // the others then go side by side: against a tenant far away the round trips add up.
-    const [first, ...others] = PROFILES.filter((profile) => api.has(profile));
+    // The claim profiles too: credentials the token endpoint refuses are said before any test.
+    const [first, ...others] = [...PROFILES, ...CLAIM_PROFILES].filter((profile) => api.has(profile));
     if (first) await api.tokens.token(first);
     await Promise.all(others.map((profile) => api.tokens.token(profile)));
     probes = await sendProbes(api, config);
@@ -246,7 +247,7 @@ export function baseUrlProblem(baseUrl: string, servedAt?: string): string {
  * it, if the operations answer there as the preflight asks them (a target that serves the paths
  * at its root, as a mock of the OpenAPI description's paths does); else undefined.
  */
-async function servedWithoutApiPath(config: SuiteConfig, tenant: TenantTokens, tokens: Partial<Record<Profile, CachedToken>>): Promise<string | undefined> {
+async function servedWithoutApiPath(config: SuiteConfig, tenant: TenantTokens, tokens: Partial<Record<TokenProfile, CachedToken>>): Promise<string | undefined> {
   const url = new URL(config.baseUrl);
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/api/v2') || path.endsWith('/api/v2/api/v2')) return undefined;

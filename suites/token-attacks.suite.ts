@@ -9,12 +9,13 @@
 // the run does not put back. The read asks for the first fixture resource server.
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, type TestContext } from 'vitest';
-import { CLOCK_SKEW_SECONDS } from '../rules/credential.ts';
+import { audienceNamesApi, CLOCK_SKEW_SECONDS } from '../rules/credential.ts';
 import type { CallOptions } from './api.ts';
+import type { ClaimProfile, TokenProfile } from './config.ts';
 import { malformedAuthorizationExamples, malformedAuthorizations, type MalformedAuthorization } from './arbitraries.ts';
 import { api, concurrentIt, checkIndependentCases, config, covers, expectExamined, expectNoFindings, needs, needsProfile, needsServed, restorableSessions, served, unknownId } from './context.ts';
 import type { Judged } from './http.ts';
-import { onLoopback, startKeyUrlServer, UNREACHABLE_KEY_URL, type KeyUrlServer } from './key-url-server.ts';
+import { keyUrlServerOptions, startKeyUrlServer, UNREACHABLE_KEY_URL, type KeyUrlServer } from './key-url-server.ts';
 import { WEAK_SECRETS } from '../rules/forgery.ts';
 import { NONE_SPELLINGS } from './tokens.ts';
 
@@ -46,7 +47,7 @@ interface TokenAttack {
   before?: () => Promise<unknown>;
 }
 
-type Forged = Exclude<NonNullable<CallOptions['as']>, 'full' | 'no_scope' | 'non_global' | 'anonymous' | 'expired'>;
+type Forged = Exclude<NonNullable<CallOptions['as']>, TokenProfile | 'anonymous' | 'expired'>;
 
 /** The run can make the attack's token: its source profile is configured and its token is a JWT (and the JWKS has a key, for key confusion). */
 function canForge(caller: Forged, unmade: string, attackWith?: CallOptions['attackWith']) {
@@ -64,12 +65,20 @@ async function hasClientSecret(context: TestContext): Promise<void> {
   await canForge('hs256-client-secret', NOT_A_JWT)(context);
 }
 
-// The key URLs of the jku and x5u attacks: served by the kit on loopback when the target runs on
-// this machine (suites/key-url-server.ts); a name that resolves nowhere otherwise.
+// The key URLs of the jku and x5u attacks: served by the kit at callback_url, or on loopback when
+// the target runs on this machine (suites/key-url-server.ts); a name that resolves nowhere otherwise.
 // module-state: this file's own listener, started and closed by its hooks (vitest evaluates a suite file once per run).
-const keyUrls: { server?: KeyUrlServer } = {};
+const keyUrls: { server?: KeyUrlServer; unseen: string } = {
+  unseen: "the target is not on this machine and no callback_url is configured: it cannot reach a key URL the kit serves, so whether it fetches one is not seen (set callback_url, TMI_CALLBACK_URL or --callback-url, to a URL at which the target reaches the kit, and callback_listen to where that URL arrives)",
+};
 beforeAll(async () => {
-  if (onLoopback(config.baseUrl)) keyUrls.server = await startKeyUrlServer();
+  const options = keyUrlServerOptions(config.baseUrl, config.callback);
+  if (options === undefined) return;
+  try {
+    keyUrls.server = await startKeyUrlServer(options);
+  } catch (error) {
+    keyUrls.unseen = `the kit could not listen for key URL requests at ${options.host}:${options.port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; callback_listen)`;
+  }
 });
 afterAll(() => keyUrls.server?.close());
 const keyUrl = (kind: 'jku' | 'x5u', name: string): string => keyUrls.server?.url(kind, name) ?? UNREACHABLE_KEY_URL(kind, name);
@@ -190,6 +199,45 @@ async function eachVariant(attack: TokenAttack, send: (options: CallOptions) => 
 }
 
 /**
+ * The claim profiles: tokens the tenant signed that every operation must still refuse. The kit
+ * cannot sign them; the configuration gives them (a client it asks the token endpoint with, or
+ * the token), and without one what it examines is not examined.
+ */
+const CLAIM_ATTACKS: Array<{ profile: ClaimProfile; what: string; requirement: string; unusable: (claims: Record<string, unknown>) => string | undefined }> = [
+  {
+    profile: 'other_audience',
+    what: 'a token the tenant issued for another audience',
+    requirement: 'AUTH-AUDIENCE-401',
+    unusable: ({ aud }) => (aud === undefined || (Array.isArray(aud) ? aud.some(audienceNamesApi) : audienceNamesApi(aud)) ? `the credentials.other_audience token names this API's audience (aud ${JSON.stringify(aud ?? null)}): it is no token for another audience` : undefined),
+  },
+  {
+    profile: 'not_yet_valid',
+    what: 'a token of the tenant not yet valid (nbf in the future)',
+    requirement: 'AUTH-NOT-BEFORE-401',
+    unusable: ({ nbf }) => (typeof nbf === 'number' && nbf - CLOCK_SKEW_SECONDS > Date.now() / 1000 ? undefined : `the credentials.not_yet_valid token is not valid later than ${CLOCK_SKEW_SECONDS} s from now (nbf ${JSON.stringify(nbf ?? null)})`),
+  },
+];
+
+const CLAIM_CONFIG: Record<ClaimProfile, string> = {
+  other_audience: 'credentials.other_audience (a client and the audience of another API of the tenant, or a token; TMI_OTHER_AUDIENCE_CLIENT_ID, _CLIENT_SECRET and _AUDIENCE, or TMI_OTHER_AUDIENCE_TOKEN)',
+  not_yet_valid: 'credentials.not_yet_valid (a client whose tokens are not valid yet, or such a token; TMI_NOT_YET_VALID_CLIENT_ID and _CLIENT_SECRET, or TMI_NOT_YET_VALID_TOKEN)',
+};
+
+/** The claim profile is configured, and its token is a JWT whose claims make it the attack. */
+async function hasClaimToken(context: TestContext, attack: (typeof CLAIM_ATTACKS)[number]): Promise<void> {
+  needs(context, api.has(attack.profile), `no ${attack.profile.replace(/_/g, ' ')} token in the configuration: set ${CLAIM_CONFIG[attack.profile]}`);
+  let claims: Record<string, unknown> | undefined;
+  try {
+    claims = decodeJwt(await api.tokens.token(attack.profile));
+  } catch {
+    claims = undefined;
+  }
+  needs(context, claims !== undefined, `the credentials.${attack.profile} token is not a JWT`);
+  const unusable = attack.unusable(claims!);
+  needs(context, unusable === undefined, unusable!);
+}
+
+/**
  * Update session and get resource server, those of the two the target serves, both at once: the
  * update sends the metadata the session already has, so neither answer depends on the other.
  * The answers are judged in that order.
@@ -235,10 +283,20 @@ describe('token attacks', () => {
     });
   }
 
+  for (const attack of CLAIM_ATTACKS) {
+    concurrentIt(...covers(`every operation refuses ${attack.what} (401), the delete for an unknown profile and a disposable one`, attack.requirement), async (context) => {
+      needsServed(context, 'deleteTokenExchangeProfile', 'updateSession', 'getResourceServer');
+      await hasClaimToken(context, attack);
+      const options: CallOptions = { as: attack.profile };
+      if (served('deleteTokenExchangeProfile')) await attackDelete(options, [attack.requirement], attack.what);
+      await attackOthers(options, [attack.requirement], attack.what);
+    });
+  }
+
   // Its own key URLs, so that what other tests' tokens make the target fetch is not counted here.
   concurrentIt(...covers('no operation fetches the key URL a token names (jku, x5u)', 'AUTH-KEY-URL-NOT-FETCHED'), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile', 'getResourceServer');
-    needs(context, keyUrls.server !== undefined, 'the target is not on this machine: it cannot reach a key URL the kit serves, so whether it fetches one is not seen');
+    needs(context, keyUrls.server !== undefined, keyUrls.unseen);
     await canForge('jku', NOT_A_JWT, { keyUrl: keyUrl('jku', 'fetch') })(context);
     for (const kind of ['jku', 'x5u'] as const) {
       const name = `fetch-${kind}`;

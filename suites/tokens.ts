@@ -6,7 +6,7 @@ import { decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, SignJWT, 
 import { ATTACKER_KEY_ID, ATTACKER_PRIVATE_JWK, ATTACKER_PUBLIC_JWK } from './attacker-key.ts';
 import { scopesOf } from '../rules/token.ts';
 import type { TokenAttack } from '../rules/types.ts';
-import type { Credential, Profile, SuiteConfig } from './config.ts';
+import type { Credential, SuiteConfig, TokenProfile } from './config.ts';
 import type { Judged, OutgoingRequest } from './http.ts';
 import { once } from '../core/memo.ts';
 
@@ -14,7 +14,7 @@ import { once } from '../core/memo.ts';
 export class CredentialsRefused extends Error {
   override name = 'CredentialsRefused';
   constructor(
-    readonly profile: Profile,
+    readonly profile: TokenProfile,
     detail: string,
   ) {
     super(`credentials of profile "${profile}" were refused by the token endpoint (${detail})`);
@@ -38,12 +38,13 @@ export interface CachedToken {
 /** A token is renewed this long before its exp. */
 const RENEW_BEFORE_MS = 60_000;
 
-export function tokenRequest(config: SuiteConfig, credential: { client_id: string; client_secret: string }, url: string = config.tokenUrls[0]!): OutgoingRequest {
+/** The client credentials request; the audience is the credential's own when it names one (credentials.other_audience), else the run's. */
+export function tokenRequest(config: SuiteConfig, credential: { client_id: string; client_secret: string; audience?: string }, url: string = config.tokenUrls[0]!): OutgoingRequest {
   return {
     method: 'POST',
     url,
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: credential.client_id, client_secret: credential.client_secret, audience: config.audience }).toString(),
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: credential.client_id, client_secret: credential.client_secret, audience: credential.audience ?? config.audience }).toString(),
   };
 }
 
@@ -58,9 +59,9 @@ function refreshAtOf(token: string, now: number): number {
 }
 
 export class TokenProvider {
-  private readonly cache = new Map<Profile, CachedToken>();
+  private readonly cache = new Map<TokenProfile, CachedToken>();
   /** Token requests under way, per profile: callers at the same time share one. */
-  private readonly fetching = new Map<Profile, Promise<string>>();
+  private readonly fetching = new Map<TokenProfile, Promise<string>>();
   /** Candidates not yet ruled out: the first is where tokens are asked for. */
   private urls: string[];
 
@@ -68,10 +69,10 @@ export class TokenProvider {
     private readonly config: SuiteConfig,
     /** Sends a token request (judged and recorded like any exchange). */
     private readonly send: (request: OutgoingRequest) => Promise<Judged>,
-    seed: Partial<Record<Profile, CachedToken>> = {},
+    seed: Partial<Record<TokenProfile, CachedToken>> = {},
     private readonly now: () => number = Date.now,
   ) {
-    for (const [profile, cached] of Object.entries(seed) as Array<[Profile, CachedToken]>) this.cache.set(profile, cached);
+    for (const [profile, cached] of Object.entries(seed) as Array<[TokenProfile, CachedToken]>) this.cache.set(profile, cached);
     this.urls = [...config.tokenUrls];
   }
 
@@ -80,11 +81,11 @@ export class TokenProvider {
     return this.urls[0]!;
   }
 
-  has(profile: Profile): boolean {
+  has(profile: TokenProfile): boolean {
     return this.config.credentials[profile] !== undefined;
   }
 
-  async token(profile: Profile): Promise<string> {
+  async token(profile: TokenProfile): Promise<string> {
     const cached = this.cache.get(profile);
     if (cached && cached.refreshAt > this.now()) return cached.token;
     let fetching = this.fetching.get(profile);
@@ -95,7 +96,7 @@ export class TokenProvider {
     return fetching;
   }
 
-  private async fetch(profile: Profile): Promise<string> {
+  private async fetch(profile: TokenProfile): Promise<string> {
     const credential: Credential | undefined = this.config.credentials[profile];
     if (!credential) throw new Error(`no credentials for profile "${profile}"`);
     if ('token' in credential) {
@@ -120,7 +121,7 @@ export class TokenProvider {
   }
 
   /** The tokens fetched so far, to hand to another process. */
-  snapshot(): Partial<Record<Profile, CachedToken>> {
+  snapshot(): Partial<Record<TokenProfile, CachedToken>> {
     return Object.fromEntries(this.cache);
   }
 }

@@ -157,6 +157,22 @@ describe('authentication checks: complete findings', () => {
     expectFindings(errorExchange(deleteExchange({ requestHeaders: expired }), 429, { statusCode: 429 }, rateLimitHeaders(0)), []);
   });
 
+  it('a token for another audience or not yet valid: its own 401 rule (should) on every operation, beside the rule against carrying it out', () => {
+    const cases: Array<[Record<string, unknown>, string, string, string]> = [
+      [{ aud: 'https://orders.example.com/api' }, 'otherAudienceRefused', 'AUTH-AUDIENCE-401', 'a token for another audience (aud "https://orders.example.com/api", not the API base path /api/v2/)'],
+      [{ nbf: 1_800_000_000 + 3600 }, 'notYetValidRefused', 'AUTH-NOT-BEFORE-401', 'a token not yet valid (nbf 1800003600, more than 60 s after the request)'],
+    ];
+    for (const [extra, check, id, what] of cases) {
+      const headers = bearer(undefined, extra);
+      expectFindings(deleteExchange({ requestHeaders: headers }), [
+        f('expiredOrMisdirectedTokenNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED', 'must', 'implementation', 'a refusal (401)', '204', `the target carried out a DELETE sent with ${what}`),
+        f(check, id, 'should', 'implementation', `401 for ${what}`, '204', `the target carried out a DELETE sent with ${what}`),
+      ]);
+      expectFindings(errorExchange(getExchange(resourceServer(), 'rs_1', { requestHeaders: headers }), 403, { statusCode: 403 }, rateLimitHeaders()), [f(check, id, 'should', 'implementation', `401 for ${what}`, '403')]);
+      expectFindings(refusal(deleteExchange({ requestHeaders: headers })), []);
+    }
+  });
+
   it('missingTokenRefused: the status received; on delete a 404 says the caller was not refused with 401', () => {
     const expected = '401 for a request without an Authorization header';
     const missing = f('requestCarriesBearerToken', 'AUTH-BEARER-HEADER', 'must', 'client', BEARER_EXPECTED, 'no Authorization header');

@@ -19,6 +19,8 @@ function sample(key: ConfigKey): { text: string; value: unknown } {
     case 'url-or-file':
     case 'text':
       return { text: 'some-value', value: 'some-value' };
+    case 'listen':
+      return { text: '127.0.0.1:8123', value: '127.0.0.1:8123' };
     case 'switch':
       return { text: 'true', value: true };
     case 'integer':

@@ -114,24 +114,45 @@ describe('a request without a valid credential is never carried out', () => {
     for (const exchange of Object.values(onEveryOperation(headers, 401, facts))) expect(implementationFindings(exchange)).toEqual([]);
   });
 
-  const stale: Array<[string, Record<string, unknown>]> = [
-    ['expired', { ...claims(), exp: at - 3600 }],
-    ['not yet valid', { ...claims(), nbf: at + 3600 }],
-    ['for another audience', { ...claims(), aud: 'https://api.example.com/orders/' }],
+  // Beside the rule against carrying it out, the claim's own 401 rule (a security warning on
+  // every operation); an expired token has none of its own.
+  const stale: Array<[string, Record<string, unknown>, string[]]> = [
+    ['expired', { ...claims(), exp: at - 3600 }, []],
+    ['not yet valid', { ...claims(), nbf: at + 3600 }, ['AUTH-NOT-BEFORE-401']],
+    ['for another audience', { ...claims(), aud: 'https://api.example.com/orders/' }, ['AUTH-AUDIENCE-401']],
   ];
 
-  it.each(stale)('a token %s, carried out: must on delete, a security warning on the others', (_name, body) => {
+  it.each(stale)('a token %s, carried out: must on delete, a security warning on the others', (_name, body, claimRule) => {
     const headers = bearer(jwt(body));
     const del = implementationFindings(deleteExchange({ requestHeaders: headers })).filter((f) => f.requirement.startsWith('AUTH-'));
-    expect(ids(del)).toEqual(['AUTH-CREDENTIAL-REQUIRED']);
+    expect(ids(del)).toEqual(['AUTH-CREDENTIAL-REQUIRED', ...claimRule]);
     expect(del[0]!.check).toBe('expiredOrMisdirectedTokenNotCarriedOut');
     for (const exchange of [getExchange(resourceServer(), 'rs_1', { requestHeaders: headers }), updateExchange(undefined, undefined, { requestHeaders: { ...headers, 'Content-Type': 'application/json' } })]) {
       const other = implementationFindings(exchange).filter((f) => f.requirement.startsWith('AUTH-'));
-      expect(ids(other)).toEqual(['AUTH-TOKEN-VALIDITY-OTHER']);
-      expect(other[0]!.level).toBe('should');
-      expect(findingMessage(other[0]!)).toContain('security');
+      expect(ids(other)).toEqual(['AUTH-TOKEN-VALIDITY-OTHER', ...claimRule]);
+      for (const found of other) {
+        expect(found.level).toBe('should');
+        expect(findingMessage(found)).toContain('security');
+      }
     }
     for (const exchange of Object.values(onEveryOperation(headers, 401))) expect(implementationFindings(exchange)).toEqual([]);
+  });
+
+  const claimRules: Array<[string, Record<string, unknown>, string, string]> = [
+    ['not yet valid', { ...claims(), nbf: at + 3600 }, 'AUTH-NOT-BEFORE-401', 'notYetValidRefused'],
+    ['for another audience', { ...claims(), aud: 'https://api.example.com/orders/' }, 'AUTH-AUDIENCE-401', 'otherAudienceRefused'],
+  ];
+
+  it.each(claimRules)('a token %s refused otherwise than with 401: a warning of its own rule on every operation; its 401 none', (_name, body, rule, check) => {
+    const headers = bearer(jwt(body));
+    for (const [operation, exchange] of Object.entries(onEveryOperation(headers, 403))) {
+      const found = implementationFindings(exchange).filter((f) => f.requirement === rule);
+      expect(found, operation).toHaveLength(1);
+      expect(found[0]).toMatchObject({ level: 'should', check, received: '403' });
+      expect(found[0]!.security).toBeUndefined();
+      expect(found[0]!.expected).toMatch(/^401 for a token (not yet valid \(nbf|for another audience \(aud)/);
+    }
+    for (const exchange of Object.values(onEveryOperation(headers, 401))) expect(judgeExchange(exchange).examined).toContain(rule);
   });
 
   it('a valid or unverified token, carried out: no authentication finding', () => {

@@ -20,6 +20,10 @@ interface Tokens {
   /** The full client's claims naming another issuer, signed with a key that is not the reference's. */
   otherIssuer: string;
   expired: string;
+  /** The full client's token for another API of the tenant, from its token endpoint. */
+  otherAudience: string;
+  /** The full client's token that is not valid yet, signed by the reference. */
+  notYetValid: string;
   /** The tokens of the attack catalogue (suites/tokens.ts), made from the full client's token (hs256-client-secret: the no_scope client's). */
   catalogue: Record<CatalogueAttack, string>;
 }
@@ -100,6 +104,8 @@ const CASES: Record<FaultName, FaultCase> = {
   'hs256-weak-secret-accepted': { requests: delWith('hs256-weak-secret') },
   'hs256-client-secret-accepted': { requests: delWith('hs256-client-secret') },
   'expired-token-accepted': { requests: (r, t) => [del(tep(r), t.expired)] },
+  'wrong-audience-accepted': { requests: (r, t) => [del(tep(r), t.otherAudience, { signatureValid: true })] },
+  'not-yet-valid-accepted': { requests: (r, t) => [del(tep(r), t.notYetValid, { signatureValid: true })] },
   'read-invalid-signature-accepted': { requests: (r, t) => [get(rs(r, 1), t.forged, { tokenFacts: { signatureValid: false } })] },
   'update-session-without-scope': { requests: (r, t) => [patch(r, t.noScope, { a: '1' })] },
   'read-resource-server-without-scope': { requests: (r, t) => [get(rs(r, 1), t.noScope)] },
@@ -146,7 +152,7 @@ async function tokensFor(ref: RunningReference): Promise<Tokens> {
     if (typeof made !== 'string') throw new Error(`${attack}: missing ${made.missing}`);
     catalogue[attack] = made;
   }
-  return { full, noScope, nonGlobal: await tokenFor(ref, 'non_global'), forged: await forged(full), keyConfusion: keyConfusion!, otherIssuer: await fromAnotherIssuer(full, ref.issuer), expired: ref.expiredToken, catalogue };
+  return { full, noScope, nonGlobal: await tokenFor(ref, 'non_global'), forged: await forged(full), keyConfusion: keyConfusion!, otherIssuer: await fromAnotherIssuer(full, ref.issuer), expired: ref.expiredToken, otherAudience: await tokenFor(ref, 'full', { audience: ref.otherAudience }), notYetValid: ref.notYetValidToken, catalogue };
 }
 
 /** Sends the case's requests; judges each in order; returns the last answer and its findings. */

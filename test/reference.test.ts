@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
 import { findingMessage } from '../rules/message.ts';
 import { startReference, type RunningReference } from '../reference/index.ts';
-import type { JWK } from 'jose';
+import { decodeJwt, type JWK } from 'jose';
 import { keyConfusionTokens, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { bearer, call, forged, json, metadata, paths, tokenFor, type Answer, type Call } from './helpers/reference.ts';
 
@@ -34,7 +34,7 @@ const DOCUMENTED_SESSION_FIELDS = [
 
 const clock = { offsetMs: 0 };
 let ref: RunningReference;
-const tokens = { full: '', noScope: '', nonGlobal: '', forged: '', expired: '', sessionsOnly: '', unsigned: '', tampered: '', keyConfusion: '' };
+const tokens = { full: '', noScope: '', nonGlobal: '', forged: '', expired: '', sessionsOnly: '', unsigned: '', tampered: '', keyConfusion: '', otherAudience: '' };
 const tracker = new RateLimitTracker();
 
 beforeAll(async () => {
@@ -43,6 +43,7 @@ beforeAll(async () => {
   tokens.noScope = await tokenFor(ref, 'no_scope');
   tokens.nonGlobal = await tokenFor(ref, 'non_global');
   tokens.sessionsOnly = await tokenFor(ref, 'full', { scope: 'update:sessions' });
+  tokens.otherAudience = await tokenFor(ref, 'full', { audience: ref.otherAudience });
   tokens.forged = await forged(tokens.full);
   tokens.unsigned = unsignedToken(tokens.full);
   tokens.tampered = withScopeAdded(tokens.noScope, 'delete:token_exchange_profiles');
@@ -119,7 +120,14 @@ describe('token endpoint (client credentials)', () => {
       client: ['AUTH-TOKEN-AUDIENCE'],
       check: oauthError('invalid_request'),
     },
-    { name: 'audience of another API', request: () => ({ method: 'POST', path: '/oauth/token', headers: FORM, body: form({ ...full(), audience: 'https://orders.example.com/api' }) }), status: 403, check: oauthError('access_denied') },
+    { name: 'audience of no API of the tenant', request: () => ({ method: 'POST', path: '/oauth/token', headers: FORM, body: form({ ...full(), audience: 'https://nowhere.example.com/api' }) }), status: 403, check: oauthError('access_denied') },
+    // Another API of the tenant (a seeded resource server): its token is issued, for that audience (credentials.other_audience).
+    {
+      name: 'audience of another API of the tenant',
+      request: () => ({ method: 'POST', path: '/oauth/token', headers: FORM, body: form({ ...full(), audience: 'https://orders.example.com/api' }) }),
+      status: 200,
+      check: (a) => expect(decodeJwt((a.json as { access_token: string }).access_token).aud).toBe('https://orders.example.com/api'),
+    },
     { name: 'another grant type', request: () => ({ method: 'POST', path: '/oauth/token', headers: FORM, body: form({ ...full(), grant_type: 'password' }) }), status: 400, check: oauthError('unsupported_grant_type') },
     { name: 'invalid JSON', request: () => ({ method: 'POST', path: '/oauth/token', headers: { 'content-type': 'application/json' }, body: '{"grant_type":' }), status: 400, check: oauthError('invalid_request') },
     { name: 'unsupported content type', request: () => ({ method: 'POST', path: '/oauth/token', headers: { 'content-type': 'text/plain' }, body: form(full()) }), status: 400, check: oauthError('invalid_request') },
@@ -146,6 +154,8 @@ describe('DELETE /token-exchange-profiles/{id}', () => {
     },
     { name: 'with an expired token', request: () => del(tep(0), tokens.expired), status: 401, check: (a) => (errorShape(401, 'invalid_token')(a), expect(a.json).toMatchObject({ message: expect.stringMatching(/expired/i) })) },
     { name: 'with the expired token the reference hands to run', request: () => del(tep(0), ref.expiredToken), status: 401, check: (a) => expect(a.json).toMatchObject({ message: expect.stringMatching(/expired/i) }) },
+    { name: 'with a token the tenant issued for another of its APIs', request: () => del(tep(0), tokens.otherAudience), status: 401, check: (a) => expect(a.json).toMatchObject({ message: 'Bad audience' }) },
+    { name: 'with the not-yet-valid token the reference hands to run', request: () => del(tep(0), ref.notYetValidToken), status: 401, check: (a) => expect(a.json).toMatchObject({ message: 'Invalid token claim: nbf' }) },
     // Refused before anything is looked up: an id that never existed gets 401 too, never 404.
     { name: 'without a token, an id that never existed', request: () => del('tep_never_existed'), status: 401, client: ['AUTH-BEARER-HEADER'] },
     { name: 'with "Bearer" and nothing after it', request: () => ({ ...del(tep(0)), headers: { authorization: 'Bearer' } }), status: 401, client: ['AUTH-BEARER-HEADER'] },

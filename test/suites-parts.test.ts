@@ -12,7 +12,7 @@ import { buildExchange } from '../rules/exchange.ts';
 import { credentialState } from '../rules/credential.ts';
 import { configFromEnv, mergeConfig, resolveConfig } from '../suites/config.ts';
 import { assertEdgesThenRandom, boundedPredicate, MAX_SHRINK_STEPS } from '../suites/budget.ts';
-import { corruptSignature, keyConfusionTokens, scopesOfToken, signedByForeignKey, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
+import { corruptSignature, tokenRequest, keyConfusionTokens, scopesOfToken, signedByForeignKey, unsignedToken, withScopeAdded } from '../suites/tokens.ts';
 import { jwt, claims, getExchange, updateExchange, session } from '../fixtures/exchanges.ts';
 
 describe('configuration', () => {
@@ -264,6 +264,29 @@ describe('token attacks: the forged tokens and headers', () => {
     expect(fromFile.credentials).toEqual({ full: { token: 'f' } });
     expect(resolveConfig(mergeConfig({ base_url: 'http://a/api/v2' }, configFromEnv({ TMI_EXPIRED_TOKEN: 'older' }))).expiredToken).toBe('older');
     expect(resolveConfig({ base_url: 'http://a/api/v2' }).expiredToken).toBeUndefined();
+  });
+
+  it('the claim profiles come from credentials.other_audience and not_yet_valid or their TMI_* variables; the other audience is what its token request asks for', () => {
+    const env = configFromEnv({ TMI_OTHER_AUDIENCE_CLIENT_ID: 'c', TMI_OTHER_AUDIENCE_CLIENT_SECRET: 's', TMI_OTHER_AUDIENCE_AUDIENCE: 'https://orders.example.com/api', TMI_NOT_YET_VALID_TOKEN: 'later' });
+    const config = resolveConfig(mergeConfig({ base_url: 'http://a/api/v2', credentials: { full: { client_id: 'f', client_secret: 'fs' } } }, env));
+    expect(config.credentials).toEqual({ full: { client_id: 'f', client_secret: 'fs' }, other_audience: { client_id: 'c', client_secret: 's', audience: 'https://orders.example.com/api' }, not_yet_valid: { token: 'later' } });
+    const asked = (credential: { client_id: string; client_secret: string; audience?: string }) => new URLSearchParams(tokenRequest(config, credential).body).get('audience');
+    expect(asked(config.credentials.other_audience as { client_id: string; client_secret: string; audience: string })).toBe('https://orders.example.com/api');
+    expect(asked({ client_id: 'f', client_secret: 'fs' })).toBe('http://a/api/v2/');
+    // A client for another audience without the audience is a config error naming both shapes.
+    expect(() => configFromEnv({ TMI_OTHER_AUDIENCE_CLIENT_ID: 'c', TMI_OTHER_AUDIENCE_CLIENT_SECRET: 's' })).toThrow(/key "credentials\.other_audience": expected \{client_id, client_secret, audience\} or \{token\}/);
+    expect(() => configFromEnv({ TMI_NOT_YET_VALID_CLIENT_ID: 'c' })).toThrow(/key "credentials\.not_yet_valid": expected \{client_id, client_secret\} or \{token\}/);
+  });
+
+  it('callback_url: where the kit listens for it is callback_listen, else every address at its port; callback_listen alone or not HOST:PORT is a config error', () => {
+    const base = { base_url: 'https://tenant.example.com/api/v2' };
+    expect(resolveConfig({ ...base, callback_url: 'http://10.0.0.5:8123/kit/' }).callback).toEqual({ url: 'http://10.0.0.5:8123/kit', host: '0.0.0.0', port: 8123 });
+    expect(resolveConfig({ ...base, callback_url: 'https://kit.example.com' }).callback).toEqual({ url: 'https://kit.example.com', host: '0.0.0.0', port: 443 });
+    expect(resolveConfig(mergeConfig(base, configFromEnv({ TMI_CALLBACK_URL: 'http://10.0.0.5:8123', TMI_CALLBACK_LISTEN: '127.0.0.1:9000' }))).callback).toEqual({ url: 'http://10.0.0.5:8123', host: '127.0.0.1', port: 9000 });
+    expect(resolveConfig(base).callback).toBeUndefined();
+    expect(() => resolveConfig({ ...base, callback_listen: '127.0.0.1:9000' })).toThrow(/callback_listen is set but callback_url is not/);
+    expect(() => configFromEnv({ TMI_CALLBACK_LISTEN: '9000' })).toThrow(/TMI_CALLBACK_LISTEN: "9000" is not HOST:PORT, e\.g\. 0\.0\.0\.0:8123/);
+    expect(() => configFromEnv({ TMI_CALLBACK_LISTEN: '127.0.0.1:70000' })).toThrow(/TMI_CALLBACK_LISTEN: "127\.0\.0\.1:70000" is not HOST:PORT with a port up to 65535/);
   });
 
   it('with allow_destructive, a session given by id only is tested and left cleared; without, left alone', () => {

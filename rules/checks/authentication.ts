@@ -74,6 +74,8 @@ export function expiredOrMisdirectedTokenNotCarriedOut(input: CheckInput): Check
 const MISSING: ReadonlySet<CredentialState> = new Set(['absent', 'malformed', 'not-jwt']);
 /** Credentials with no signature, or one the tenant's keys reject. */
 const BADLY_SIGNED: ReadonlySet<CredentialState> = new Set(['signature-invalid', 'unsigned']);
+const WRONG_AUDIENCE: ReadonlySet<CredentialState> = new Set(['wrong-audience']);
+const NOT_YET_VALID: ReadonlySet<CredentialState> = new Set(['not-yet-valid']);
 
 /**
  * A credential in `states` must be refused with 401; `ids` are the delete operation's requirement
@@ -104,6 +106,16 @@ export function missingTokenRefused(input: CheckInput): CheckResult {
 
 export function invalidSignatureRefused(input: CheckInput): CheckResult {
   return refusedWith401(input, BADLY_SIGNED, ['AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER']);
+}
+
+/** A token the tenant signed for another of its APIs (its aud does not name /api/v2/): refused with 401 on every operation. */
+export function otherAudienceRefused(input: CheckInput): CheckResult {
+  return refusedWith401(input, WRONG_AUDIENCE, ['AUTH-AUDIENCE-401', 'AUTH-AUDIENCE-401']);
+}
+
+/** A token whose nbf lies ahead (beyond the clock skew): refused with 401 on every operation. */
+export function notYetValidRefused(input: CheckInput): CheckResult {
+  return refusedWith401(input, NOT_YET_VALID, ['AUTH-NOT-BEFORE-401', 'AUTH-NOT-BEFORE-401']);
 }
 
 export function nonGlobalClientRefused(input: CheckInput): CheckResult {
@@ -157,6 +169,8 @@ export const authenticationChecks = [
   defineCheck(expiredOrMisdirectedTokenNotCarriedOut, ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-TOKEN-VALIDITY-OTHER'], EVERY_OPERATION),
   defineCheck(missingTokenRefused, ['AUTH-MISSING-TOKEN-401', 'AUTH-MISSING-TOKEN-401-OTHER'], EVERY_OPERATION),
   defineCheck(invalidSignatureRefused, ['AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER'], EVERY_OPERATION),
+  defineCheck(otherAudienceRefused, ['AUTH-AUDIENCE-401'], EVERY_OPERATION),
+  defineCheck(notYetValidRefused, ['AUTH-NOT-BEFORE-401'], EVERY_OPERATION),
   defineCheck(keyUrlNotFetched, ['AUTH-KEY-URL-NOT-FETCHED'], EVERY_OPERATION),
   defineCheck(nonGlobalClientRefused, ['AUTH-NON-GLOBAL-401'], ['deleteTokenExchangeProfile']),
   defineCheck(tokenRequestNamesAudience, ['AUTH-TOKEN-AUDIENCE'], ['getToken']),

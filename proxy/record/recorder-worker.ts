@@ -23,6 +23,7 @@ import { cutShortReason } from '../../recordings/jsonl-journal.ts';
 import { StatusAddon } from './status.ts';
 import { AdminListener, OPERATIONS_LIVE, type SessionState } from '../admin/admin.ts';
 import { operationRows } from '../../reports/operations.ts';
+import { coverageFigures } from '../../reports/coverage-render.ts';
 import { NotJudgedAddon } from './not-judged.ts';
 import { AdminFeedAddon } from './admin-feed.ts';
 import { flowsFromBatch } from './flow-batch.ts';
@@ -85,12 +86,11 @@ if (journal) {
   const open = journal;
   const status = new StatusAddon();
   const notJudged = new NotJudgedAddon(warn);
-  const report = new ReportAddon(settings.reportTarget, openapi !== undefined);
+  const report = new ReportAddon(settings.reportTarget, openapi ?? undefined);
   if (open.droppedTail) report.builder.addNotJudged(cutShortReason(open.path), 1, []);
   const tenant = TenantTokens.fromData(settings.tenant);
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
   admin?.follow(() => ({ counts: status.counts, ...soFar(report) }));
-  admin?.metrics.coverageFrom(() => report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }).coverage);
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
   const layout = new ApiLayout({ base: apiBaseOfTarget(settings.targetBasePath ?? '', openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) });
   const judge = new JudgeAddon(settings.targetOrigin, new Set(settings.nonGlobalClients), tenant, layout);
@@ -201,10 +201,10 @@ if (journal) {
   post({ type: 'ready', ...(admin ? { adminPort: admin.port } : {}) });
 }
 
-/** The verdict the reports would give now (the report builder's own), with the requirements' tally, and the operations as the console names them. */
+/** The verdict the reports would give now (the report builder's own), with the requirements' tally, the operations as the console names them, and the coverage's figures. */
 function soFar(report: ReportAddon): Omit<SessionState, 'counts'> {
   const built = report.builder.build({ failOn: settings.failOn, baseline: settings.baseline });
-  return { verdict: { passed: built.passed, summary: built.summary }, operations: operationRows(built.traffic, OPERATIONS_LIVE) };
+  return { verdict: { passed: built.passed, summary: built.summary }, operations: operationRows(built.traffic, OPERATIONS_LIVE), ...(built.coverage ? { coverage: coverageFigures(built.coverage) } : {}) };
 }
 
 interface Timers {

@@ -2,15 +2,16 @@
 // once, when the proxy stops. Findings reach it scrubbed of secrets, as in the journal.
 import { ReportBuilder } from '../../reports/builder.ts';
 import { INTERNAL_ERROR } from '../../reports/traffic.ts';
+import type { OpenApiDescription } from '../../rules/openapi/description.ts';
 import type { Addon, Flow } from '../flow.ts';
 
 export class ReportAddon implements Addon {
   readonly name = 'report';
   readonly builder: ReportBuilder;
 
-  /** `openapi`: the user's OpenAPI description judges the other operations, so its requirements are reported. */
-  constructor(target: string, openapi = false) {
-    this.builder = new ReportBuilder({ kind: 'proxy', source: 'proxy', target, openapi });
+  /** `openapi`: the user's OpenAPI description judges the other operations, so its requirements are reported, and its coverage counted from the start. */
+  constructor(target: string, openapi?: OpenApiDescription) {
+    this.builder = new ReportBuilder({ kind: 'proxy', source: 'proxy', target, openapi: openapi !== undefined, ...(openapi ? { description: openapi.coverageFrame() } : {}) });
   }
 
   done(flow: Flow): void {

@@ -223,7 +223,7 @@ export async function conformanceDispatcher(options: ConformanceDispatcherOption
     layout: new ApiLayout({ base: apiBaseOfTarget(new URL(options.target).pathname, openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) }),
     ...(options.nonGlobalClients ? { nonGlobalClients: options.nonGlobalClients } : {}),
     // The application's token requests carry its client secrets: learned, and masked wherever they turn up later.
-    report: { kind: 'proxy', source: 'dispatcher', target: origin, openapi: openapi !== undefined, maskLearnedSecrets: true },
+    report: { kind: 'proxy', source: 'dispatcher', target: origin, openapi: openapi !== undefined, maskLearnedSecrets: true, ...(openapi ? { description: openapi.coverageFrame() } : {}) },
     clock: `dispatcher ${randomUUID()}`,
   });
   let exchanges = 0;

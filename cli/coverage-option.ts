@@ -1,12 +1,14 @@
 // --min-coverage (and the run config's `coverage:`), as run, proxy, validate and report merge take
 // it: read before anything starts (a bad value is a usage error, exit 2), checked on the report
 // the command made: below it, one line on stderr and exit 1.
+import type { CoveragePart } from '../reports/coverage.ts';
 import { belowCoverageGate, parseMinCoverage, type CoverageGate } from '../reports/coverage-gate.ts';
 import type { Report } from '../reports/model.ts';
 import { EXIT_FAILED, EXIT_OK } from '../core/errors.ts';
 
-export function coverageGateOption(given: string | number | undefined, where: string): CoverageGate | undefined {
-  return given === undefined ? undefined : parseMinCoverage(given, where);
+/** `parts`: those the command can count (run: the document's; the others: the description's too). */
+export function coverageGateOption(given: string | number | undefined, where: string, parts?: readonly CoveragePart[]): CoverageGate | undefined {
+  return given === undefined ? undefined : parseMinCoverage(given, where, parts);
 }
 
 /** The exit code with the gate applied: a report that passed but is below it exits 1, its one line said on stderr. */

@@ -125,7 +125,9 @@ Options:
   --fail-on LEVEL           the reports' verdict: must (default) or should (warnings fail it too);
                             the exit code stays 0, except with -- CMD
   --min-coverage N|PART=N,…  exit 1 at the stop unless the report examined N % of the document's
-                            requirements; PART=N for document, responses, values, operations
+                            requirements; PART=N for document, responses, values, operations,
+                            and with --openapi description (its operations exercised) and
+                            description-responses (its declared statuses seen)
   --max-body-bytes N        bytes of each body kept for judging (default ${DEFAULT_MAX_BODY_BYTES}); bigger bodies
                             stream through whole and are recorded as their size, SHA-256 and first
                             bytes; what they hold is not judged

@@ -53,7 +53,8 @@ Options:
   --fail-on LEVEL    must (default): exit 1 on a failed "must" requirement; should: also on warnings
   --min-coverage N|PART=N,…
                      merge: exit 1 unless the merged report examined N % of the document's requirements;
-                     PART=N for document, responses, values, operations
+                     PART=N for document, responses, values, operations, description,
+                     description-responses (the --openapi description's operations and statuses)
   --baseline FILE    merge: failures and coverage gaps accepted (as run, validate and proxy take it)
 
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable or invalid input, usage error.`;

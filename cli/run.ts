@@ -20,6 +20,7 @@ import { loadVitestNode } from '../suites/vitest-node.ts';
 import { parseArgs, stringFlag, type FlagSpec } from './args.ts';
 import { baselineOption } from './baseline-option.ts';
 import { coverageGateOption, exitWithCoverageGate } from './coverage-option.ts';
+import { DOCUMENT_COVERAGE_PARTS } from '../reports/coverage.ts';
 import { CONFIG_KEYS } from '../suites/config-keys.ts';
 import { runEvents, sayReportEnd } from './events.ts';
 import { OUTPUT_FLAGS, OUTPUT_HELP, Terminal } from './terminal.ts';
@@ -145,7 +146,7 @@ export async function run(argv: string[]): Promise<number> {
 
   const configFile = configFileOf(args, process.env);
   const raw = await configuration(args, process.env, configFile?.path);
-  const coverageGate = coverageGateOption(raw.coverage, 'run: coverage (--min-coverage, TMI_MIN_COVERAGE)');
+  const coverageGate = coverageGateOption(raw.coverage, 'run: coverage (--min-coverage, TMI_MIN_COVERAGE)', DOCUMENT_COVERAGE_PARTS);
   const embedded = raw.base_url === undefined;
   refuseTargetKeysWithoutBaseUrl(raw, 'run');
   if (!embedded && (args.flags['fault'] !== undefined || args.flags['rate-limit'] !== undefined)) throw new UsageError('run: --fault and --rate-limit apply to the embedded reference only (no --base-url)');

@@ -61,7 +61,9 @@ Options:
   --fail-on LEVEL    must (default): exit 1 on a failed "must" requirement; should: also on warnings
   --min-coverage N|PART=N,…
                      exit 1 unless the report examined N % of the document's requirements; PART=N for
-                     document, responses, values, operations (docs/reports.md: Coverage)
+                     document, responses, values, operations, and with --openapi description (its
+                     operations exercised) and description-responses (its declared statuses seen)
+                     (docs/reports.md: Coverage)
   --jwks URL|FILE    the tenant's JSON Web Key Set: tokens a recording kept whole have their signature
                      checked against it (without it: "signatures not verified: no JWKS"); one that
                      cannot be read is a usage error

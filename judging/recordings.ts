@@ -95,7 +95,7 @@ export async function judgeRecordings(inputs: readonly string[], options: JudgeR
     // The API base path: the servers the description declares, else the document's /api/v2.
     layout: new ApiLayout(options.openapi ? { openapi: options.openapi } : {}),
     ...(options.nonGlobalClients ? { nonGlobalClients: options.nonGlobalClients } : {}),
-    report: { kind: 'validate', source: options.source, maskLearnedSecrets: true, openapi: options.openapi !== undefined },
+    report: { kind: 'validate', source: options.source, maskLearnedSecrets: true, openapi: options.openapi !== undefined, ...(options.openapi ? { description: options.openapi.coverageFrame() } : {}) },
   });
   const builder = session.builder!;
   const summary: RecordingsSummary = {

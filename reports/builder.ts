@@ -28,6 +28,8 @@ import { NOT_RUN_INTERRUPTED } from './status.ts';
 import { chargedBy, notExamined, notExaminedMessage, testResult } from './test-result.ts';
 import { TrafficTally } from './traffic.ts';
 import { coverageOf } from './coverage.ts';
+import { DescriptionTally } from './description-coverage.ts';
+import type { DescriptionFrame } from '../rules/openapi/coverage.ts';
 
 export { exchangeEvidence };
 
@@ -46,6 +48,11 @@ export interface BuilderOptions {
   maskLearnedSecrets?: boolean;
   /** A user's OpenAPI description judges the other operations (--openapi): its requirements are reported. */
   openapi?: boolean;
+  /**
+   * What that description declares, when the driver has it at start (the proxy): its coverage then
+   * counts from the first report on; otherwise it comes with the first judgement against it.
+   */
+  description?: DescriptionFrame;
 }
 
 export class ReportBuilder {
@@ -59,10 +66,13 @@ export class ReportBuilder {
   private readonly knownSecrets: KnownSecrets | undefined;
   /** The values of the document's enumerations and limits the exchanges carried (Judgement.reached), for the coverage. */
   private readonly reached = new Set<string>();
+  /** What the exchanges exercised of the user's description (Judgement.described), for the coverage. */
+  private readonly described: DescriptionTally;
 
   constructor(private readonly options: BuilderOptions) {
     this.source = { name: options.source, kind: options.kind, startedAt: this.startedAt };
     this.knownSecrets = options.maskLearnedSecrets === true ? new KnownSecrets() : undefined;
+    this.described = new DescriptionTally(options.description);
     if (options.target !== undefined) this.source.target = redactTarget(options.target);
     if (options.seed !== undefined) this.source.seed = options.seed;
     for (const requirement of loadRequirements()) {
@@ -79,6 +89,7 @@ export class ReportBuilder {
     }
     const operation = judgement.operation.operation;
     if (judgement.reached) for (const key of judgement.reached) this.reached.add(key);
+    if (judgement.described) this.described.add(judgement.described);
     this.traffic.coveredExchange(exchange, operation, judgement, judgement.rateLimit !== undefined ? judgement.rateLimit : observationOf(exchange));
     // Token requests carry the client secrets: learned from each (they are few) before any later evidence is made.
     if (operation === 'getToken' && this.knownSecrets) learnSecrets(exchange, this.knownSecrets);
@@ -175,7 +186,7 @@ export class ReportBuilder {
     if (this.source.target !== undefined) report.target = this.source.target;
     const traffic = this.traffic.stats();
     if (traffic) report.traffic = traffic;
-    report.coverage = coverageOf(report, this.reached);
+    report.coverage = coverageOf(report, this.reached, this.described);
     return baseline ? applyBaseline(report, baseline) : report;
   }
 }

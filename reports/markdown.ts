@@ -3,7 +3,7 @@
 // evidence behind it; skipped requirements and client findings folded away at the end.
 // Text from traffic is escaped, so a hostile string cannot restructure the page.
 import { curlCommand, curlVariableMeanings, curlVariables, reproducible } from './curl.ts';
-import { coverageMarkdown } from './coverage-render.ts';
+import { coverageMarkdown, coverageSummaryLine } from './coverage-render.ts';
 import type { BaselineOutcome, Evidence, OperationTraffic, Report, RequirementResult, TestResult } from './model.ts';
 import { exchangesByStatus, OPERATIONS, operationsCalled, statusCounts } from './operations.ts';
 import { byStatus, conclusionOf, INTERRUPTED_VERDICT, interruptedSources } from './status.ts';
@@ -148,6 +148,7 @@ export function renderMarkdown(report: Report): string {
     '|---:|---:|---:|---:|',
     `| ${summary.pass} | ${summary.fail} | ${summary.warn} | ${summary.skip} |`,
     '',
+    ...coverageSummaryLine(report),
   ];
   const security = report.requirements.filter((r) => (r.counts.security ?? 0) > 0);
   if (security.length > 0) {

@@ -13,6 +13,7 @@ import { NOT_JUDGED_NAMED, OPERATIONS_LISTED, OPERATIONS_OVERFLOW, operationOrde
 import { requirementResult } from './requirement-result.ts';
 import { byStatus, worstStatus } from './status.ts';
 import { coverageOf, valuesReachedIn } from './coverage.ts';
+import { mergedDescription } from './description-coverage.ts';
 
 export interface MergeInput {
   report: Report;
@@ -53,7 +54,13 @@ export function mergeReports(inputs: MergeInput[], { failOn }: { failOn: FailOn 
   const traffic = mergeTraffic(renamed.flatMap(({ report }) => (report.traffic ? [report.traffic] : [])));
   if (traffic) merged.traffic = traffic;
   // What any input examined counts: the requirements and traffic merged above, the values each reached.
-  merged.coverage = coverageOf(merged, new Set(renamed.flatMap(({ report }) => valuesReachedIn(report.coverage))));
+  // The description's coverage adds up only over reports of one and the same description.
+  const described = mergedDescription(
+    renamed.flatMap(({ report }) => (report.coverage?.description ? [report.coverage.description] : [])),
+    renamed.flatMap(({ report }) => report.coverage?.descriptionsNotMerged ?? []),
+  );
+  merged.coverage = coverageOf(merged, new Set(renamed.flatMap(({ report }) => valuesReachedIn(report.coverage))), described.tally);
+  if (described.differ) merged.coverage.descriptionsNotMerged = described.differ;
   return merged;
 }
 

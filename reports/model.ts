@@ -261,6 +261,32 @@ export interface ValueCoverage {
   reached: string[];
 }
 
+/** One operation of the user's description (--openapi), whether the traffic called it, and the statuses it declares seen. */
+export interface DescribedOperationCoverage {
+  /** "GET /users/{id}": the method and the key under `paths`. */
+  operation: string;
+  operationId?: string;
+  exercised: boolean;
+  /** The response keys it declares, `default` aside ("200", "4XX"). */
+  statuses: string[];
+  seen: string[];
+}
+
+/**
+ * What the traffic exercised of the user's description (--openapi): its operations called of those
+ * it declares, and per operation the statuses it declares seen (`default` names none; a status it
+ * does not declare is never missing). `identity` tells two descriptions apart: a hash of the
+ * operations and statuses it declares, which a merge compares.
+ */
+export interface DescriptionCoverage {
+  title?: string;
+  version?: string;
+  identity: string;
+  operations: CoverageCount;
+  responses: CoverageCount;
+  byOperation: DescribedOperationCoverage[];
+}
+
 /**
  * What the report's evidence examined, computed once from the judged requirements and exchanges
  * (reports/coverage.ts), so every format says the same numbers. A merged report unions what each
@@ -281,6 +307,10 @@ export interface Coverage {
   values: CoverageCount & { byName: ValueCoverage[] };
   /** The document's operations the traffic or tests called, of the three it details. */
   operations: CoverageCount & { called: string[]; notCalled: string[] };
+  /** With a user's description (--openapi): what the traffic exercised of it; absent without one. */
+  description?: DescriptionCoverage;
+  /** A merge of reports that judged different descriptions: their names; no description coverage is merged then. */
+  descriptionsNotMerged?: string[];
   /** Gaps a baseline accepts (`gap:` entries): counted as examined by --min-coverage, never in the figures above. */
   accepted?: BaselineGap[];
 }

@@ -15,6 +15,7 @@ import { jsonNestsDeeperThan, MAX_JSON_DEPTH, valueNestsDeeperThan } from '../co
 import { perFrozenObject, perKey } from '../core/memo.ts';
 import type { OverLimit } from './types.ts';
 import type { OpenApiOperation } from './openapi/description.ts';
+import type { DescribedCall } from './openapi/coverage.ts';
 
 export { matchOperation } from './operations.ts';
 export { ApiLayout } from './api-layout.ts';
@@ -42,6 +43,12 @@ export interface Judgement {
    * coverage; absent: none.
    */
   reached?: readonly string[];
+  /**
+   * With a user's description (--openapi): the operation of it the exchange called, whichever
+   * operation of the document it is too, and the declared status its response selected, with what
+   * the description declares (rules/openapi/coverage.ts), for the reports' coverage.
+   */
+  described?: DescribedCall;
   /**
    * Set when the exchange, on a path the document covers, was not judged at all, and why: "response
    * body nested deeper than 64 levels" (core/json-depth.ts). Nothing is found or examined then.
@@ -139,9 +146,11 @@ function operationOf(exchange: Exchange, layout: ApiLayout): { operation: Matche
   const operation = layout.match(exchange.request.method, exchange.request.url);
   if (!operation) return undefined;
   const { openapi } = layout;
-  if (operation.operation !== 'otherOperation' || !openapi) return { operation };
+  if (!openapi) return { operation };
+  // Matched for every operation (the coverage counts the document's too, when the description declares them); only the others are named and judged by it.
   const described = openapi.match(exchange.request.method, exchange.request.url);
   if (!described) return { operation };
+  if (operation.operation !== 'otherOperation') return { operation, described };
   const name = `${described.method} ${described.pathTemplate}${described.operationId !== undefined ? ` (${described.operationId})` : ''}`;
   return { operation: { ...operation, name }, described };
 }
@@ -155,9 +164,10 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, la
   const matched = operationOf(exchange, layout);
   if (!matched) return { findings: [], examined: [], notCovered: notCoveredReason(exchange, layout) };
   const { operation, described } = matched;
+  const call = layout.openapi?.calledWith(described, exchange.response?.status);
   // Checks quote and validate bodies recursively: a body nested thousands deep would exhaust the stack.
   const notJudged = unjudgeable(exchange);
-  if (notJudged !== undefined) return { operation, findings: [], examined: [], notJudged };
+  if (notJudged !== undefined) return { operation, findings: [], examined: [], notJudged, ...(call ? { described: call } : {}) };
   // Every field is set, present or not: one object shape for every exchange keeps the checks'
   // property reads monomorphic (shapes that vary by exchange deoptimised them all at once).
   const input: CheckInput = {
@@ -168,7 +178,7 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, la
     tracker,
     rateLimitObservation: undefined,
     credential: undefined,
-    openapi: described,
+    openapi: operation.operation === 'otherOperation' ? described : undefined,
     partsNotJudged: undefined,
   };
 
@@ -201,5 +211,6 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, la
   if (headersNotRecorded.length > 0) judgement.responseHeadersNotRecorded = headersNotRecorded;
   if (exchange.response?.body?.notRecorded) judgement.responseBodyNotRecorded = true;
   if (input.partsNotJudged) judgement.partsNotJudged = input.partsNotJudged;
+  if (call) judgement.described = call;
   return judgement;
 }

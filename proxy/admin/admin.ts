@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Report } from '../../reports/model.ts';
+import type { CoverageFigure } from '../../reports/coverage-render.ts';
 import type { OperationRow } from '../../reports/operations.ts';
 import { renderRateLimitChart } from '../../reports/rate-limit-chart.ts';
 import { RateLimitSeries } from '../../reports/rate-limit-series.ts';
@@ -33,6 +34,8 @@ export interface SessionState {
   verdict: { passed: boolean; summary: Report['summary'] };
   /** The operations called, named as the console and the reports name them (the first OPERATIONS_LIVE), and how many more. */
   operations: { rows: OperationRow[]; more: number };
+  /** The report's coverage figures now (reports/coverage-render.ts): the page shows them, the coverage gauges read them. */
+  coverage?: CoverageFigure[];
 }
 
 /** Operations the live page lists; the reports list them all. */
@@ -72,6 +75,8 @@ export class AdminListener {
     private readonly target: string,
   ) {
     this.feed = new LiveFeed(target);
+    // One source for the page and the gauges: the session's state, the report builder's coverage.
+    this.metrics.coverageFrom(() => this.state().coverage);
     this.auth = new AdminAuth(settings.token, settings.host);
     this.server = createServer((request, response) => this.handle(request, response));
   }

@@ -8,7 +8,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Judgement } from '../../rules/index.ts';
 import { observationOf, rateLimitClient, type RateLimitObservation } from '../../rules/rate-limit-tracker.ts';
 import type { Exchange } from '../../rules/types.ts';
-import type { Coverage } from '../../reports/model.ts';
+import type { CoverageFigure } from '../../reports/coverage-render.ts';
 import type { TallyCounts } from '../../judging/tally.ts';
 
 /** The label value that stands for every value past a label's cap. */
@@ -133,24 +133,22 @@ export class ProxyMetrics {
     help: "Files the proxy's journal is made of.",
     registers: [this.registry],
   });
-  /** A gauge per coverage part, set from the report's coverage when scraped: it rises as traffic comes in. */
-  private coverageGauge(name: string, help: string, read: () => Coverage | undefined, value: (count: { examined: number; applicable: number }) => number): Gauge<'part'> {
+  /** A gauge per coverage part, set from the report's coverage figures when scraped: it rises as traffic comes in. */
+  private coverageGauge(name: string, help: string, read: () => readonly CoverageFigure[] | undefined, value: (count: { examined: number; applicable: number }) => number): Gauge<'part'> {
     return new Gauge({
       name,
       help,
       labelNames: ['part'] as const,
       registers: [this.registry],
       collect() {
-        const coverage = read();
-        if (!coverage) return;
-        for (const part of ['document', 'responses', 'values', 'operations'] as const) this.set({ part }, value(coverage[part]));
+        for (const figure of read() ?? []) this.set({ part: figure.part }, value(figure));
       },
     });
   }
 
-  /** The coverage gauges, read from the report's coverage (the recorder thread's builder) at each scrape. Once. */
-  coverageFrom(read: () => Coverage | undefined): void {
-    this.coverageGauge('tmi_conform_coverage_examined', 'Parts of the document examined so far, by part (document: requirements; responses: the status codes it names; values: its enumeration values and limit edges; operations: its operations called).', read, (c) => c.examined);
+  /** The coverage gauges, read from the coverage figures the live page shows (the recorder thread's builder) at each scrape. Once. */
+  coverageFrom(read: () => readonly CoverageFigure[] | undefined): void {
+    this.coverageGauge('tmi_conform_coverage_examined', "Parts examined so far, by part (document: the document's requirements; responses: the status codes it names; values: its enumeration values and limit edges; operations: its operations called; with --openapi, description: the description's operations exercised, description-responses: the status codes it declares seen).", read, (c) => c.examined);
     this.coverageGauge('tmi_conform_coverage_applicable', 'Parts of the document that apply, by part (the denominators of tmi_conform_coverage_examined).', read, (c) => c.applicable);
     this.coverageGauge('tmi_conform_coverage_ratio', 'Share of the document examined so far, by part: examined / applicable (1 when nothing applies).', read, (c) => (c.applicable === 0 ? 1 : c.examined / c.applicable));
   }

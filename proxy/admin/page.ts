@@ -2,8 +2,9 @@
 // with report.html's own stylesheet (light and dark), with one script that follows /events
 // (server-sent events): the verdict so far ("no traffic yet" before any), the findings grouped by
 // requirement as they arrive, each group with its count and opening to its latest redacted
-// exchange and curl line (/findings/N), the operations named as the console names them, and the
-// report's rate-limit chart (/rate-limits, drawn on the server by reports/rate-limit-chart.ts).
+// exchange and curl line (/findings/N), the coverage's figures rising as traffic comes in (the
+// report builder's, which the coverage gauges of /metrics read too), the operations named as the
+// console names them, and the report's rate-limit chart (/rate-limits, drawn on the server by reports/rate-limit-chart.ts).
 // The script builds the page with textContent only; the chart is the one markup inserted, made
 // and escaped on the server. The login page asks for the admin token when there is one (the
 // cookie it sets is not the token).
@@ -24,6 +25,7 @@ details.finding .latest{display:block;margin:2px 0 0 18px;font-size:12px;color:v
 details.finding .latest .code{margin-left:4px}
 details.finding .body{padding:0 12px 12px 30px}
 details.finding .body h4{margin:10px 0 4px;font-size:11px;text-transform:uppercase;letter-spacing:.4px;color:var(--muted)}
+.coverage progress{display:block;width:100%;height:6px;margin:6px 0 4px;accent-color:var(--pass)}
 form.login{max-width:420px;margin:60px auto;padding:20px}
 form.login input{width:100%;box-sizing:border-box;font:inherit;padding:6px;margin:8px 0;background:var(--field);color:var(--ink);border:1px solid var(--field-line);border-radius:6px}
 form.login button{font:inherit;padding:4px 12px;background:var(--field);color:var(--ink);border:1px solid var(--field-line);border-radius:6px}
@@ -40,6 +42,22 @@ const SCRIPT = `
     return node;
   };
   let chartShown = -1;
+  // One figure per part: examined of applicable, its share rounded down (as the reports and the gate count it).
+  const showCoverage = (figures) => {
+    const box = $('coverage');
+    box.replaceChildren();
+    for (const f of figures) {
+      const share = f.applicable === 0 ? 100 : Math.floor((f.examined * 100) / f.applicable);
+      const figure = el('div', 'figure panel');
+      figure.dataset.part = f.part;
+      const bar = el('progress');
+      bar.max = Math.max(f.applicable, 1);
+      bar.value = f.applicable === 0 ? 1 : f.examined;
+      figure.append(el('div', 'n', f.examined + '/' + f.applicable + (f.applicable > 0 ? ' (' + share + ' %)' : '')), bar, el('div', 'label', f.part + ': ' + f.text));
+      box.append(figure);
+    }
+    $('no-coverage').hidden = figures.length > 0;
+  };
   const verdictOf = (s) => {
     if (s.counts.exchanges === 0) return ['No traffic yet', 'none'];
     if (Object.keys(s.counts.byOperation).length === 0) return ['Nothing judged yet', 'none'];
@@ -67,6 +85,7 @@ const SCRIPT = `
       rows.append(tr);
     }
     $('no-operations').hidden = s.operations.rows.length > 0;
+    showCoverage(s.coverage || []);
     if (s.chartVersion !== chartShown) {
       chartShown = s.chartVersion;
       fetch('rate-limits', { credentials: 'same-origin' }).then((r) => (r.ok ? r.text() : '')).then((html) => {
@@ -168,6 +187,10 @@ export function livePage(target: string): string {
 <main>
 <h2>Findings <span class="route"><span id="finding-count">0</span> findings of <span id="group-count">0</span> requirements so far, each with its latest exchange; the journal and the reports hold all</span></h2>
 <div class="panel"><p class="empty" id="no-findings">No finding yet.</p><div id="findings"></div></div>
+<section class="coverage">
+<h2>Coverage <span class="route">what the traffic examined so far, as the reports will count it</span></h2>
+<div class="figures" id="coverage"></div><p class="empty" id="no-coverage">No coverage yet.</p>
+</section>
 <h2>Operations <span class="route">exchanges per operation, as the console names them</span></h2>
 <div class="panel"><table><thead><tr><th>Operation</th><th class="num">Exchanges</th><th>Status codes</th></tr></thead><tbody id="operations"></tbody></table><p class="empty" id="no-operations">No operation called yet.</p></div>
 <h2>Rate limits <span class="route">X-RateLimit-* headers over time</span></h2>

@@ -25,6 +25,7 @@ import { ReportAddon } from './report.ts';
 import { cutShortReason } from '../../recordings/jsonl-journal.ts';
 import { AdminListener, OPERATIONS_LIVE, type SessionState } from '../admin/admin.ts';
 import { operationRows } from '../../reports/operations.ts';
+import { coverageFigures } from '../../reports/coverage-render.ts';
 import { NotJudgedAddon } from './not-judged.ts';
 import { AdminFeedAddon } from './admin-feed.ts';
 import { flowsFromBatch } from './flow-batch.ts';
@@ -105,7 +106,8 @@ function record(thread: Thread, open: Journal, admin: AdminListener | undefined,
     tenant: TenantTokens.fromData(settings.tenant),
     layout: new ApiLayout({ base: apiBaseOfTarget(settings.targetBasePath ?? '', openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) }),
     nonGlobalClients: settings.nonGlobalClients,
-    report: { kind: 'proxy', source: 'proxy', target: settings.reportTarget, openapi: openapi !== undefined },
+    // The description's coverage is counted from the start: 0 of its operations before any traffic.
+    report: { kind: 'proxy', source: 'proxy', target: settings.reportTarget, openapi: openapi !== undefined, ...(openapi ? { description: openapi.coverageFrame() } : {}) },
     clock: `proxy session ${randomUUID()}`,
   });
   const report = new ReportAddon(session);
@@ -113,7 +115,6 @@ function record(thread: Thread, open: Journal, admin: AdminListener | undefined,
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
   admin?.follow(() => ({ counts: session.tally.counts, ...soFar(report, settings) }));
   admin?.metrics.countsFrom(() => session.tally.counts);
-  admin?.metrics.coverageFrom(() => report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }).coverage);
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
   const judge = new JudgeAddon(session, settings.targetOrigin);
   const pipeline = new Pipeline([judge, new RecordAddon(), open, notJudged, report, ...(adminFeed ? [adminFeed] : [])], warn);
@@ -219,10 +220,10 @@ function record(thread: Thread, open: Journal, admin: AdminListener | undefined,
   post({ type: 'ready', ...(admin ? { adminPort: admin.port } : {}) });
 }
 
-/** The verdict the reports would give now (the report builder's own), with the requirements' tally, and the operations as the console names them. */
+/** The verdict the reports would give now (the report builder's own), with the requirements' tally, the operations as the console names them, and the coverage's figures. */
 function soFar(report: ReportAddon, settings: RecorderSettings): Omit<SessionState, 'counts'> {
   const built = report.builder.build({ failOn: settings.failOn, baseline: settings.baseline });
-  return { verdict: { passed: built.passed, summary: built.summary }, operations: operationRows(built.traffic, OPERATIONS_LIVE) };
+  return { verdict: { passed: built.passed, summary: built.summary }, operations: operationRows(built.traffic, OPERATIONS_LIVE), ...(built.coverage ? { coverage: coverageFigures(built.coverage) } : {}) };
 }
 
 interface Timers {

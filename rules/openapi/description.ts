@@ -4,6 +4,7 @@
 // compiled the first time an exchange needs it, and kept for the next.
 import type { ValidateFunction } from 'ajv';
 import { UsageError } from '../../core/errors.ts';
+import type { DescribedCall, DescriptionFrame } from './coverage.ts';
 import { PathMatcher, type RouteInput } from './path-matcher.ts';
 import { responseKey } from './response-key.ts';
 import { type Location, isRecord, pointerText, resolveObject } from './pointer.ts';
@@ -27,6 +28,8 @@ export interface OpenApiOperation {
   readonly method: string;
   /** The key under `paths`, without any server base path: "/users/{id}". */
   readonly pathTemplate: string;
+  /** "GET /users/{id}": how the coverage names it. */
+  readonly key: string;
   /** Whether the operation declares the status (exactly, by its range "4XX", or by `default`); undefined when it declares no responses. */
   statusDeclared(status: number): boolean | undefined;
   /**
@@ -37,6 +40,10 @@ export interface OpenApiOperation {
   responseBodyProblems(status: number, contentType: string | undefined, body: unknown): BodyProblems;
   /** The same for the request body, against the operation's `requestBody`. */
   requestBodyProblems(contentType: string | undefined, body: unknown): BodyProblems;
+  /** The declared statuses, `default` aside: "200", "404", "4XX" as written. */
+  declaredStatuses(): string[];
+  /** The declared status a response's status selects ("404", else its range "4XX"); undefined: only `default`, or none. */
+  declaredStatusOf(status: number): string | undefined;
 }
 
 /** Why a body the description has a schema for was not judged: "get_user response 200 application/json: schema not compiled (…)". */
@@ -62,6 +69,10 @@ export class OpenApiDescription {
   readonly declaredBasePaths: readonly string[] | undefined;
   /** The keys under `paths` ("/users/{id}/roles"): where the description's paths have names. */
   readonly pathTemplates: readonly string[];
+  private readonly operations: readonly DescribedOperation[];
+  private readonly info: { title?: string; version?: string };
+  private frame: DescriptionFrame | undefined;
+  private noOperation: DescribedCall | undefined;
 
   private constructor(
     document: Record<string, unknown>,
@@ -70,6 +81,8 @@ export class OpenApiDescription {
   ) {
     this.schemas = new DescriptionSchemas(document, version);
     const routes = routesOf(document, this.schemas);
+    this.operations = routes.map((route) => route.target);
+    this.info = infoOf(document.info);
     this.operationCount = routes.length;
     this.matcher = new PathMatcher(routes);
     this.declaredBasePaths = basePathsOf(document.servers);
@@ -86,6 +99,25 @@ export class OpenApiDescription {
   match(method: string, url: string): OpenApiOperation | undefined {
     const path = pathOf(url);
     return path === undefined ? undefined : this.matcher.match(method, path);
+  }
+
+  /** What the description declares, for the coverage: made on first use, then shared. */
+  coverageFrame(): DescriptionFrame {
+    this.frame ??= Object.freeze({
+      ...this.info,
+      operations: Object.freeze(this.operations.map((o) => Object.freeze({ operation: o.key, ...(o.operationId !== undefined ? { operationId: o.operationId } : {}), statuses: Object.freeze(o.declaredStatuses()) }))),
+    });
+    return this.frame;
+  }
+
+  /** What an exchange exercised of the description: `operation` matched it (else none), `status` its response's. */
+  calledWith(operation: OpenApiOperation | undefined, status: number | undefined): DescribedCall {
+    if (operation === undefined) {
+      this.noOperation ??= Object.freeze({ frame: this.coverageFrame() });
+      return this.noOperation;
+    }
+    const declared = status === undefined ? undefined : operation.declaredStatusOf(status);
+    return { frame: this.coverageFrame(), operation: operation.key, ...(declared !== undefined ? { status: declared } : {}) };
   }
 
   /** What could not be judged so far and why, one line each, in the order met: schemas not compiled, `$ref`s not followed. */
@@ -170,6 +202,7 @@ class DescribedOperation implements OpenApiOperation {
   readonly operationId?: string;
   readonly name: string;
   readonly method: string;
+  readonly key: string;
 
   constructor(
     private readonly schemas: DescriptionSchemas,
@@ -180,7 +213,17 @@ class DescribedOperation implements OpenApiOperation {
   ) {
     this.method = method.toUpperCase();
     if (typeof operation.operationId === 'string' && operation.operationId !== '') this.operationId = operation.operationId;
-    this.name = this.operationId ?? `${this.method} ${pathTemplate}`;
+    this.key = `${this.method} ${pathTemplate}`;
+    this.name = this.operationId ?? this.key;
+  }
+
+  declaredStatuses(): string[] {
+    return Object.keys(this.responses() ?? {}).filter((key) => key.toLowerCase() !== 'default');
+  }
+
+  declaredStatusOf(status: number): string | undefined {
+    const key = responseKey(this.responses() ?? {}, status);
+    return key === 'default' ? undefined : key;
   }
 
   statusDeclared(status: number): boolean | undefined {
@@ -230,6 +273,12 @@ class DescribedOperation implements OpenApiOperation {
       return { notJudged: `${what} ${mediaKey}: the body could not be validated (${firstLine(error)})` };
     }
   }
+}
+
+/** The description's `info.title` and `info.version`, those that are strings. */
+function infoOf(info: unknown): { title?: string; version?: string } {
+  if (!isRecord(info)) return {};
+  return { ...(typeof info.title === 'string' ? { title: info.title } : {}), ...(typeof info.version === 'string' ? { version: info.version } : {}) };
 }
 
 /** "Application/JSON; charset=utf-8" → "application/json". */

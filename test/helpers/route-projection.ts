@@ -75,6 +75,13 @@ function failingTests(report: Report, id: string): number {
 const pathOf = (url: string | undefined) => (url === undefined ? '?' : new URL(url).pathname);
 
 /** The parts of `route` that differ from `expected`, by key, for a failure message that names them. */
+/** JSON with every object's keys in order: the routes list operations in the order they first met them. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
+}
+
 export function projectionDiff(expected: RouteProjection, route: RouteProjection): string[] {
   const lines: string[] = [];
   if (expected.verdict !== route.verdict) lines.push(`verdict: expected ${expected.verdict}, got ${route.verdict}`);
@@ -82,7 +89,7 @@ export function projectionDiff(expected: RouteProjection, route: RouteProjection
   for (const id of [...ids].sort()) {
     if (expected.requirements[id] !== route.requirements[id]) lines.push(`requirement ${id}: expected ${expected.requirements[id] ?? '(not examined)'}, got ${route.requirements[id] ?? '(not examined)'}`);
   }
-  if (JSON.stringify(expected.traffic) !== JSON.stringify(route.traffic)) lines.push(`traffic: expected ${JSON.stringify(expected.traffic)}, got ${JSON.stringify(route.traffic)}`);
+  if (canonical(expected.traffic) !== canonical(route.traffic)) lines.push(`traffic: expected ${canonical(expected.traffic)}, got ${canonical(route.traffic)}`);
   const missing = multisetMinus(expected.findings, route.findings);
   const extra = multisetMinus(route.findings, expected.findings);
   for (const f of missing) lines.push(`finding missing: ${f}`);

@@ -105,8 +105,7 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
   const drainTimeoutMs = options.drainTimeoutMs ?? upstreamTimeoutMs + 500;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
-  if (options.rotation && options.harPath !== undefined) throw new ProxyStartError('a HAR of the whole run is not written with rotation: the journal segments are the recording');
-  await checkWritable(options);
+  await checkBeforeStart(options);
   const certificate = await listenerCertificateOf(options, log);
   // Listen first: a busy port must fail before anything on disk (journal, reports) is touched.
   // Exchanges that finish before the recorder is ready wait for it.
@@ -160,8 +159,9 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
   };
 }
 
-/** Everything that could fail at stop is tried now: hours of traffic must not end in "cannot write". */
-async function checkWritable(options: ProxySessionOptions): Promise<void> {
+/** A HAR with rotation is refused, and everything that could fail at stop is tried now: hours of traffic must not end in "cannot write". */
+async function checkBeforeStart(options: ProxySessionOptions): Promise<void> {
+  if (options.rotation && options.harPath !== undefined) throw new ProxyStartError('a HAR of the whole run is not written with rotation: the journal segments are the recording');
   try {
     await checkReportDir(options.reportDir);
     await checkReportDir(dirname(options.journalPath), 'the journal');

@@ -55,39 +55,7 @@ export interface SuiteRunResult {
 export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResult> {
   const selection = options.requirements.length > 0 ? { pattern: testNamePatternFor(options.requirements), notSelected: `not selected (--requirement ${options.requirements.join(' ')})` } : undefined;
   const reporter = new SuiteReporter(options.builder, options.print, selection, options.progress);
-  const signalListeners = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
-  const { createVitest } = await loadVitestNode();
-  const vitest = await createVitest(
-    'test',
-    {
-      root: packageRoot,
-      config: false,
-      watch: false,
-      reporters: [reporter],
-      ...(selection ? { testNamePattern: selection.pattern } : {}),
-    },
-    {
-      test: {
-        include: SUITE_FILES.map((f) => `suites/${f}`),
-        setupFiles: [join(suitesDir, 'setup.ts')],
-        pool: 'forks',
-        maxWorkers: 1,
-        fileParallelism: false,
-        // One worker for all files: they share the API client (tokens, pacing, rate-limit history).
-        isolate: false,
-        testTimeout: 15 * 60_000,
-        hookTimeout: 5 * 60_000,
-        passWithNoTests: true,
-        provide: { tmiConfig: options.config, tmiHandover: options.handover },
-        sequence: { sequencer: InDocumentOrder },
-      },
-    },
-  );
-  // Vitest's logger exits the process on SIGINT/SIGTERM; the run handles them itself (it puts
-  // fixture sessions back and writes the reports first), so those listeners go.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    for (const listener of process.listeners(signal)) if (!signalListeners[signal].includes(listener)) process.off(signal, listener);
-  }
+  const vitest = await createSuitesVitest(options, reporter, selection?.pattern);
   // An interrupt cancels the run and stops the worker before the caller touches the target again.
   let stopped = false;
   let ran!: () => void;
@@ -109,4 +77,44 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
   }
   await vitest.close();
   return { totals: reporter.totals, errors };
+}
+
+/**
+ * vitest, made to run the suite files in one worker. Vitest's logger exits the process on
+ * SIGINT/SIGTERM; the run handles them itself (it puts fixture sessions back and writes the
+ * reports first), so the listeners added while vitest is made go.
+ */
+async function createSuitesVitest(options: SuiteRunOptions, reporter: SuiteReporter, testNamePattern: RegExp | undefined) {
+  const signalListeners = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
+  const { createVitest } = await loadVitestNode();
+  const vitest = await createVitest(
+    'test',
+    {
+      root: packageRoot,
+      config: false,
+      watch: false,
+      reporters: [reporter],
+      ...(testNamePattern ? { testNamePattern } : {}),
+    },
+    {
+      test: {
+        include: SUITE_FILES.map((f) => `suites/${f}`),
+        setupFiles: [join(suitesDir, 'setup.ts')],
+        pool: 'forks',
+        maxWorkers: 1,
+        fileParallelism: false,
+        // One worker for all files: they share the API client (tokens, pacing, rate-limit history).
+        isolate: false,
+        testTimeout: 15 * 60_000,
+        hookTimeout: 5 * 60_000,
+        passWithNoTests: true,
+        provide: { tmiConfig: options.config, tmiHandover: options.handover },
+        sequence: { sequencer: InDocumentOrder },
+      },
+    },
+  );
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    for (const listener of process.listeners(signal)) if (!signalListeners[signal].includes(listener)) process.off(signal, listener);
+  }
+  return vitest;
 }

@@ -9,14 +9,14 @@ import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
 import { renderSummary, underGitHubActions } from '../reports/console.ts';
 import { sayReportEnd } from './events.ts';
 import { OUTPUT_FLAGS, OUTPUT_HELP, Terminal } from './terminal.ts';
-import { DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
+import { DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySessionOptions, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/forward/target.ts';
 import type { TlsSource } from '../proxy/tls/tls.ts';
 import type { AdminSettings } from '../proxy/admin/admin.ts';
 import { isLoopback } from '../proxy/admin/auth.ts';
 import { noJwksLine } from '../keys/tenant-keys.ts';
 import { issuerLine, learnTenant, tenantTokensData } from '../keys/tenant.ts';
-import { bytesFlag, parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
+import { bytesFlag, parseArgs, parseListen, stringFlag, type FlagSpec, type ParsedArgs } from './args.ts';
 import { openApiLine, openApiOption, openApiProblemLines } from './openapi-option.ts';
 import { baselineOption } from './baseline-option.ts';
 import { coverageGateOption, exitWithCoverageGate } from './coverage-option.ts';
@@ -174,150 +174,63 @@ export interface ProxyControl {
   err?: (text: string) => void;
 }
 
+/** The flags `tmi-conform proxy` takes (before any `--`). */
+const PROXY_FLAGS: Record<string, FlagSpec> = {
+  target: { value: true },
+  listen: { value: true },
+  record: { value: true },
+  journal: { value: true },
+  'report-dir': { value: true },
+  'fail-on': { value: true },
+  'min-coverage': { value: true },
+  'max-body-bytes': { value: true },
+  'upstream-timeout': { value: true },
+  'status-interval': { value: true },
+  'non-global-client': { value: true, repeat: true },
+  openapi: { value: true },
+  baseline: { value: true },
+  tls: { value: false },
+  'tls-dir': { value: true },
+  'tls-cert': { value: true },
+  'tls-key': { value: true },
+  jwks: { value: true },
+  issuer: { value: true },
+  admin: { value: true },
+  'admin-token': { value: true },
+  append: { value: false },
+  overwrite: { value: false },
+  'rotate-size': { value: true },
+  'rotate-interval': { value: true },
+  compress: { value: false },
+  'report-interval': { value: true },
+  ...OUTPUT_FLAGS,
+};
+
 export async function run(argv: string[], control: ProxyControl = {}): Promise<number> {
   const out = control.out ?? ((text: string) => writeSafely(process.stdout, text));
   const err = control.err ?? ((text: string) => writeSafely(process.stderr, text));
   // `-- CMD ARGS…`: everything after the first "--" is the command to run through the proxy.
   const terminator = argv.indexOf('--');
   const command = terminator === -1 ? undefined : argv.slice(terminator + 1);
-  const args = parseArgs('proxy', terminator === -1 ? argv : argv.slice(0, terminator), {
-    target: { value: true },
-    listen: { value: true },
-    record: { value: true },
-    journal: { value: true },
-    'report-dir': { value: true },
-    'fail-on': { value: true },
-    'min-coverage': { value: true },
-    'max-body-bytes': { value: true },
-    'upstream-timeout': { value: true },
-    'status-interval': { value: true },
-    'non-global-client': { value: true, repeat: true },
-    openapi: { value: true },
-    baseline: { value: true },
-    tls: { value: false },
-    'tls-dir': { value: true },
-    'tls-cert': { value: true },
-    'tls-key': { value: true },
-    jwks: { value: true },
-    issuer: { value: true },
-    admin: { value: true },
-    'admin-token': { value: true },
-    append: { value: false },
-    overwrite: { value: false },
-    'rotate-size': { value: true },
-    'rotate-interval': { value: true },
-    compress: { value: false },
-    'report-interval': { value: true },
-    ...OUTPUT_FLAGS,
-  });
+  const args = parseArgs('proxy', terminator === -1 ? argv : argv.slice(0, terminator), PROXY_FLAGS);
   const terminal = Terminal.of('proxy', args, { out, err });
-  if (args.positionals.length > 0) throw new UsageError(`proxy: unexpected argument "${args.positionals[0]}" (the target goes in --target URL)`);
-  const targetFlag = stringFlag(args, 'target');
-  if (targetFlag === undefined) throw new UsageError('proxy: --target URL is required (the implementation to forward to, e.g. --target https://tenant.example.com)');
-  let target: Target;
-  try {
-    target = parseTarget(targetFlag);
-  } catch (error) {
-    if (error instanceof TargetError) throw new UsageError(`proxy: ${error.message}`);
-    throw error;
-  }
-  const { host, port } = parseListen('proxy', stringFlag(args, 'listen') ?? DEFAULT_LISTEN);
-  const failOn = parseFailOn(stringFlag(args, 'fail-on'));
-  const reportDir = stringFlag(args, 'report-dir') ?? DEFAULT_REPORT_DIR;
-  await checkReportDir(reportDir); // before the journal is looked for inside it
-  const harPath = stringFlag(args, 'record');
-  const journalFlag = stringFlag(args, 'journal');
-  checkRecordingNames(harPath, journalFlag);
-  const journalPath = journalFlag ?? (harPath !== undefined ? `${harPath}.jsonl` : `${reportDir}/${JOURNAL_NAME}`);
-  if (harPath !== undefined && resolve(harPath) === resolve(journalPath)) throw new UsageError('proxy: --record and --journal must name different files');
-  const rotation = rotationFlags(args);
-  if (rotation && harPath !== undefined) {
-    throw new UsageError(`proxy: --record writes one HAR of the whole run at stop, which --rotate-* is there to avoid: drop --record (the journal segments are the recording; "tmi-conform validate" reads them), or drop --rotate-* for a short run`);
-  }
-  const reportIntervalFlag = stringFlag(args, 'report-interval');
-  const reportIntervalMs = reportIntervalFlag !== undefined ? durationFlag(reportIntervalFlag, '--report-interval', true) : rotation ? DEFAULT_ROTATING_REPORT_INTERVAL_S * 1000 : 0;
-  const maxBodyBytes = bytesFlag('proxy', args, 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
-  const upstreamTimeoutMs = secondsFlag(stringFlag(args, 'upstream-timeout'), '--upstream-timeout', DEFAULT_UPSTREAM_TIMEOUT_MS, false);
-  // --quiet: no status line unless asked for.
-  const statusIntervalMs = secondsFlag(stringFlag(args, 'status-interval'), '--status-interval', terminal.quiet ? 0 : DEFAULT_STATUS_INTERVAL_MS, true);
-  const nonGlobalClients = (args.flags['non-global-client'] as string[] | undefined) ?? [];
-  const tls = tlsFlags(args);
-  const admin = adminFlags(args, process.env);
-  if (args.flags['append'] === true && args.flags['overwrite'] === true) throw new UsageError('proxy: --append and --overwrite exclude each other (resume the journal, or replace it)');
-  const recordingMode: RecordingMode = args.flags['append'] === true ? 'append' : args.flags['overwrite'] === true ? 'overwrite' : 'refuse';
-  let commandFile: string | undefined;
-  if (command !== undefined) {
-    if (command.length === 0) throw new UsageError('proxy: "--" must be followed by the command to run through the proxy (e.g. -- npm test)');
-    try {
-      commandFile = findCommand(command[0]!);
-    } catch (error) {
-      if (error instanceof CommandError) throw new UsageError(`proxy: ${error.message}`, error.exitCode);
-      throw error;
-    }
-  }
-  await checkExistingRecording(journalPath, harPath, recordingMode, rotation !== undefined);
-  // Read here to refuse a description that cannot be used before anything starts; the recorder thread reads it again.
-  const openapiPath = stringFlag(args, 'openapi');
-  const openapi = await openApiOption(openapiPath);
-  const baseline = await baselineOption(stringFlag(args, 'baseline'));
-  const coverageGate = coverageGateOption(stringFlag(args, 'min-coverage'), 'proxy: --min-coverage');
-  const jwksFlag = stringFlag(args, 'jwks');
-  const issuerFlag = stringFlag(args, 'issuer');
-  // What the tenant says of its tokens (keys/tenant.ts), asked at the target's origin.
-  const tenant = await learnTenant({ ...(issuerFlag !== undefined ? { issuer: issuerFlag } : {}), ...(jwksFlag !== undefined ? { jwks: jwksFlag } : {}), wellKnownAt: target.origin });
-  const keys = tenant.keys!;
-  if ('problem' in keys && jwksFlag !== undefined) throw new UsageError(`proxy: --jwks: ${keys.problem}`);
-
-  // Listen for signals before starting, so an early Ctrl-C is not lost. A launcher that goes
-  // away (npx, npm exec or sh -c killed by SIGTERM) counts as SIGTERM: no signal reaches us then.
+  const settings = await proxySettings(args, terminal);
+  const commandFile = command === undefined ? undefined : commandFileOf(command);
+  const { journalPath, harPath, mode, rotation } = settings.recording;
+  await checkExistingRecording(journalPath, harPath, mode, rotation !== undefined);
+  const options = await optionsOfTheRun(args, settings.target);
   const log = (line: string) => err(`tmi-conform proxy: ${line}\n`);
-  const signals = new SignalQueue(control.stopped === undefined);
-  const launcher = control.stopped ? undefined : watchLauncher();
-  void control.stopped?.then(() => signals.push('SIGTERM'));
-  void launcher?.gone.then((pid) => {
-    log(`its launcher (pid ${pid}) went away: stopping as on SIGTERM`);
-    signals.push('SIGTERM');
-  });
-  const dispose = () => {
-    signals.dispose();
-    launcher?.dispose();
-  };
+  const { signals, dispose } = listenForStop(control, log);
   let proxy: RunningProxy;
   try {
-    proxy = await startProxy({ target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recordingMode === 'append', ...(harPath !== undefined ? { harPath } : {}), ...(rotation ? { rotation } : {}), ...(reportIntervalMs > 0 ? { reportIntervalMs } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), ...(openapiPath !== undefined ? { openapiPath } : {}), ...(baseline ? { baseline } : {}), ...(admin ? { admin } : {}), log });
+    proxy = await startProxy(sessionOptions(settings, options, log));
   } catch (error) {
     dispose();
     if (error instanceof ProxyStartError) throw new UsageError(`proxy: ${error.message}`);
     throw error;
   }
-  // Said even with --quiet: with port 0 it is the only way to know where to connect.
-  if (terminal.json) terminal.event({ event: 'listening', url: proxy.origin, ...(proxy.adminUrl !== undefined ? { admin: proxy.adminUrl } : {}) });
-  else out(`listening on ${proxy.origin}\n`);
-  if (proxy.adminUrl !== undefined) log(`admin on ${proxy.adminUrl} (the live page; /metrics, /status.json)${admin?.token !== undefined ? ', token required' : ''}`);
-  if ('problem' in keys) log(noJwksLine(keys));
-  if (tenant.issuer) log(issuerLine(tenant));
-  if (openapi) for (const line of [openApiLine(openapi), ...openApiProblemLines(openapi)]) log(line);
-  const journalSaid = rotation ? `journal segments ${segmentPath(journalPath, 1).replace(/\.000001\.jsonl$/, '.NNNNNN.jsonl')}${rotation.compress ? ' (closed ones gzipped)' : ''}` : `journal ${journalPath}`;
-  const reportsSaid = `reports in ${reportDir}${reportIntervalMs > 0 ? ` (rewritten every ${reportIntervalMs / 1000} s)` : ''}`;
-  log(`forwarding to ${target.origin}${target.basePath}; ${journalSaid}${recordingMode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; ${reportsSaid}`);
-
-  let nextSignal = signals.next();
-  let ended: CommandEnd | undefined;
-  if (command === undefined) {
-    await nextSignal;
-    nextSignal = signals.next();
-  } else {
-    const env = await commandEnvironment(proxy.url, proxy.caPath, target, apiBaseOfTarget(target.basePath, openapi?.declaredBasePaths), log);
-    log(`running ${command.join(' ')} with TMI_PROXY_URL=${env['TMI_PROXY_URL']}`);
-    const running = startCommand(commandFile!, command[0]!, command.slice(1), env);
-    while (ended === undefined) {
-      const next = await Promise.race([running.ended, nextSignal]);
-      if (typeof next === 'string') {
-        running.signal(next);
-        nextSignal = signals.next();
-      } else ended = next;
-    }
-  }
+  sayStarted(proxy, settings, options, terminal, out, log);
+  const { ended, nextSignal } = await waitForStop({ command, commandFile, proxy, target: settings.target, openapi: options.openapi, signals, log });
   log(`stopping: finishing the exchanges in flight (Ctrl-C or SIGTERM again cuts them short)`);
   void nextSignal.then(() => proxy.hurry());
   let summary: ProxySummary;
@@ -333,8 +246,179 @@ export async function run(argv: string[], control: ProxyControl = {}): Promise<n
   } finally {
     dispose();
   }
-  if (ended === undefined) return exitWithCoverageGate(EXIT_OK, summary.report, coverageGate, 'proxy');
-  return exitWithCoverageGate(decideExit(command![0]!, ended, summary, failOn, log), summary.report, coverageGate, 'proxy');
+  if (ended === undefined) return exitWithCoverageGate(EXIT_OK, summary.report, options.coverageGate, 'proxy');
+  return exitWithCoverageGate(decideExit(command![0]!, ended, summary, settings.failOn, log), summary.report, options.coverageGate, 'proxy');
+}
+
+/** Where the recording goes and how: journal, HAR, rotation, report rewrites, and what to do with an existing journal. */
+interface RecordingSettings {
+  reportDir: string;
+  harPath: string | undefined;
+  journalPath: string;
+  rotation: ReturnType<typeof rotationFlags>;
+  reportIntervalMs: number;
+  mode: RecordingMode;
+}
+
+/** What the flags say, checked before anything starts (bad input is a usage error, exit 2). */
+async function proxySettings(args: ParsedArgs, terminal: Terminal) {
+  if (args.positionals.length > 0) throw new UsageError(`proxy: unexpected argument "${args.positionals[0]}" (the target goes in --target URL)`);
+  const target = targetFlag(args);
+  const { host, port } = parseListen('proxy', stringFlag(args, 'listen') ?? DEFAULT_LISTEN);
+  const failOn = parseFailOn(stringFlag(args, 'fail-on'));
+  const recording = await recordingFlags(args);
+  const maxBodyBytes = bytesFlag('proxy', args, 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
+  const upstreamTimeoutMs = secondsFlag(stringFlag(args, 'upstream-timeout'), '--upstream-timeout', DEFAULT_UPSTREAM_TIMEOUT_MS, false);
+  // --quiet: no status line unless asked for.
+  const statusIntervalMs = secondsFlag(stringFlag(args, 'status-interval'), '--status-interval', terminal.quiet ? 0 : DEFAULT_STATUS_INTERVAL_MS, true);
+  const nonGlobalClients = (args.flags['non-global-client'] as string[] | undefined) ?? [];
+  const tls = tlsFlags(args);
+  const admin = adminFlags(args, process.env);
+  const mode = recordingModeFlags(args);
+  return { target, host, port, failOn, recording: { ...recording, mode }, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tls, admin };
+}
+
+type ProxySettings = Awaited<ReturnType<typeof proxySettings>>;
+
+/** --target: required, and a URL the proxy can forward to. */
+function targetFlag(args: ParsedArgs): Target {
+  const value = stringFlag(args, 'target');
+  if (value === undefined) throw new UsageError('proxy: --target URL is required (the implementation to forward to, e.g. --target https://tenant.example.com)');
+  try {
+    return parseTarget(value);
+  } catch (error) {
+    if (error instanceof TargetError) throw new UsageError(`proxy: ${error.message}`);
+    throw error;
+  }
+}
+
+/** --report-dir, --record, --journal, --rotate-* and --report-interval. */
+async function recordingFlags(args: ParsedArgs): Promise<Omit<RecordingSettings, 'mode'>> {
+  const reportDir = stringFlag(args, 'report-dir') ?? DEFAULT_REPORT_DIR;
+  await checkReportDir(reportDir); // before the journal is looked for inside it
+  const harPath = stringFlag(args, 'record');
+  const journalFlag = stringFlag(args, 'journal');
+  checkRecordingNames(harPath, journalFlag);
+  const journalPath = journalFlag ?? (harPath !== undefined ? `${harPath}.jsonl` : `${reportDir}/${JOURNAL_NAME}`);
+  if (harPath !== undefined && resolve(harPath) === resolve(journalPath)) throw new UsageError('proxy: --record and --journal must name different files');
+  const rotation = rotationFlags(args);
+  if (rotation && harPath !== undefined) {
+    throw new UsageError(`proxy: --record writes one HAR of the whole run at stop, which --rotate-* is there to avoid: drop --record (the journal segments are the recording; "tmi-conform validate" reads them), or drop --rotate-* for a short run`);
+  }
+  const reportIntervalFlag = stringFlag(args, 'report-interval');
+  const reportIntervalMs = reportIntervalFlag !== undefined ? durationFlag(reportIntervalFlag, '--report-interval', true) : rotation ? DEFAULT_ROTATING_REPORT_INTERVAL_S * 1000 : 0;
+  return { reportDir, harPath, journalPath, rotation, reportIntervalMs };
+}
+
+/** --append or --overwrite: what to do with an existing journal (neither: refuse it). */
+function recordingModeFlags(args: ParsedArgs): RecordingMode {
+  if (args.flags['append'] === true && args.flags['overwrite'] === true) throw new UsageError('proxy: --append and --overwrite exclude each other (resume the journal, or replace it)');
+  return args.flags['append'] === true ? 'append' : args.flags['overwrite'] === true ? 'overwrite' : 'refuse';
+}
+
+/** The file `-- CMD` runs, found before the proxy starts (not found: 127, not executable: 126). */
+function commandFileOf(command: string[]): string {
+  if (command.length === 0) throw new UsageError('proxy: "--" must be followed by the command to run through the proxy (e.g. -- npm test)');
+  try {
+    return findCommand(command[0]!);
+  } catch (error) {
+    if (error instanceof CommandError) throw new UsageError(`proxy: ${error.message}`, error.exitCode);
+    throw error;
+  }
+}
+
+/** What is read from files and the tenant before the start: the OpenAPI description, the baseline, the coverage gate, the tenant's tokens. */
+async function optionsOfTheRun(args: ParsedArgs, target: Target) {
+  // Read here to refuse a description that cannot be used before anything starts; the recorder thread reads it again.
+  const openapiPath = stringFlag(args, 'openapi');
+  const openapi = await openApiOption(openapiPath);
+  const baseline = await baselineOption(stringFlag(args, 'baseline'));
+  const coverageGate = coverageGateOption(stringFlag(args, 'min-coverage'), 'proxy: --min-coverage');
+  const jwksFlag = stringFlag(args, 'jwks');
+  const issuerFlag = stringFlag(args, 'issuer');
+  // What the tenant says of its tokens (keys/tenant.ts), asked at the target's origin.
+  const tenant = await learnTenant({ ...(issuerFlag !== undefined ? { issuer: issuerFlag } : {}), ...(jwksFlag !== undefined ? { jwks: jwksFlag } : {}), wellKnownAt: target.origin });
+  const keys = tenant.keys!;
+  if ('problem' in keys && jwksFlag !== undefined) throw new UsageError(`proxy: --jwks: ${keys.problem}`);
+  return { openapiPath, openapi, baseline, coverageGate, tenant, keys };
+}
+
+type RunOptions = Awaited<ReturnType<typeof optionsOfTheRun>>;
+
+/** What startProxy is given: the flags' settings and what was read before the start. */
+function sessionOptions(settings: ProxySettings, options: RunOptions, log: (line: string) => void): ProxySessionOptions {
+  const { target, host, port, tls, recording, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, admin } = settings;
+  const { journalPath, harPath, rotation, reportIntervalMs, reportDir } = recording;
+  const { openapiPath, baseline, tenant } = options;
+  return { target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recording.mode === 'append', ...(harPath !== undefined ? { harPath } : {}), ...(rotation ? { rotation } : {}), ...(reportIntervalMs > 0 ? { reportIntervalMs } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), ...(openapiPath !== undefined ? { openapiPath } : {}), ...(baseline ? { baseline } : {}), ...(admin ? { admin } : {}), log };
+}
+
+/**
+ * Listen for signals before starting, so an early Ctrl-C is not lost. A launcher that goes away
+ * (npx, npm exec or sh -c killed by SIGTERM) counts as SIGTERM: no signal reaches us then.
+ */
+function listenForStop(control: ProxyControl, log: (line: string) => void): { signals: SignalQueue; dispose: () => void } {
+  const signals = new SignalQueue(control.stopped === undefined);
+  const launcher = control.stopped ? undefined : watchLauncher();
+  void control.stopped?.then(() => signals.push('SIGTERM'));
+  void launcher?.gone.then((pid) => {
+    log(`its launcher (pid ${pid}) went away: stopping as on SIGTERM`);
+    signals.push('SIGTERM');
+  });
+  const dispose = () => {
+    signals.dispose();
+    launcher?.dispose();
+  };
+  return { signals, dispose };
+}
+
+/** The lines said once the proxy listens: where to connect, the admin page, what is known of the tenant, where the recording goes. */
+function sayStarted(proxy: RunningProxy, settings: ProxySettings, options: RunOptions, terminal: Terminal, out: (text: string) => void, log: (line: string) => void): void {
+  const { admin, target } = settings;
+  const { journalPath, harPath, rotation, reportIntervalMs, reportDir, mode } = settings.recording;
+  const { tenant, keys, openapi } = options;
+  // Said even with --quiet: with port 0 it is the only way to know where to connect.
+  if (terminal.json) terminal.event({ event: 'listening', url: proxy.origin, ...(proxy.adminUrl !== undefined ? { admin: proxy.adminUrl } : {}) });
+  else out(`listening on ${proxy.origin}\n`);
+  if (proxy.adminUrl !== undefined) log(`admin on ${proxy.adminUrl} (the live page; /metrics, /status.json)${admin?.token !== undefined ? ', token required' : ''}`);
+  if ('problem' in keys) log(noJwksLine(keys));
+  if (tenant.issuer) log(issuerLine(tenant));
+  if (openapi) for (const line of [openApiLine(openapi), ...openApiProblemLines(openapi)]) log(line);
+  const journalSaid = rotation ? `journal segments ${segmentPath(journalPath, 1).replace(/\.000001\.jsonl$/, '.NNNNNN.jsonl')}${rotation.compress ? ' (closed ones gzipped)' : ''}` : `journal ${journalPath}`;
+  const reportsSaid = `reports in ${reportDir}${reportIntervalMs > 0 ? ` (rewritten every ${reportIntervalMs / 1000} s)` : ''}`;
+  log(`forwarding to ${target.origin}${target.basePath}; ${journalSaid}${mode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; ${reportsSaid}`);
+}
+
+/** What the proxy waits for before stopping: a signal, or with -- CMD the command's end. */
+interface WaitForStop {
+  command: string[] | undefined;
+  commandFile: string | undefined;
+  proxy: RunningProxy;
+  target: Target;
+  openapi: RunOptions['openapi'];
+  signals: SignalQueue;
+  log: (line: string) => void;
+}
+
+/**
+ * Waits for the first signal, or with -- CMD runs it and waits for its end (passing signals on to
+ * it). Returns how CMD ended and the next signal, which cuts the stop short.
+ */
+async function waitForStop({ command, commandFile, proxy, target, openapi, signals, log }: WaitForStop): Promise<{ ended?: CommandEnd; nextSignal: Promise<NodeJS.Signals> }> {
+  let nextSignal = signals.next();
+  if (command === undefined) {
+    await nextSignal;
+    return { nextSignal: signals.next() };
+  }
+  const env = await commandEnvironment(proxy.url, proxy.caPath, target, apiBaseOfTarget(target.basePath, openapi?.declaredBasePaths), log);
+  log(`running ${command.join(' ')} with TMI_PROXY_URL=${env['TMI_PROXY_URL']}`);
+  const running = startCommand(commandFile!, command[0]!, command.slice(1), env);
+  for (;;) {
+    const next = await Promise.race([running.ended, nextSignal]);
+    if (typeof next !== 'string') return { ended: next, nextSignal };
+    running.signal(next);
+    nextSignal = signals.next();
+  }
 }
 
 /** With -- CMD: CMD's code when it failed, else the verdict; one line says which decided. */

@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
 import { FAULTS, FAULT_NAMES, isFaultName, isPublicUrl, isTenantDomain, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../reference/index.ts';
-import { parseArgs, parseListen, stringFlag } from './args.ts';
+import { parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
 import { EXIT_OK, UsageError } from '../core/errors.ts';
 import { watchLauncher } from './launcher.ts';
 import { stopSignal } from './signals.ts';
@@ -56,11 +56,43 @@ export async function run(argv: string[], control: ServeControl = {}): Promise<n
     return EXIT_OK;
   }
 
+  const options = referenceOptions(args);
+  const { host, port } = options;
+  const configOut = stringFlag(args, 'config-out');
+
+  // Listen for signals before starting, so an early Ctrl-C is not lost. A launcher that goes
+  // away (npx, npm exec or sh -c killed by SIGTERM) stops it the same way.
+  const signal = control.stopped ? undefined : stopSignal();
+  const launcher = control.stopped ? undefined : watchLauncher();
+  const stopped = control.stopped ?? Promise.race([signal!.promise, launcher!.gone.then((pid) => out(`its launcher (pid ${pid}) went away\n`))]);
+  let ref: RunningReference;
+  try {
+    ref = await startReference(options);
+  } catch (error) {
+    signal?.dispose();
+    launcher?.dispose();
+    throw new UsageError(`serve: ${startFailure(error, host, port)}`);
+  }
+  try {
+    if (configOut !== undefined) await writeConfig(configOut, ref);
+    out(describe(ref, configOut));
+    await stopped;
+    out('stopping\n');
+  } finally {
+    signal?.dispose();
+    launcher?.dispose();
+    await ref.close();
+  }
+  return EXIT_OK;
+}
+
+/** --listen, --fault, --rate-limit, --tenant-domain and --public-url: how to start the reference. */
+function referenceOptions(args: ParsedArgs): StartReferenceOptions & { host: string; port: number } {
   const { host, port } = parseListen('serve', stringFlag(args, 'listen') ?? DEFAULT_LISTEN);
   const faults = (args.flags['fault'] as string[] | undefined) ?? [];
   const unknown = faults.filter((f) => !isFaultName(f));
   if (unknown.length > 0) throw new UsageError(`serve: unknown fault ${unknown.map((f) => JSON.stringify(f)).join(', ')} (tmi-conform serve --list-faults lists them)`);
-  const options: StartReferenceOptions = { host, port, faults };
+  const options: StartReferenceOptions & { host: string; port: number } = { host, port, faults };
   const rateLimit = stringFlag(args, 'rate-limit');
   if (rateLimit !== undefined) {
     if (rateLimit === 'off') options.rateLimit = false;
@@ -80,39 +112,17 @@ export async function run(argv: string[], control: ServeControl = {}): Promise<n
     if (!isPublicUrl(publicUrl)) throw new UsageError(`serve: --public-url expects an http(s) URL without a path such as https://tenant.example.com, got "${publicUrl}"`);
     options.publicUrl = publicUrl;
   }
-  const configOut = stringFlag(args, 'config-out');
+  return options;
+}
 
-  // Listen for signals before starting, so an early Ctrl-C is not lost. A launcher that goes
-  // away (npx, npm exec or sh -c killed by SIGTERM) stops it the same way.
-  const signal = control.stopped ? undefined : stopSignal();
-  const launcher = control.stopped ? undefined : watchLauncher();
-  const stopped = control.stopped ?? Promise.race([signal!.promise, launcher!.gone.then((pid) => out(`its launcher (pid ${pid}) went away\n`))]);
-  let ref: RunningReference;
+/** --config-out: a configuration for `tmi-conform run` against the reference (mode 0600: it holds the demo clients' secrets). */
+async function writeConfig(configOut: string, ref: RunningReference): Promise<void> {
+  const header = '# tmi-conform config for the reference started by "tmi-conform serve".\n# Holds demo client secrets, valid only while that server runs.\n';
   try {
-    ref = await startReference(options);
+    await writeFile(configOut, header + stringify(ref.config()), { mode: 0o600 });
   } catch (error) {
-    signal?.dispose();
-    launcher?.dispose();
-    throw new UsageError(`serve: ${startFailure(error, host, port)}`);
+    throw new UsageError(`serve: cannot write ${configOut}: ${(error as Error).message}`);
   }
-  try {
-    if (configOut !== undefined) {
-      const header = '# tmi-conform config for the reference started by "tmi-conform serve".\n# Holds demo client secrets, valid only while that server runs.\n';
-      try {
-        await writeFile(configOut, header + stringify(ref.config()), { mode: 0o600 });
-      } catch (error) {
-        throw new UsageError(`serve: cannot write ${configOut}: ${(error as Error).message}`);
-      }
-    }
-    out(describe(ref, configOut));
-    await stopped;
-    out('stopping\n');
-  } finally {
-    signal?.dispose();
-    launcher?.dispose();
-    await ref.close();
-  }
-  return EXIT_OK;
 }
 
 /** stdout closed early (e.g. piped into head) is not an error worth a stack trace. */

@@ -105,34 +105,8 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
   const drainTimeoutMs = options.drainTimeoutMs ?? upstreamTimeoutMs + 500;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
-  if (options.rotation && options.harPath !== undefined) throw new ProxyStartError('a HAR of the whole run is not written with rotation: the journal segments are the recording');
-  // Everything that could fail at stop is tried now: hours of traffic must not end in "cannot write".
-  try {
-    await checkReportDir(options.reportDir);
-    await checkReportDir(dirname(options.journalPath), 'the journal');
-    if (options.harPath !== undefined) await checkReportDir(dirname(options.harPath), 'the HAR');
-  } catch (error) {
-    if (error instanceof UsageError) throw new ProxyStartError(error.message);
-    throw error;
-  }
-  let certificate: Awaited<ReturnType<typeof listenerCertificate>> | undefined;
-  try {
-    certificate = options.tls ? await listenerCertificate(options.tls, options.host) : undefined;
-  } catch (error) {
-    if (error instanceof TlsSetupError) throw new ProxyStartError(error.message);
-    throw error;
-  }
-  if (certificate) {
-    for (const note of certificate.notes) log(note);
-    if (certificate.caPath !== undefined) for (const line of howToTrust(certificate.caPath)) log(line);
-  }
-  // A client that does not trust the certificate fails in its own words; say once here what to check.
-  let tlsFailureTold = false;
-  const onTlsClientError = (error: NodeJS.ErrnoException) => {
-    if (tlsFailureTold) return;
-    tlsFailureTold = true;
-    log(`a client broke off the TLS handshake (${error.code ?? error.message})${certificate?.caPath !== undefined ? `: does it trust ${certificate.caPath}?` : ''} (said once)`);
-  };
+  await checkBeforeStart(options);
+  const certificate = await listenerCertificateOf(options, log);
   // Listen first: a busy port must fail before anything on disk (journal, reports) is touched.
   // Exchanges that finish before the recorder is ready wait for it.
   let recorder: Recorder | undefined;
@@ -147,12 +121,91 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
       refused++;
       if (options.admin) recorder?.refusedSoFar(refused);
     },
-    ...(certificate ? { tls: { cert: certificate.cert, key: certificate.key }, onTlsClientError } : {}),
+    ...(certificate ? { tls: { cert: certificate.cert, key: certificate.key }, onTlsClientError: tlsClientErrorOnce(certificate.caPath, log) } : {}),
   });
+  await listen(server, options.host, options.port);
+  recorder = await startRecorder(server, options, maxBodyBytes, log);
+  for (const flow of early.splice(0)) recorder.record(flow);
+  if (options.admin && refused > 0) recorder.refusedSoFar(refused);
+  const running = recorder;
+  const { port } = server.server.address() as AddressInfo;
+  const origin = `${certificate ? 'https' : 'http'}://${urlHost(options.host)}:${port}`;
+  const counts = (): StatusCounts => ({ ...running.counts, refused });
+  const statusTimer = startStatusLine(counts, options.statusIntervalMs ?? DEFAULT_STATUS_INTERVAL_MS, log);
+
+  let hurry: (() => void) | undefined;
+  const hurried = new Promise<void>((resolve) => (hurry = resolve));
+  let stopping: Promise<ProxySummary> | undefined;
+  const stop = async (): Promise<ProxySummary> => {
+    await drain(server, drainTimeoutMs, hurried);
+    clearInterval(statusTimer);
+    const summary = await running.stop();
+    return { ...summary, counts: { ...summary.counts, refused }, shed: running.shed };
+  };
+
+  return {
+    url: origin,
+    origin,
+    ...(certificate?.caPath !== undefined ? { caPath: certificate.caPath } : {}),
+    ...(options.admin && running.adminPort !== undefined ? { adminUrl: `http://${urlHost(options.admin.host)}:${running.adminPort}` } : {}),
+    host: options.host,
+    port,
+    counts,
+    get recorded() {
+      return running.processed;
+    },
+    stop: () => (stopping ??= stop()),
+    hurry: () => hurry?.(),
+  };
+}
+
+/** A HAR with rotation is refused, and everything that could fail at stop is tried now: hours of traffic must not end in "cannot write". */
+async function checkBeforeStart(options: ProxySessionOptions): Promise<void> {
+  if (options.rotation && options.harPath !== undefined) throw new ProxyStartError('a HAR of the whole run is not written with rotation: the journal segments are the recording');
+  try {
+    await checkReportDir(options.reportDir);
+    await checkReportDir(dirname(options.journalPath), 'the journal');
+    if (options.harPath !== undefined) await checkReportDir(dirname(options.harPath), 'the HAR');
+  } catch (error) {
+    if (error instanceof UsageError) throw new ProxyStartError(error.message);
+    throw error;
+  }
+}
+
+type ListenerCertificate = Awaited<ReturnType<typeof listenerCertificate>>;
+
+/** With TLS: the certificate to present, and what the user must do to trust it (said once here). */
+async function listenerCertificateOf(options: ProxySessionOptions, log: (line: string) => void): Promise<ListenerCertificate | undefined> {
+  let certificate: ListenerCertificate | undefined;
+  try {
+    certificate = options.tls ? await listenerCertificate(options.tls, options.host) : undefined;
+  } catch (error) {
+    if (error instanceof TlsSetupError) throw new ProxyStartError(error.message);
+    throw error;
+  }
+  if (certificate) {
+    for (const note of certificate.notes) log(note);
+    if (certificate.caPath !== undefined) for (const line of howToTrust(certificate.caPath)) log(line);
+  }
+  return certificate;
+}
+
+/** A client that does not trust the certificate fails in its own words; say once what to check. */
+function tlsClientErrorOnce(caPath: string | undefined, log: (line: string) => void): (error: NodeJS.ErrnoException) => void {
+  let told = false;
+  return (error) => {
+    if (told) return;
+    told = true;
+    log(`a client broke off the TLS handshake (${error.code ?? error.message})${caPath !== undefined ? `: does it trust ${caPath}?` : ''} (said once)`);
+  };
+}
+
+/** Listens on host:port; a failure (address in use…) is a ProxyStartError naming the cause. */
+async function listen(server: ProxyServer, host: string, port: number): Promise<void> {
   try {
     await new Promise<void>((resolve, reject) => {
       server.server.once('error', reject);
-      server.server.listen(options.port, options.host, () => {
+      server.server.listen(port, host, () => {
         server.server.off('error', reject);
         resolve();
       });
@@ -160,10 +213,14 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
   } catch (error) {
     server.closeAll();
     const code = (error as NodeJS.ErrnoException).code;
-    throw new ProxyStartError(listenFailure(code, options.host, options.port, error as Error), code);
+    throw new ProxyStartError(listenFailure(code, host, port, error as Error), code);
   }
+}
+
+/** The recorder thread, started with the session's options; when it cannot start, the listening server is closed. */
+async function startRecorder(server: ProxyServer, options: ProxySessionOptions, maxBodyBytes: number, log: (line: string) => void): Promise<Recorder> {
   try {
-    recorder = await Recorder.start(
+    return await Recorder.start(
       {
         targetOrigin: options.target.origin,
         reportTarget: options.target.origin + options.target.basePath,
@@ -191,66 +248,43 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
     if (error instanceof RecorderStartError) throw new ProxyStartError(error.message);
     throw error;
   }
-  for (const flow of early.splice(0)) recorder.record(flow);
-  if (options.admin && refused > 0) recorder.refusedSoFar(refused);
-  const running = recorder;
-  const { port } = server.server.address() as AddressInfo;
-  const origin = `${certificate ? 'https' : 'http'}://${urlHost(options.host)}:${port}`;
-  const counts = (): StatusCounts => ({ ...running.counts, refused });
+}
 
-  let statusTimer: NodeJS.Timeout | undefined;
-  const statusIntervalMs = options.statusIntervalMs ?? DEFAULT_STATUS_INTERVAL_MS;
-  if (statusIntervalMs > 0) {
-    let lastLine = statusLine(counts());
-    statusTimer = setInterval(() => {
-      const line = statusLine(counts());
-      if (line === lastLine) return; // quiet while nothing happens
-      lastLine = line;
-      log(line);
-    }, statusIntervalMs);
-    statusTimer.unref();
+/** The status line every intervalMs (0: none), quiet while nothing happens. */
+function startStatusLine(counts: () => StatusCounts, intervalMs: number, log: (line: string) => void): NodeJS.Timeout | undefined {
+  if (intervalMs <= 0) return undefined;
+  let lastLine = statusLine(counts());
+  const timer = setInterval(() => {
+    const line = statusLine(counts());
+    if (line === lastLine) return;
+    lastLine = line;
+    log(line);
+  }, intervalMs);
+  timer.unref();
+  return timer;
+}
+
+/**
+ * Stops accepting, waits for the exchanges in flight (at most drainTimeoutMs, or until hurried),
+ * cuts those left, and closes every connection.
+ */
+async function drain(server: ProxyServer, drainTimeoutMs: number, hurried: Promise<void>): Promise<void> {
+  server.stopAccepting();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainTimeoutMs)));
+  await Promise.race([server.whenIdle(), deadline, hurried]);
+  clearTimeout(timer);
+  if (server.inFlightCount > 0) {
+    const reason = 'the proxy stopped before the exchange finished';
+    server.abortInFlight(reason);
+    // Most cut exchanges close at once; those that never will (a response queued on a reset
+    // connection) are finished here, so that no client can keep the proxy from stopping.
+    let abortTimer: NodeJS.Timeout | undefined;
+    await Promise.race([server.whenIdle(), new Promise<void>((resolve) => (abortTimer = setTimeout(resolve, ABORT_GRACE_MS)))]);
+    clearTimeout(abortTimer);
+    server.finishAllAbandoned(reason);
   }
-
-  let hurry: (() => void) | undefined;
-  const hurried = new Promise<void>((resolve) => (hurry = resolve));
-  let stopping: Promise<ProxySummary> | undefined;
-
-  const stop = async (): Promise<ProxySummary> => {
-    server.stopAccepting();
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainTimeoutMs)));
-    await Promise.race([server.whenIdle(), deadline, hurried]);
-    clearTimeout(timer);
-    if (server.inFlightCount > 0) {
-      const reason = 'the proxy stopped before the exchange finished';
-      server.abortInFlight(reason);
-      // Most cut exchanges close at once; those that never will (a response queued on a reset
-      // connection) are finished here, so that no client can keep the proxy from stopping.
-      let abortTimer: NodeJS.Timeout | undefined;
-      await Promise.race([server.whenIdle(), new Promise<void>((resolve) => (abortTimer = setTimeout(resolve, ABORT_GRACE_MS)))]);
-      clearTimeout(abortTimer);
-      server.finishAllAbandoned(reason);
-    }
-    server.closeAll();
-    clearInterval(statusTimer);
-    const summary = await running.stop();
-    return { ...summary, counts: { ...summary.counts, refused }, shed: running.shed };
-  };
-
-  return {
-    url: origin,
-    origin,
-    ...(certificate?.caPath !== undefined ? { caPath: certificate.caPath } : {}),
-    ...(options.admin && running.adminPort !== undefined ? { adminUrl: `http://${urlHost(options.admin.host)}:${running.adminPort}` } : {}),
-    host: options.host,
-    port,
-    counts,
-    get recorded() {
-      return running.processed;
-    },
-    stop: () => (stopping ??= stop()),
-    hurry: () => hurry?.(),
-  };
+  server.closeAll();
 }
 
 function urlHost(host: string): string {

@@ -16,144 +16,206 @@ import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
  */
 export async function* readHar(path: string, options: ReadOptions = {}): AsyncGenerator<Exchange> {
   const { chunkSize = 1 << 20, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, streamEntryAbove = STREAM_ENTRY_ABOVE_CHARS } = options;
-  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: chunkSize });
-  const stack: string[] = []; // '{' or '['
-  const keys: Array<string | undefined> = []; // last key seen per open object
-  let text = ''; // unconsumed text
-  let pos = 0;
-  let lastString: string | undefined;
-  let entriesDepth = -1; // stack depth of the log.entries array once inside it
-  let entryStart = -1; // start of the element being captured
-  let entryIndex = 0;
-  let sawEntries = false;
-  let inString = false;
-  let sawDocument = false; // a character other than blank space was seen
-  let streamed: StreamedEntry | undefined; // the element being captured, when it is too large to hold
-  let fed = 0; // text before this index has gone to `streamed`
-
-  const fail = (what: string): never => {
-    throw new RecordingError(`not a readable HAR file: ${what}`);
-  };
-
-  const toStreamed = (end: number): void => {
-    try {
-      streamed!.write(text.slice(fed, end));
-    } catch (error) {
-      fail(`log.entries[${entryIndex}] is not valid JSON (${(error as Error).message})`);
+  const scan = new HarScan(maxBodyBytes, streamEntryAbove);
+  for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: chunkSize }) as AsyncIterable<string>) {
+    scan.add(chunk);
+    for (const entry of scan.entries()) {
+      try {
+        yield exchangeFromHarEntry(entry, `${scan.entryIndex}`, maxBodyBytes);
+      } catch (error) {
+        notReadable(`log.entries[${scan.entryIndex}]: ${(error as Error).message}`);
+      }
     }
-    fed = end;
-  };
+  }
+  scan.end();
+}
 
-  for await (const chunk of stream as AsyncIterable<string>) {
-    // Keep only what is still needed: the element being captured, or nothing.
-    if (entryStart >= 0 && streamed === undefined && text.length - entryStart > streamEntryAbove) {
+function notReadable(what: string): never {
+  throw new RecordingError(`not a readable HAR file: ${what}`);
+}
+
+const isBlank = (c: string) => c === ' ' || c === '\n' || c === '\r' || c === '\t';
+
+/** The scan of a HAR file's text, chunk after chunk: where it is in the JSON, and the element of log.entries being captured. */
+class HarScan {
+  private readonly stack: string[] = []; // '{' or '['
+  private readonly keys: Array<string | undefined> = []; // last key seen per open object
+  private text = ''; // unconsumed text
+  private pos = 0;
+  private lastString: string | undefined;
+  private entriesDepth = -1; // stack depth of the log.entries array once inside it
+  private entryStart = -1; // start of the element being captured
+  /** The index in log.entries of the element being captured (or last given, until the next is asked for). */
+  entryIndex = 0;
+  private sawEntries = false;
+  private inString = false;
+  private sawDocument = false; // a character other than blank space was seen
+  private streamed: StreamedEntry | undefined; // the element being captured, when it is too large to hold
+  private fed = 0; // text before this index has gone to `streamed`
+
+  constructor(
+    private readonly maxBodyBytes: number,
+    private readonly streamEntryAbove: number,
+  ) {}
+
+  /** Appends a chunk, keeping of the text before it only what is still needed: the element being captured, or nothing. */
+  add(chunk: string): void {
+    if (this.entryStart >= 0 && this.streamed === undefined && this.text.length - this.entryStart > this.streamEntryAbove) {
       // Too large to hold: what was captured goes to a streaming parser, and the rest as it is scanned.
-      streamed = new StreamedEntry(maxBodyBytes);
-      fed = entryStart;
-      toStreamed(pos);
+      this.streamed = new StreamedEntry(this.maxBodyBytes);
+      this.fed = this.entryStart;
+      this.toStreamed(this.pos);
     }
-    if (streamed !== undefined) {
-      toStreamed(pos);
-      const keep = Math.max(0, pos - 1024);
-      text = text.slice(keep) + chunk;
-      pos -= keep;
-      fed -= keep;
-    } else if (entryStart >= 0) {
-      text = text.slice(entryStart) + chunk;
-      pos -= entryStart;
-      entryStart = 0;
+    if (this.streamed !== undefined) {
+      this.toStreamed(this.pos);
+      this.keepFrom(Math.max(0, this.pos - 1024), chunk);
+    } else if (this.entryStart >= 0) {
+      this.keepFrom(this.entryStart, chunk);
+      this.entryStart = 0;
     } else {
       // A little already-read text stays, so an escaped quote across chunks is still seen as one.
-      const keep = Math.max(0, pos - 1024);
-      text = text.slice(keep) + chunk;
-      pos -= keep;
+      this.keepFrom(Math.max(0, this.pos - 1024), chunk);
     }
-    while (pos < text.length) {
-      if (inString) {
-        // Jump past the string's closing quote, or to the end of the text read so far.
-        const end = closingQuote(text, pos);
-        if (end === -1) {
-          pos = text.length;
-          break;
-        }
-        pos = end + 1;
-        inString = false;
+  }
+
+  /** The elements of log.entries the text read so far completes, scanning it to its end. */
+  *entries(): Generator<HarEntry> {
+    while (this.pos < this.text.length) {
+      if (this.inString) {
+        if (!this.skipString()) break;
         continue;
       }
-      const c = text[pos]!;
-      if (!sawDocument && c !== ' ' && c !== '\n' && c !== '\r' && c !== '\t' && c !== '\uFEFF') {
-        // Checked at once, so that a binary or other file is not scanned to its end first.
-        if (c !== '{') fail(`it begins with ${howItBegins(text.slice(pos))}, not with "{" (a HAR file is one JSON object)`);
-        sawDocument = true;
-      }
-      const atEntryElement = entriesDepth >= 0 && stack.length === entriesDepth && entryStart < 0;
-      if (atEntryElement && c !== '{' && c !== ']' && c !== ',' && c !== ' ' && c !== '\n' && c !== '\r' && c !== '\t') {
-        fail(`log.entries[${entryIndex}] is not an object`);
-      }
+      const c = this.text[this.pos]!;
+      this.checkPlace(c);
       if (c === '"') {
-        // Keys matter only near the root (log, entries); read them whole there.
-        if (stack.length <= 2 && entryStart < 0) {
-          const end = closingQuote(text, pos + 1);
-          if (end === -1) break; // need more text
-          try {
-            lastString = JSON.parse(text.slice(pos, end + 1)) as string;
-          } catch (error) {
-            fail(`a string near the start is not valid JSON (${(error as Error).message})`);
-          }
-          pos = end + 1;
-          continue;
-        }
-        inString = true;
-        pos++;
+        if (!this.string()) break;
         continue;
       }
       if (c === ':') {
-        if (stack[stack.length - 1] === '{') keys[stack.length - 1] = lastString;
+        if (this.stack[this.stack.length - 1] === '{') this.keys[this.stack.length - 1] = this.lastString;
       } else if (c === '{' || c === '[') {
-        if (atEntryElement) entryStart = pos;
-        stack.push(c);
-        keys.push(undefined);
-        if (c === '[' && stack.length === 3 && keys[1] === 'entries' && keys[0] === 'log' && stack[0] === '{' && stack[1] === '{') {
-          entriesDepth = stack.length;
-          sawEntries = true;
-        }
+        this.open(c);
       } else if (c === '}' || c === ']') {
-        const open = stack.pop();
-        keys.pop();
-        if ((c === '}' && open !== '{') || (c === ']' && open !== '[')) fail(`unbalanced "${c}"`);
-        if (entryStart >= 0 && stack.length === entriesDepth) {
-          let entry: HarEntry;
-          try {
-            if (streamed !== undefined) {
-              toStreamed(pos + 1);
-              entry = streamed.end() as HarEntry;
-              streamed = undefined;
-            } else {
-              entry = JSON.parse(text.slice(entryStart, pos + 1)) as HarEntry;
-            }
-          } catch (error) {
-            if (error instanceof RecordingError) throw error;
-            fail(`log.entries[${entryIndex}] is not valid JSON (${(error as Error).message})`);
-          }
-          entryStart = -1;
-          try {
-            yield exchangeFromHarEntry(entry!, `${entryIndex}`, maxBodyBytes);
-          } catch (error) {
-            fail(`log.entries[${entryIndex}]: ${(error as Error).message}`);
-          }
-          entryIndex++;
-        } else if (entriesDepth >= 0 && stack.length === entriesDepth - 1) {
-          entriesDepth = -1; // left log.entries
+        const entry = this.close(c);
+        if (entry !== undefined) {
+          yield entry;
+          this.entryIndex++;
         }
-      } else if (c !== ',' && c !== ' ' && c !== '\n' && c !== '\r' && c !== '\t' && stack.length === 0 && sawEntries) {
-        fail('text after the end of the document');
+      } else if (c !== ',' && !isBlank(c) && this.stack.length === 0 && this.sawEntries) {
+        notReadable('text after the end of the document');
       }
-      pos++;
+      this.pos++;
     }
   }
-  if (!sawDocument) throw new RecordingError(text === '' ? 'the file is empty' : 'the file holds only blank space, no HAR document');
-  if (stack.length > 0 || inString) fail(`the file ends inside ${entriesDepth >= 0 ? `log.entries[${entryIndex}]` : 'the document'}`);
-  if (!sawEntries) fail('no log.entries array');
+
+  /** At the end of the file: it held a HAR document, complete, with log.entries. */
+  end(): void {
+    if (!this.sawDocument) throw new RecordingError(this.text === '' ? 'the file is empty' : 'the file holds only blank space, no HAR document');
+    if (this.stack.length > 0 || this.inString) notReadable(`the file ends inside ${this.entriesDepth >= 0 ? `log.entries[${this.entryIndex}]` : 'the document'}`);
+    if (!this.sawEntries) notReadable('no log.entries array');
+  }
+
+  /** The text from `start` on, then the chunk; positions move with it. */
+  private keepFrom(start: number, chunk: string): void {
+    this.text = this.text.slice(start) + chunk;
+    this.pos -= start;
+    if (this.streamed !== undefined) this.fed -= start;
+  }
+
+  private toStreamed(end: number): void {
+    try {
+      this.streamed!.write(this.text.slice(this.fed, end));
+    } catch (error) {
+      notReadable(`log.entries[${this.entryIndex}] is not valid JSON (${(error as Error).message})`);
+    }
+    this.fed = end;
+  }
+
+  /** Jumps past the open string's closing quote; false when it is not in the text read so far. */
+  private skipString(): boolean {
+    const end = closingQuote(this.text, this.pos);
+    if (end === -1) {
+      this.pos = this.text.length;
+      return false;
+    }
+    this.pos = end + 1;
+    this.inString = false;
+    return true;
+  }
+
+  /** The document is one object, and each element of log.entries an object. */
+  private checkPlace(c: string): void {
+    if (!this.sawDocument && !isBlank(c) && c !== '\uFEFF') {
+      // Checked at once, so that a binary or other file is not scanned to its end first.
+      if (c !== '{') notReadable(`it begins with ${howItBegins(this.text.slice(this.pos))}, not with "{" (a HAR file is one JSON object)`);
+      this.sawDocument = true;
+    }
+    if (this.atEntryElement() && c !== '{' && c !== ']' && c !== ',' && !isBlank(c)) notReadable(`log.entries[${this.entryIndex}] is not an object`);
+  }
+
+  private atEntryElement(): boolean {
+    return this.entriesDepth >= 0 && this.stack.length === this.entriesDepth && this.entryStart < 0;
+  }
+
+  /**
+   * At a string's opening quote. Keys matter only near the root (log, entries): read them whole
+   * there; elsewhere the string is skipped. False when the text read so far does not hold it all.
+   */
+  private string(): boolean {
+    if (this.stack.length <= 2 && this.entryStart < 0) {
+      const end = closingQuote(this.text, this.pos + 1);
+      if (end === -1) return false; // need more text
+      try {
+        this.lastString = JSON.parse(this.text.slice(this.pos, end + 1)) as string;
+      } catch (error) {
+        notReadable(`a string near the start is not valid JSON (${(error as Error).message})`);
+      }
+      this.pos = end + 1;
+      return true;
+    }
+    this.inString = true;
+    this.pos++;
+    return true;
+  }
+
+  private open(c: '{' | '['): void {
+    if (this.atEntryElement()) this.entryStart = this.pos;
+    const { stack, keys } = this;
+    stack.push(c);
+    keys.push(undefined);
+    if (c === '[' && stack.length === 3 && keys[1] === 'entries' && keys[0] === 'log' && stack[0] === '{' && stack[1] === '{') {
+      this.entriesDepth = stack.length;
+      this.sawEntries = true;
+    }
+  }
+
+  /** Closes an object or array; the element of log.entries it completes, if any. */
+  private close(c: '}' | ']'): HarEntry | undefined {
+    const open = this.stack.pop();
+    this.keys.pop();
+    if ((c === '}' && open !== '{') || (c === ']' && open !== '[')) notReadable(`unbalanced "${c}"`);
+    if (this.entryStart >= 0 && this.stack.length === this.entriesDepth) {
+      const entry = this.parseEntry();
+      this.entryStart = -1;
+      return entry;
+    }
+    if (this.entriesDepth >= 0 && this.stack.length === this.entriesDepth - 1) this.entriesDepth = -1; // left log.entries
+    return undefined;
+  }
+
+  /** The element just closed at `pos`, parsed whole or finished by the streaming parser. */
+  private parseEntry(): HarEntry {
+    try {
+      if (this.streamed === undefined) return JSON.parse(this.text.slice(this.entryStart, this.pos + 1)) as HarEntry;
+      this.toStreamed(this.pos + 1);
+      const entry = this.streamed.end() as HarEntry;
+      this.streamed = undefined;
+      return entry;
+    } catch (error) {
+      if (error instanceof RecordingError) throw error;
+      return notReadable(`log.entries[${this.entryIndex}] is not valid JSON (${(error as Error).message})`);
+    }
+  }
 }
 
 /**

@@ -101,6 +101,24 @@ export function recordExchange(exchange: Exchange, judgement?: Judgement, detail
   const safe = redactExchange(exchange, secrets, known);
   const findings = hasFindings ? safeFindings(judgement.findings, secrets!) : [];
   const httpVersion = details.httpVersion ?? 'HTTP/1.1';
+  const timings = details.timings ?? { send: 0, wait: safe.durationMs ?? 0, receive: 0 };
+  const entry: Record<string, unknown> = {
+    startedDateTime: safe.startedAt,
+    time: Math.round((timings.send + timings.wait + timings.receive) * 1000) / 1000,
+    request: harRequest(safe, details, httpVersion),
+    response: harResponse(safe, details, httpVersion),
+    cache: {},
+    timings,
+  };
+  if (details.serverIPAddress !== undefined) entry['serverIPAddress'] = details.serverIPAddress;
+  if (safe.error !== undefined) entry['_error'] = safe.error;
+  if (details.comment !== undefined) entry['comment'] = details.comment;
+  if (judgement) entry['_conformance'] = conformanceOf(exchange.order, judgement, findings, safe);
+  return { entry, findings, safe };
+}
+
+/** The entry's request, from the redacted exchange. */
+function harRequest(safe: Exchange, details: EntryDetails, httpVersion: string): Record<string, unknown> {
   const requestBody = safe.request.body;
   const request: Record<string, unknown> = {
     method: safe.request.method,
@@ -118,60 +136,57 @@ export function recordExchange(exchange: Exchange, judgement?: Judgement, detail
     if (requestBody.overLimit) postData['_overLimit'] = requestBody.overLimit;
     request['postData'] = postData;
   }
+  return request;
+}
 
+/** The entry's response, from the redacted exchange; without one, status 0 as browsers record it, and the reason in _error. */
+function harResponse(safe: Exchange, details: EntryDetails, httpVersion: string): Record<string, unknown> {
   let response: Record<string, unknown>;
   if (safe.response) {
-    const body = safe.response.body;
-    const content: Record<string, unknown> = {
-      size: body ? Buffer.byteLength(body.text) : 0,
-      mimeType: safe.response.headers['content-type'] ?? '',
-    };
-    if (body) content['text'] = body.text;
-    if (body?.truncated) content['_truncated'] = true;
-    if (body?.overLimit) {
-      content['size'] = body.overLimit.bytes; // the body's size, not the size of what was kept
-      content['_overLimit'] = body.overLimit;
-    }
     response = {
       status: safe.response.status,
       statusText: details.statusText ?? '',
       httpVersion,
       cookies: [],
       headers: asList(safe.response.headers),
-      content,
+      content: harContent(safe.response),
       redirectURL: safe.response.headers['location'] ?? '',
       headersSize: -1,
       bodySize: details.responseBodySize ?? -1,
     };
   } else {
-    // No response: status 0, as browsers record it, and the reason in _error.
     response = { status: 0, statusText: '', httpVersion: '', cookies: [], headers: [], content: { size: 0, mimeType: 'x-unknown' }, redirectURL: '', headersSize: -1, bodySize: -1 };
   }
   if (safe.error !== undefined) response['_error'] = safe.error;
+  return response;
+}
 
-  const timings = details.timings ?? { send: 0, wait: safe.durationMs ?? 0, receive: 0 };
-  const entry: Record<string, unknown> = {
-    startedDateTime: safe.startedAt,
-    time: Math.round((timings.send + timings.wait + timings.receive) * 1000) / 1000,
-    request,
-    response,
-    cache: {},
-    timings,
+/** The response's content: the body kept, and for a body over the limit its real size. */
+function harContent(response: NonNullable<Exchange['response']>): Record<string, unknown> {
+  const body = response.body;
+  const content: Record<string, unknown> = {
+    size: body ? Buffer.byteLength(body.text) : 0,
+    mimeType: response.headers['content-type'] ?? '',
   };
-  if (details.serverIPAddress !== undefined) entry['serverIPAddress'] = details.serverIPAddress;
-  if (safe.error !== undefined) entry['_error'] = safe.error;
-  if (details.comment !== undefined) entry['comment'] = details.comment;
-  if (judgement) {
-    const conformance: Conformance = {
-      operation: judgement.operation?.operation ?? null,
-      findings: findings.length === 0 ? [] : findings.map(entryFinding),
-      token: tokenFacts(safe.token),
-    };
-    if (exchange.order) conformance.order = exchange.order;
-    if (judgement.notJudged !== undefined) conformance.notJudged = judgement.notJudged;
-    entry['_conformance'] = conformance;
+  if (body) content['text'] = body.text;
+  if (body?.truncated) content['_truncated'] = true;
+  if (body?.overLimit) {
+    content['size'] = body.overLimit.bytes; // the body's size, not the size of what was kept
+    content['_overLimit'] = body.overLimit;
   }
-  return { entry, findings, safe };
+  return content;
+}
+
+/** The entry's `_conformance`: the judgement, with findings already scrubbed and the token's facts from the redacted exchange. */
+function conformanceOf(order: Exchange['order'], judgement: Judgement, findings: Finding[], safe: Exchange): Conformance {
+  const conformance: Conformance = {
+    operation: judgement.operation?.operation ?? null,
+    findings: findings.length === 0 ? [] : findings.map(entryFinding),
+    token: tokenFacts(safe.token),
+  };
+  if (order) conformance.order = order;
+  if (judgement.notJudged !== undefined) conformance.notJudged = judgement.notJudged;
+  return conformance;
 }
 
 /** The text of a HAR document up to the first entry; entries follow, joined by ",". */

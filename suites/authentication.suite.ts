@@ -48,6 +48,7 @@ describe('authentication', () => {
   });
 });
 
+// long: the scope tests, one short `it` each, read as one list.
 describe('scopes', () => {
   concurrentIt(...covers('deleting without delete:token_exchange_profiles is refused', 'SCOPE-DELETE-REQUIRED'), async (context) => {
     needsServed(context, 'deleteTokenExchangeProfile');

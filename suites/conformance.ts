@@ -11,7 +11,7 @@ import { loadRequirements } from '../rules/requirements.ts';
 import { SuiteApi } from './api.ts';
 import { PROFILES, type SuiteConfig } from './config.ts';
 import { notServedReason, preflight, type PreflightOutcome } from './preflight.ts';
-import { offerHandover } from './handover.ts';
+import { offerHandover, type Handover, type HandoverOffer } from './handover.ts';
 import { runSuites } from './runner.ts';
 import { ProgressTally, type RunEvents } from './progress.ts';
 
@@ -48,22 +48,7 @@ export interface ConformanceOutcome {
  */
 export async function runConformance(config: SuiteConfig, options: ConformanceOptions): Promise<ConformanceOutcome> {
   const { builder, print, warn } = options;
-  // The suites' worker starts now and waits for the preflight's outcome (suites/handover.ts):
-  // its start overlaps the preflight's round trips. Until the handover it prints nothing.
-  const progress = new ProgressTally(options.events ?? {});
-  const offer = await offerHandover((report) => progress.workerReported(report));
-  let handedOver = false;
-  let stopSuites: ((interrupted: boolean) => Promise<void>) | undefined;
-  let abandoned = false;
-  let vitestMade!: () => void;
-  // runner.ts takes vitest's signal handlers away once vitest is made: the run's own go on after that.
-  const made = new Promise<void>((resolve) => (vitestMade = resolve));
-  const onStart = (stop: (interrupted: boolean) => Promise<void>) => {
-    stopSuites = stop;
-    vitestMade();
-    if (abandoned) void stop(false).catch(() => {});
-  };
-  const suites = runSuites({ config, handover: offer.address, requirements: options.requirements, builder, print: (line) => handedOver && print(line), progress, onStart });
+  const worker = await startTheSuites(config, options);
   // Fixture sessions given by id only: said before the preflight, accounted for after the restore.
   const cleared = config.fixtures.sessions.filter((s) => s.leftCleared).map((s) => s.id);
   let checked: PreflightOutcome;
@@ -72,11 +57,7 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
     ({ checked, tenant } = await beforeTheSuites(config, cleared, print, warn));
   } catch (error) {
     // A setup error: the worker runs nothing, and the run ends without a verdict.
-    offer.withdraw('the run ended in a setup error');
-    abandoned = true;
-    await stopSuites?.(false).catch(() => {});
-    await suites.catch(() => {});
-    await offer.close();
+    await worker.abandon('the run ended in a setup error');
     throw error;
   }
   const served = afterPreflight(checked, config, builder, print, warn);
@@ -95,45 +76,110 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
     risked429: () => {},
   });
   try {
-    // Listening before the suites run, and once vitest's own handlers are gone (runner.ts
-    // removes every handler added while vitest was made: ours too, were they there already).
-    await Promise.race([made, suites.catch(() => {})]);
-    const interrupt = options.listenForInterrupt();
-    handedOver = true;
-    offer.give({ tokens: checked.tokens, tenant: tenantTokensData(tenant), notServed: checked.notServed, deletedProfiles: checked.deletedProfiles, tokenUrls });
-    const outcome = await Promise.race([suites.then((r) => ({ kind: 'done' as const, ...r })), interrupt.promise.then(() => ({ kind: 'interrupted' as const }))]);
-    interrupt.dispose();
-    if (outcome.kind === 'interrupted') {
-      interrupted = true;
-      builder.interrupted();
-      print('interrupted: stopping the suites, restoring fixture sessions, writing the reports of what ran (interrupt again to exit at once: sessions left changed, no report)');
-      // vitest starts no further test; the worker's requests and waits end at once (suites/handover.ts).
-      const stopping = stopSuites?.(true).catch(() => {});
-      offer.interrupt();
-      await stopping;
-      await suites.catch(() => {});
-    }
+    const handover: Handover = { tokens: checked.tokens, tenant: tenantTokensData(tenant), notServed: checked.notServed, deletedProfiles: checked.deletedProfiles, tokenUrls };
+    const outcome = await runTheSuites(worker, handover, options);
+    interrupted = outcome.kind === 'interrupted';
     // A session update the target does not serve changed nothing: there is nothing to put back.
-    const restored = served.updateSession ? await restoreSessions(api, config, print) : [];
-    if (cleared.length > 0 && served.updateSession) {
-      // Listed in the report beside the tests: what the run did to sessions it could not restore.
-      const failed = cleared.filter((id) => !restored.includes(id));
-      builder.addTest({
-        name: `run: fixture sessions given by id only, left with session_metadata cleared: ${cleared.join(', ')}`,
-        requirements: [],
-        status: failed.length === 0 ? 'pass' : 'fail',
-        ...(failed.length > 0 ? { message: `could not clear: ${failed.join(', ')}` } : {}),
-      });
-    }
+    if (served.updateSession) await putBackSessions(api, config, cleared, builder, print);
     if (outcome.kind === 'done' && outcome.errors.length > 0) {
       for (const error of outcome.errors) warn(error);
       throw new UsageError('run: a suite could not run (see above)');
     }
-    return { interrupted: outcome.kind === 'interrupted', totals: outcome.kind === 'done' ? outcome.totals : undefined, waitedMs: api.pacer.waitedMs };
+    return { interrupted, totals: outcome.kind === 'done' ? outcome.totals : undefined, waitedMs: api.pacer.waitedMs };
   } finally {
     await api.close();
-    await offer.close();
+    await worker.offer.close();
   }
+}
+
+/** The suites' worker (runner.ts) and the offer it waits on for the preflight's outcome (suites/handover.ts). */
+interface SuitesWorker {
+  offer: HandoverOffer;
+  suites: ReturnType<typeof runSuites>;
+  /** Resolves once vitest is made: runner.ts has then taken vitest's signal handlers away, and the run's own go on. */
+  made: Promise<void>;
+  /** Gives the worker the preflight's outcome; from then on its lines are printed. */
+  handOver(handover: Handover): void;
+  /** Stops vitest (once it is made): no further test starts. */
+  stop(interrupted: boolean): Promise<void>;
+  /** A setup error: the worker runs nothing; resolves once it and the offer are closed. */
+  abandon(reason: string): Promise<void>;
+}
+
+/**
+ * The suites' worker starts now and waits for the preflight's outcome (suites/handover.ts): its
+ * start overlaps the preflight's round trips. Until the handover it prints nothing.
+ */
+async function startTheSuites(config: SuiteConfig, options: ConformanceOptions): Promise<SuitesWorker> {
+  const progress = new ProgressTally(options.events ?? {});
+  const offer = await offerHandover((report) => progress.workerReported(report));
+  let handedOver = false;
+  let stopSuites: ((interrupted: boolean) => Promise<void>) | undefined;
+  let abandoned = false;
+  let vitestMade!: () => void;
+  const made = new Promise<void>((resolve) => (vitestMade = resolve));
+  const onStart = (stop: (interrupted: boolean) => Promise<void>) => {
+    stopSuites = stop;
+    vitestMade();
+    if (abandoned) void stop(false).catch(() => {});
+  };
+  const print = (line: string) => handedOver && options.print(line);
+  const suites = runSuites({ config, handover: offer.address, requirements: options.requirements, builder: options.builder, print, progress, onStart });
+  const stop = async (interrupted: boolean) => {
+    await stopSuites?.(interrupted).catch(() => {});
+  };
+  const handOver = (handover: Handover) => {
+    handedOver = true;
+    offer.give(handover);
+  };
+  const abandon = async (reason: string) => {
+    offer.withdraw(reason);
+    abandoned = true;
+    await stop(false);
+    await suites.catch(() => {});
+    await offer.close();
+  };
+  return { offer, suites, made, handOver, stop, abandon };
+}
+
+type SuitesOutcome = ({ kind: 'done' } & Awaited<ReturnType<typeof runSuites>>) | { kind: 'interrupted' };
+
+/**
+ * Hands the preflight's outcome over and waits for the suites, or for the user's interrupt: then
+ * the suites stop at once and the report says the run was interrupted.
+ */
+async function runTheSuites(worker: SuitesWorker, handover: Handover, options: ConformanceOptions): Promise<SuitesOutcome> {
+  const { suites } = worker;
+  // Listening before the suites run, and once vitest's own handlers are gone (runner.ts
+  // removes every handler added while vitest was made: ours too, were they there already).
+  await Promise.race([worker.made, suites.catch(() => {})]);
+  const interrupt = options.listenForInterrupt();
+  worker.handOver(handover);
+  const outcome = await Promise.race([suites.then((r) => ({ kind: 'done' as const, ...r })), interrupt.promise.then(() => ({ kind: 'interrupted' as const }))]);
+  interrupt.dispose();
+  if (outcome.kind === 'interrupted') {
+    options.builder.interrupted();
+    options.print('interrupted: stopping the suites, restoring fixture sessions, writing the reports of what ran (interrupt again to exit at once: sessions left changed, no report)');
+    // vitest starts no further test; the worker's requests and waits end at once (suites/handover.ts).
+    const stopping = worker.stop(true);
+    worker.offer.interrupt();
+    await stopping;
+    await suites.catch(() => {});
+  }
+  return outcome;
+}
+
+/** The fixture sessions put back; in the report beside the tests, what the run did to sessions it could not restore. */
+async function putBackSessions(api: SuiteApi, config: SuiteConfig, cleared: string[], builder: ReportBuilder, print: (line: string) => void): Promise<void> {
+  const restored = await restoreSessions(api, config, print);
+  if (cleared.length === 0) return;
+  const failed = cleared.filter((id) => !restored.includes(id));
+  builder.addTest({
+    name: `run: fixture sessions given by id only, left with session_metadata cleared: ${cleared.join(', ')}`,
+    requirements: [],
+    status: failed.length === 0 ? 'pass' : 'fail',
+    ...(failed.length > 0 ? { message: `could not clear: ${failed.join(', ')}` } : {}),
+  });
 }
 
 /**

@@ -16,6 +16,7 @@ function fixtures(context: TestContext): string[] {
   return config.fixtures.resourceServers;
 }
 
+// long: the operation's tests, one short `it` each, read as one list.
 describe('get a resource server', () => {
   it(...covers('each fixture, read by id, comes back in the documented shape', ...SHAPE), async (context) => {
     for (const id of fixtures(context)) {

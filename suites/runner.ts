@@ -55,6 +55,36 @@ export interface SuiteRunResult {
 export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResult> {
   const selection = options.requirements.length > 0 ? { requirements: options.requirements, notSelected: `not selected (--requirement ${options.requirements.join(' ')})` } : undefined;
   const reporter = new SuiteReporter(options.builder, options.print, selection, options.progress);
+  const vitest = await createSuitesVitest(options, reporter, selection?.requirements);
+  // An interrupt cancels the run and stops the worker before the caller touches the target again.
+  let stopped = false;
+  let ran!: () => void;
+  const ended = new Promise<void>((resolve) => (ran = resolve));
+  options.onStart?.(async (interrupted) => {
+    stopped = true;
+    if (interrupted) reporter.interrupt();
+    // vitest's cancel waits until the worker says it stopped; a worker the signal ended itself
+    // (SIGTERM to the process group) never says so, though the run has ended without it.
+    await Promise.race([vitest.cancelCurrentRun('keyboard-input'), ended]);
+    await vitest.close();
+  });
+  // Stopped before it started (the run ended in a setup error): no worker at all.
+  if (stopped) return { totals: reporter.totals, errors: [] };
+  await vitest.start(SUITE_FILES.map((f) => join(suitesDir, f))).finally(ran);
+  const errors = vitest.state.getUnhandledErrors().map((e) => String((e as Error)?.message ?? e).split('\n')[0]!);
+  for (const file of vitest.state.getFiles()) {
+    for (const error of file.result?.errors ?? []) errors.push(`${file.name}: ${String(error.message).split('\n')[0]}`);
+  }
+  await vitest.close();
+  return { totals: reporter.totals, errors };
+}
+
+/**
+ * vitest, made to run the suite files in one worker. Vitest's logger exits the process on
+ * SIGINT/SIGTERM; the run handles them itself (it puts fixture sessions back and writes the
+ * reports first), so the listeners added while vitest is made go.
+ */
+async function createSuitesVitest(options: SuiteRunOptions, reporter: SuiteReporter, requirements: string[] | undefined) {
   const signalListeners = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
   const { createVitest } = await loadVitestNode();
   const vitest = await createVitest(
@@ -65,7 +95,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
       watch: false,
       reporters: [reporter],
       // The tests that declare a selected requirement among their tags.
-      ...(selection ? { tagsFilter: tagsFilterFor(selection.requirements) } : {}),
+      ...(requirements ? { tagsFilter: tagsFilterFor(requirements) } : {}),
     },
     {
       test: {
@@ -91,25 +121,5 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     for (const listener of process.listeners(signal)) if (!signalListeners[signal].includes(listener)) process.off(signal, listener);
   }
-  // An interrupt cancels the run and stops the worker before the caller touches the target again.
-  let stopped = false;
-  let ran!: () => void;
-  const ended = new Promise<void>((resolve) => (ran = resolve));
-  options.onStart?.(async (interrupted) => {
-    stopped = true;
-    if (interrupted) reporter.interrupt();
-    // vitest's cancel waits until the worker says it stopped; a worker the signal ended itself
-    // (SIGTERM to the process group) never says so, though the run has ended without it.
-    await Promise.race([vitest.cancelCurrentRun('keyboard-input'), ended]);
-    await vitest.close();
-  });
-  // Stopped before it started (the run ended in a setup error): no worker at all.
-  if (stopped) return { totals: reporter.totals, errors: [] };
-  await vitest.start(SUITE_FILES.map((f) => join(suitesDir, f))).finally(ran);
-  const errors = vitest.state.getUnhandledErrors().map((e) => String((e as Error)?.message ?? e).split('\n')[0]!);
-  for (const file of vitest.state.getFiles()) {
-    for (const error of file.result?.errors ?? []) errors.push(`${file.name}: ${String(error.message).split('\n')[0]}`);
-  }
-  await vitest.close();
-  return { totals: reporter.totals, errors };
+  return vitest;
 }

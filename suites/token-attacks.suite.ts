@@ -255,6 +255,7 @@ async function attackOthers(options: CallOptions, ids: readonly string[], what: 
 /** The call options that send `header` (none at all when it has no value). */
 const sending = ({ value }: MalformedAuthorization): CallOptions => (value === undefined ? { as: 'anonymous' } : { authorization: value });
 
+// long: the attack catalogue's tests, one short `it` each, read as one list.
 describe('token attacks', () => {
   for (const attack of ATTACKS) {
     const ids = REQUIREMENTS[attack.kind];

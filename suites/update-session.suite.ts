@@ -22,6 +22,7 @@ afterAll(async () => {
   for (const session of restorableSessions()) await api.updateSession(session.id, { session_metadata: session.original!.session_metadata }).catch(() => undefined);
 });
 
+// long: the operation's tests, one short `it` each, read as one list.
 describe('update session', () => {
   it(...covers('setting session_metadata answers with the session in the documented shape', 'SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH', 'SES-REQUEST-CONTENT-TYPE', 'SES-REQUEST-BODY', 'GEN-JSON-RESPONSE'), async (context) => {
     const answer = await api.updateSession(sessionFor(context), { session_metadata: { plan: 'gold', locale: 'en-GB', note: 'set by tmi-conform' } });

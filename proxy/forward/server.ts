@@ -146,45 +146,15 @@ export class ProxyServer implements Relay {
     const { target } = this.options;
     const requestTarget = req.url ?? '';
     if (!requestTarget.startsWith('/')) {
-      // absolute-form ("http://elsewhere/…") and asterisk-form ("*"): never forwarded.
-      this.refused('absolute-form request target');
-      res.setHeader('Connection', 'close');
-      req.resume();
-      sendProxyError(res, 400, 'absolute_form_refused', `This is a reverse proxy for ${target.origin}: send origin-form requests ("GET /path"), not absolute URLs or "*".`);
+      this.refuseAbsoluteForm(req, res);
       return;
     }
     if (this.stopping) res.setHeader('Connection', 'close');
 
     const headers = forwardedHeaders(req.headers, target.host);
     const path = target.basePath + requestTarget;
-    const flow: Flow = {
-      id: this.nextId++,
-      startedAt: Date.now(),
-      marks: { start: performance.now() },
-      clientAddress: req.socket.remoteAddress ?? '',
-      httpVersion: `HTTP/${req.httpVersion}`,
-      request: { method: req.method ?? 'GET', path, headers, body: new BodyCapture(this.options.maxBodyBytes) },
-    };
-    const contentLength = req.headers['content-length'];
-    const connection = String(req.headers['connection'] ?? '').toLowerCase();
-    const transit: Transit = {
-      server: this,
-      previous: undefined,
-      next: undefined,
-      flow,
-      req,
-      res,
-      proxyReq: undefined,
-      proxyRes: undefined,
-      headPending: false,
-      heldForClient: false,
-      timedOut: false,
-      retried: false,
-      bodyless: req.headers['transfer-encoding'] === undefined && (contentLength === undefined || contentLength === '0'),
-      clientCloses: /\bclose\b/.test(connection) || (req.httpVersion === '1.0' && !/\bkeep-alive\b/.test(connection)),
-      lastActivity: flow.marks.start,
-      done: false,
-    };
+    const transit = this.newTransit(req, res, headers, path);
+    const { flow } = transit;
     (req as InTransit<IncomingMessage>)[TRANSIT] = transit;
     (res as InTransit<ServerResponse>)[TRANSIT] = transit;
     this.inFlight.add(transit);
@@ -203,6 +173,46 @@ export class ProxyServer implements Relay {
     req.on('error', ignoreError); // a client abort; the response's close records it
     res.on('close', onResponseClose);
     this.forward(transit);
+  }
+
+  /** absolute-form ("http://elsewhere/…") and asterisk-form ("*"): never forwarded. */
+  private refuseAbsoluteForm(req: IncomingMessage, res: ServerResponse): void {
+    this.refused('absolute-form request target');
+    res.setHeader('Connection', 'close');
+    req.resume();
+    sendProxyError(res, 400, 'absolute_form_refused', `This is a reverse proxy for ${this.options.target.origin}: send origin-form requests ("GET /path"), not absolute URLs or "*".`);
+  }
+
+  /** A request's flow (what is recorded) and its transit (what the forwarding tracks), as it arrives. */
+  private newTransit(req: IncomingMessage, res: ServerResponse, headers: Flow['request']['headers'], path: string): Transit {
+    const flow: Flow = {
+      id: this.nextId++,
+      startedAt: Date.now(),
+      marks: { start: performance.now() },
+      clientAddress: req.socket.remoteAddress ?? '',
+      httpVersion: `HTTP/${req.httpVersion}`,
+      request: { method: req.method ?? 'GET', path, headers, body: new BodyCapture(this.options.maxBodyBytes) },
+    };
+    const contentLength = req.headers['content-length'];
+    const connection = String(req.headers['connection'] ?? '').toLowerCase();
+    return {
+      server: this,
+      previous: undefined,
+      next: undefined,
+      flow,
+      req,
+      res,
+      proxyReq: undefined,
+      proxyRes: undefined,
+      headPending: false,
+      heldForClient: false,
+      timedOut: false,
+      retried: false,
+      bodyless: req.headers['transfer-encoding'] === undefined && (contentLength === undefined || contentLength === '0'),
+      clientCloses: /\bclose\b/.test(connection) || (req.httpVersion === '1.0' && !/\bkeep-alive\b/.test(connection)),
+      lastActivity: flow.marks.start,
+      done: false,
+    };
   }
 
   private forward(transit: Transit): void {

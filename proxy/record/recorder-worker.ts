@@ -98,11 +98,9 @@ function openJournal({ settings, post, warn, closedSegments }: Thread): Journal 
   }
 }
 
-/** Records every batch of flows the forwarding thread sends into `open`, until it says stop. */
-function record(thread: Thread, open: Journal, admin: AdminListener | undefined, openapi: OpenApiDescription | undefined): void {
-  const { settings, port, post, warn } = thread;
-  const notJudged = new NotJudgedAddon(warn);
-  const session = new JudgingSession({
+/** The proxy's judging session (judging/session.ts): what the forwarding thread learned of the tenant, the target's API base path and the user's description. */
+function proxySession(settings: RecorderSettings, openapi: OpenApiDescription | undefined): JudgingSession {
+  return new JudgingSession({
     tenant: TenantTokens.fromData(settings.tenant),
     layout: new ApiLayout({ base: apiBaseOfTarget(settings.targetBasePath ?? '', openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) }),
     nonGlobalClients: settings.nonGlobalClients,
@@ -110,83 +108,91 @@ function record(thread: Thread, open: Journal, admin: AdminListener | undefined,
     report: { kind: 'proxy', source: 'proxy', target: settings.reportTarget, openapi: openapi !== undefined, ...(openapi ? { description: openapi.coverageFrame() } : {}) },
     clock: `proxy session ${randomUUID()}`,
   });
+}
+
+/**
+ * Progress goes back after every batch: the forwarding thread sends the next one then. The
+ * counts go along now and then; a timer sends the latest once traffic pauses.
+ */
+class ProgressPoster {
+  private countsSentAt = 0;
+  private countsTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly post: Thread['post'],
+    private readonly pipeline: Pipeline,
+    private readonly session: JudgingSession,
+  ) {}
+
+  afterBatch(): void {
+    if (performance.now() - this.countsSentAt >= COUNTS_EVERY_MS) {
+      if (this.countsTimer) clearTimeout(this.countsTimer);
+      this.counts();
+      return;
+    }
+    this.post({ type: 'progress', processed: this.pipeline.processed });
+    this.countsTimer ??= setTimeout(() => this.counts(), COUNTS_EVERY_MS);
+  }
+
+  /** The latest counts, now (and no timer left behind). */
+  counts(): void {
+    if (this.countsTimer) clearTimeout(this.countsTimer);
+    this.countsTimer = undefined;
+    this.countsSentAt = performance.now();
+    this.post({ type: 'progress', processed: this.pipeline.processed, counts: this.session.tally.counts });
+  }
+}
+
+/**
+ * A resumed journal's exchanges, replayed through the session before anything new: recorded in
+ * its report and tally, their reasons not judged said, their rate-limit readings charted.
+ */
+function replayEarlier({ settings, warn }: Thread, open: Journal, session: JudgingSession, notJudged: NotJudgedAddon, admin: AdminListener | undefined): { done: Promise<void>; count: () => number } {
+  let earlier = 0;
+  if (open.earlierBytes === 0) return { done: Promise.resolve(), count: () => 0 };
+  const add = (exchange: Exchange, judgement: Judgement | undefined) => {
+    session.record(exchange, judgement);
+    notJudged.earlier(exchange, judgement);
+    admin?.metrics.observe({ exchange, judgement });
+    earlier++;
+  };
+  const done = judgeEarlierTraffic(session, settings.rotation ? open.earlierSegments : open.path, add, warn).then(
+    () => {},
+    (error: Error) => warn(`cannot read the earlier exchanges of ${open.path} (${error.message}); the report covers only what it could read and this session`),
+  );
+  return { done, count: () => earlier };
+}
+
+/** Records every batch of flows the forwarding thread sends into `open`, until it says stop. */
+function record(thread: Thread, open: Journal, admin: AdminListener | undefined, openapi: OpenApiDescription | undefined): void {
+  const { settings, port, post, warn } = thread;
+  const notJudged = new NotJudgedAddon(warn);
+  const session = proxySession(settings, openapi);
   const report = new ReportAddon(session);
   if (open.droppedTail) report.builder.addNotJudged(cutShortReason(open.path), 1, []);
   // The admin listener lives here, beside the judged data; its verdict is the reports' own.
   admin?.follow(() => ({ counts: session.tally.counts, ...soFar(report, settings) }));
   admin?.metrics.countsFrom(() => session.tally.counts);
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
-  const judge = new JudgeAddon(session, settings.targetOrigin);
-  const pipeline = new Pipeline([judge, new RecordAddon(), open, notJudged, report, ...(adminFeed ? [adminFeed] : [])], warn);
+  const pipeline = new Pipeline([new JudgeAddon(session, settings.targetOrigin), new RecordAddon(), open, notJudged, report, ...(adminFeed ? [adminFeed] : [])], warn);
   if (admin) {
     open.onSize = (bytes, segments) => admin.metrics.journalSize(bytes, segments);
     admin.metrics.journalSize(open.bytes, open.files);
   }
-
-  // Progress goes back after every batch: the forwarding thread sends the next one then.
-  // The counts go along now and then; a timer sends the latest once traffic pauses.
-  let countsSentAt = 0;
-  let countsTimer: NodeJS.Timeout | undefined;
-  const postCounts = () => {
-    countsTimer = undefined;
-    countsSentAt = performance.now();
-    post({ type: 'progress', processed: pipeline.processed, counts: session.tally.counts });
-  };
-  const postProgress = () => {
-    if (performance.now() - countsSentAt >= COUNTS_EVERY_MS) {
-      if (countsTimer) clearTimeout(countsTimer);
-      postCounts();
-      return;
-    }
-    post({ type: 'progress', processed: pipeline.processed });
-    countsTimer ??= setTimeout(postCounts, COUNTS_EVERY_MS);
-  };
-  // A resumed journal's exchanges are judged first; what arrives meanwhile waits its turn (one
-  // batch at most: the forwarding thread sends the next only once this one is recorded).
-  let earlier = 0;
-  let judgingEarlier = open.earlierBytes > 0;
+  const progress = new ProgressPoster(post, pipeline, session);
   const timers = startTimers(thread, open, report);
-  let earlierDone: Promise<void> = Promise.resolve();
-  if (judgingEarlier) {
-    const add = (exchange: Exchange, judgement: Judgement | undefined) => {
-      session.record(exchange, judgement);
-      notJudged.earlier(exchange, judgement);
-      admin?.metrics.observe({ exchange, judgement });
-      earlier++;
-    };
-    const earlierFiles = settings.rotation ? open.earlierSegments : open.path;
-    earlierDone = judgeEarlierTraffic(session, earlierFiles, add, warn).then(
-      () => {
-        judgingEarlier = false;
-      },
-      (error: Error) => {
-        judgingEarlier = false;
-        warn(`cannot read the earlier exchanges of ${open.path} (${error.message}); the report covers only what it could read and this session`);
-      },
-    );
-  }
+  // A resumed journal's exchanges are judged first; what arrives meanwhile waits its turn (one
+  // batch at most: the forwarding thread sends the next only once this one is recorded). A batch
+  // with a token not seen before waits while its signature is checked; what arrives meanwhile
+  // waits its turn too, so batches are judged in order.
+  const earlier = replayEarlier(thread, open, session, notJudged, admin);
+  let turn: Promise<void> = earlier.done;
   port.on('message', (message: ToRecorder) => {
-    if (judgingEarlier) earlierDone = earlierDone.then(() => onMessage(message));
-    else onMessage(message);
+    turn = turn.then(() => receive(message));
   });
-  // A batch with a token not seen before waits while its signature is checked (asynchronous);
-  // what arrives meanwhile waits its turn, so batches are judged in order.
-  let waiting: Promise<void> | undefined;
-  const onMessage = (message: ToRecorder): void => {
-    if (waiting) waiting = waiting.then(() => receive(message));
-    else {
-      const wait = receive(message);
-      if (!wait) return;
-      waiting = wait;
-    }
-    const tail = waiting;
-    void tail.then(() => {
-      if (waiting === tail) waiting = undefined;
-    });
-  };
   const judgeBatch = (flows: ReturnType<typeof flowsFromBatch>) => {
     pipeline.run(flows);
-    postProgress();
+    progress.afterBatch();
   };
   /** Handles one message; a promise when it has to wait for signatures (it never rejects). */
   const receive = (message: ToRecorder): Promise<void> | undefined => {
@@ -209,10 +215,9 @@ function record(thread: Thread, open: Journal, admin: AdminListener | undefined,
       session.tally.counts.refused = message.total;
       return undefined;
     }
-    if (countsTimer) clearTimeout(countsTimer);
-    postCounts();
+    progress.counts();
     void admin?.close();
-    stop(thread, open, session, report, earlier, timers).then(
+    stop(thread, open, session, report, earlier.count(), timers).then(
       (summary) => post({ type: 'stopped', summary }),
       (error: Error) => post({ type: 'stop-failed', message: error.message }),
     );

@@ -72,9 +72,13 @@ export async function checkReportDir(dir: string, what = 'reports'): Promise<voi
   }
 }
 
-/** `jobSummary: false`: not appended to GITHUB_STEP_SUMMARY (a report rewritten while a run goes on). */
-export async function writeReports(report: Report, dir: string, { jobSummary = true }: { jobSummary?: boolean } = {}): Promise<string[]> {
-  await checkReportDir(dir);
+/**
+ * `jobSummary: false`: not appended to GITHUB_STEP_SUMMARY (a report rewritten while a run goes on). `dirChecked`: the folder was
+ * checked at start (checkReportDir, a probe file written and removed), as for the proxy's rewrites
+ * every report interval, which need not probe it again.
+ */
+export async function writeReports(report: Report, dir: string, { jobSummary = true, dirChecked = false }: { jobSummary?: boolean; dirChecked?: boolean } = {}): Promise<string[]> {
+  if (!dirChecked) await checkReportDir(dir);
   const rendered = Object.entries(REPORT_FILES).map(([name, render]) => ({ path: join(dir, name), text: render(report) }));
   const temporaries: string[] = [];
   try {

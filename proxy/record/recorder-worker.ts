@@ -252,7 +252,7 @@ function startTimers({ settings, warn }: Thread, open: Journal, report: ReportAd
       ? undefined
       : setInterval(() => {
           writing = writing
-            .then(() => writeReports(report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }), settings.reportDir, { jobSummary: false }))
+            .then(() => writeReports(report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }), settings.reportDir, { jobSummary: false, dirChecked: true }))
             .then(
               () => {
                 if (failed) warn(`the reports are written to ${settings.reportDir} again`);

@@ -4,6 +4,7 @@
 // settled, a non-global client marked, the one rate-limit history kept and an internal error
 // counted is written here alone, so the same traffic gets the same verdict by every route.
 import { randomUUID } from 'node:crypto';
+import { KnownSecrets } from '../core/redact.ts';
 import type { TenantTokens } from '../keys/tenant.ts';
 import type { ReadOptions } from '../recordings/read-options.ts';
 import { type ReadProgress, readRecordingBatches } from '../recordings/read.ts';
@@ -55,6 +56,12 @@ export class JudgingSession {
   /** The report every judged exchange feeds (undefined when another process builds it). */
   readonly builder: ReportBuilder | undefined;
   readonly clock: string;
+  /**
+   * Secrets learned from the traffic (a client secret sent to the token endpoint): masked wherever
+   * they turn up later, by the report (maskLearnedSecrets) or by a driver that masks before it
+   * writes anything (the proxy's recording step).
+   */
+  readonly secrets = new KnownSecrets();
   /** What the console, the status line, the metrics and the live page read: every recorded exchange counted once. */
   readonly tally = new Tally();
   /** Exchanges the kit failed on while judging: counted and reported, never stopping the next. */
@@ -67,7 +74,7 @@ export class JudgingSession {
     this.tenant = options.tenant;
     this.layout = options.layout ?? new ApiLayout({});
     this.nonGlobalClients = new Set(options.nonGlobalClients ?? []);
-    this.builder = options.report ? new ReportBuilder(options.report) : undefined;
+    this.builder = options.report ? new ReportBuilder({ ...options.report, knownSecrets: this.secrets }) : undefined;
     this.clock = options.clock ?? `judging session ${randomUUID()}`;
   }
 

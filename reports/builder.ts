@@ -46,6 +46,8 @@ export interface BuilderOptions {
    * reads recordings made by anyone, so its builder does it.
    */
   maskLearnedSecrets?: boolean;
+  /** Where the learned secrets are kept: shared with whoever else masks them (a judging session's); default: the builder's own. */
+  knownSecrets?: KnownSecrets;
   /** A user's OpenAPI description judges the other operations (--openapi): its requirements are reported. */
   openapi?: boolean;
   /**
@@ -71,7 +73,7 @@ export class ReportBuilder {
 
   constructor(private readonly options: BuilderOptions) {
     this.source = { name: options.source, kind: options.kind, startedAt: this.startedAt };
-    this.knownSecrets = options.maskLearnedSecrets === true ? new KnownSecrets() : undefined;
+    this.knownSecrets = options.maskLearnedSecrets === true ? (options.knownSecrets ?? new KnownSecrets()) : undefined;
     this.described = new DescriptionTally(options.description);
     if (options.target !== undefined) this.source.target = redactTarget(options.target);
     if (options.seed !== undefined) this.source.seed = options.seed;

@@ -1,7 +1,7 @@
 // Turns a judged flow into what may reach the disk: a redacted HAR 1.2 entry with its
 // `_conformance` note, and the findings with their messages scrubbed of the exchange's
 // secrets (the report uses those). Nothing unredacted leaves this step.
-import { KnownSecrets } from '../../core/redact.ts';
+import type { KnownSecrets } from '../../core/redact.ts';
 import { recordExchange, type EntryDetails } from '../../recordings/write.ts';
 import type { Addon, Flow } from '../flow.ts';
 
@@ -11,8 +11,8 @@ export interface RecordedFlow extends Flow {
 
 export class RecordAddon implements Addon {
   readonly name = 'record';
-  /** Secrets seen in the session's earlier exchanges (a client secret sent to the token endpoint): masked wherever they turn up later. */
-  private readonly known = new KnownSecrets();
+  /** `known`: the judging session's learned secrets (a client secret sent to the token endpoint), masked wherever they turn up later. */
+  constructor(private readonly known: KnownSecrets) {}
 
   done(flow: RecordedFlow): void {
     if (!flow.exchange) return;

@@ -174,7 +174,7 @@ function record(thread: Thread, open: Journal, admin: AdminListener | undefined,
   admin?.follow(() => ({ counts: session.tally.counts, ...soFar(report, settings) }));
   admin?.metrics.countsFrom(() => session.tally.counts);
   const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
-  const pipeline = new Pipeline([new JudgeAddon(session, settings.targetOrigin), new RecordAddon(), open, notJudged, report, ...(adminFeed ? [adminFeed] : [])], warn);
+  const pipeline = new Pipeline([new JudgeAddon(session, settings.targetOrigin), new RecordAddon(session.secrets), open, notJudged, report, ...(adminFeed ? [adminFeed] : [])], warn);
   if (admin) {
     open.onSize = (bytes, segments) => admin.metrics.journalSize(bytes, segments);
     admin.metrics.journalSize(open.bytes, open.files);

@@ -204,7 +204,7 @@ describe.each([
       };
       return [() => against(faulty).then((status) => ({ attack, ref: 'faulty', status, expected: exchange.response!.status })), () => against(conforming).then((status) => ({ attack, ref: 'conforming', status, expected: 401 }))];
     });
-    // Four shells at a time: each starts a Node process (npx tmi-conform token) on a shared machine.
+    // Four shells at a time: the first attack's start a Node process (npx tmi-conform token) on a shared machine.
     const results: Array<Awaited<ReturnType<(typeof runs)[number]>>> = [];
     for (let i = 0; i < runs.length; i += 4) results.push(...(await Promise.all(runs.slice(i, i + 4).map((start) => start()))));
     for (const r of results) expect(r.status, `${r.attack} against the ${r.ref} reference`).toBe(r.expected);

@@ -5,21 +5,33 @@ import { defineConfig } from 'vitest/config';
 // The kit's own tests. The conformance suites in suites/ are not run here directly:
 // `tmi-conform run` starts them with their own configuration (see cli/run).
 //
-// Two projects, told apart by what a test file starts: one that starts another process (the
+// Projects, told apart by what a test file starts: one that starts another process (the
 // command line, a browser, the proxy command) is an integration test; every other runs in
-// vitest's own workers and is a unit test (`npm run test:unit`, the inner loop). `npm test` runs both.
+// vitest's own workers and is a unit test (`npm run test:unit`, the inner loop). `npm test` runs all.
+//
+// Unit files share their workers and loaded modules (isolate: false): a fresh process per file
+// cost about as much CPU as the tests themselves. A file that replaces a module (vi.mock) needs
+// a module registry of its own, so it runs isolated, in the project unit-mocks.
 const STARTS_A_PROCESS = /node:child_process|helpers\/(?:cli|chromium|proxy-command|run-faults)\.ts/;
+const MOCKS_A_MODULE = /\bvi\.(?:mock|doMock)\(/;
 const testFiles = readdirSync('test').filter((name) => name.endsWith('.test.ts'));
-const startsAProcess = (name: string) => STARTS_A_PROCESS.test(readFileSync(join('test', name), 'utf8'));
+const source = (name: string) => readFileSync(join('test', name), 'utf8');
+const startsAProcess = (name: string) => STARTS_A_PROCESS.test(source(name));
+const mocksAModule = (name: string) => MOCKS_A_MODULE.test(source(name));
 const inTest = (names: string[]) => names.map((name) => `test/${name}`);
+const unitFiles = testFiles.filter((name) => !startsAProcess(name));
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Vitest's default on a 2-core machine is one worker (cores - 1): one file at a time, while
+    // most integration files wait on other processes and servers.
+    maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'unit', include: inTest(testFiles.filter((name) => !startsAProcess(name))) } },
+      { extends: true, test: { name: 'unit', isolate: false, include: inTest(unitFiles.filter((name) => !mocksAModule(name))) } },
+      { extends: true, test: { name: 'unit-mocks', include: inTest(unitFiles.filter(mocksAModule)) } },
       { extends: true, test: { name: 'integration', include: inTest(testFiles.filter(startsAProcess)) } },
     ],
   },

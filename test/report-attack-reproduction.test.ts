@@ -15,6 +15,7 @@ import { startReference, type ProfileName, type RunningReference } from '../refe
 import { curlCommand, curlVariables } from '../reports/curl.ts';
 import type { Evidence, ExchangeEvidence, Report } from '../reports/model.ts';
 import { reportSchemaError } from '../reports/schema.ts';
+import { run as tokenCommand } from '../cli/token.ts';
 import { startKeyUrlServer, type KeyUrlServer } from '../suites/key-url-server.ts';
 import { tokenFor } from './helpers/reference.ts';
 
@@ -92,6 +93,27 @@ function shell(command: string, env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) =>
     execFile('sh', ['-c', command], { cwd: ROOT, env: cleanEnv(env), timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout))),
   );
+}
+
+/** `$(npx tmi-conform token …)` in an attack case's curl command: the words after `token`. */
+const TOKEN_COMMAND = /\$\(npx tmi-conform token ([^)]*)\)/g;
+
+/**
+ * The same command line through the same shell, with `tmi-conform token` run in this process
+ * (cli/token.ts, the code the command starts): the shell expands the command's words as a user's
+ * would and runs curl; only a Node process per command is saved. `npx tmi-conform token` itself
+ * is run through npx by the first attack of each group (shell above).
+ */
+async function shellWithTokenInProcess(command: string, env: Record<string, string>): Promise<string> {
+  const calls = [...command.matchAll(TOKEN_COMMAND)];
+  expect(calls, command).toHaveLength(1);
+  // The words of the token command as the shell gives them to npx, one per NUL.
+  const words = (await shell(`printf '%s\\0' ${calls[0]![1]}`, env)).split('\0').slice(0, -1);
+  let token = '';
+  const code = await tokenCommand(words, { env: cleanEnv(env), out: (text) => (token += text) });
+  expect(code, words.join(' ')).toBe(0);
+  // The command line itself, unchanged: its npx is a shell function that prints the token made here.
+  return shell(`npx() { printf '%s' "$ATTACK_TOKEN"; }; ${command}`, { ...env, ATTACK_TOKEN: token.trim() });
 }
 
 /** The status line of curl -i's output. */
@@ -177,11 +199,12 @@ describe.each([
         const profile = profileOf(faulty, exchange);
         const token = await tokenFor(ref, profile);
         const env = { TOKEN: token, JWKS: jwksOf(ref), KEY_URL: keyServer.url(attack === 'x5u' ? 'x5u' : 'jku', 'reproduction'), CLIENT_SECRET: ref.clients[profile].client_secret };
-        return statusOf(await shell(command.replaceAll(faulty.origin, ref.origin), env));
+        const run = attack === ATTACKS[0] ? shell : shellWithTokenInProcess;
+        return statusOf(await run(command.replaceAll(faulty.origin, ref.origin), env));
       };
       return [() => against(faulty).then((status) => ({ attack, ref: 'faulty', status, expected: exchange.response!.status })), () => against(conforming).then((status) => ({ attack, ref: 'conforming', status, expected: 401 }))];
     });
-    // Four shells at a time: each starts a Node process (npx tmi-conform token) on a shared machine.
+    // Four shells at a time: the first attack's start a Node process (npx tmi-conform token) on a shared machine.
     const results: Array<Awaited<ReturnType<(typeof runs)[number]>>> = [];
     for (let i = 0; i < runs.length; i += 4) results.push(...(await Promise.all(runs.slice(i, i + 4).map((start) => start()))));
     for (const r of results) expect(r.status, `${r.attack} against the ${r.ref} reference`).toBe(r.expected);

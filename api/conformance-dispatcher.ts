@@ -212,18 +212,33 @@ export async function conformanceDispatcher(options: ConformanceDispatcherOption
   } catch {
     throw new UsageError(`conformanceDispatcher: target "${options.target}" is not a URL`);
   }
-  const knowledge = await learnTenant({ wellKnownAt: origin, ...(options.jwks !== undefined ? { jwks: options.jwks } : {}), ...(options.issuer !== undefined ? { issuer: options.issuer } : {}) });
-  if (options.jwks !== undefined && knowledge.keys && 'problem' in knowledge.keys) throw new UsageError(`conformanceDispatcher: jwks: ${knowledge.keys.problem}`);
-  const openapi = options.openapi === undefined ? undefined : await loadOpenApiFile(options.openapi).catch((error: Error) => {
-    throw new UsageError(`conformanceDispatcher: openapi: ${error.message}`);
+  const knowledge = await learnTenant({
+    wellKnownAt: origin,
+    ...(options.jwks !== undefined ? { jwks: options.jwks } : {}),
+    ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
   });
+  if (options.jwks !== undefined && knowledge.keys && 'problem' in knowledge.keys)
+    throw new UsageError(`conformanceDispatcher: jwks: ${knowledge.keys.problem}`);
+  const openapi =
+    options.openapi === undefined
+      ? undefined
+      : await loadOpenApiFile(options.openapi).catch((error: Error) => {
+          throw new UsageError(`conformanceDispatcher: openapi: ${error.message}`);
+        });
   const session = new JudgingSession({
     tenant: TenantTokens.of(knowledge),
     // The API base path behind the target, as the proxy finds it behind --target.
     layout: new ApiLayout({ base: apiBaseOfTarget(new URL(options.target).pathname, openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) }),
     ...(options.nonGlobalClients ? { nonGlobalClients: options.nonGlobalClients } : {}),
     // The application's token requests carry its client secrets: learned, and masked wherever they turn up later.
-    report: { kind: 'proxy', source: 'dispatcher', target: origin, openapi: openapi !== undefined, maskLearnedSecrets: true, ...(openapi ? { description: openapi.coverageFrame() } : {}) },
+    report: {
+      kind: 'proxy',
+      source: 'dispatcher',
+      target: origin,
+      openapi: openapi !== undefined,
+      maskLearnedSecrets: true,
+      ...(openapi ? { description: openapi.coverageFrame() } : {}),
+    },
     clock: `dispatcher ${randomUUID()}`,
   });
   let exchanges = 0;

@@ -47,7 +47,9 @@ export async function runSuites(options: RunSuitesOptions = {}): Promise<Report>
   refuseTargetKeysWithoutBaseUrl(raw, 'runSuites');
   refuseUnknownRequirements(options.requirements ?? [], 'runSuites');
   const embedded = raw.base_url === undefined;
-  const reference = embedded ? await startReference({ faults: options.faults ?? [], ...(options.rateLimit !== undefined ? { rateLimit: options.rateLimit } : {}) }) : undefined;
+  const reference = embedded
+    ? await startReference({ faults: options.faults ?? [], ...(options.rateLimit !== undefined ? { rateLimit: options.rateLimit } : {}) })
+    : undefined;
   const print = options.print ?? (() => {});
   // vitest sets the process's exit code when a suite fails: the verdict is the caller's to act on.
   const exitCode = process.exitCode;
@@ -130,7 +132,11 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   if (options.openapi !== undefined) await loadOpenApiFile(options.openapi); // a bad description is refused before anything starts
   const target = parseTarget(options.target);
   // What is known of the tenant's tokens, learned as the command learns it: every route judges with the same knowledge.
-  const tenant = await learnTenant({ ...(options.issuer !== undefined ? { issuer: options.issuer } : {}), ...(options.jwks !== undefined ? { jwks: options.jwks } : {}), wellKnownAt: target.origin });
+  const tenant = await learnTenant({
+    ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
+    ...(options.jwks !== undefined ? { jwks: options.jwks } : {}),
+    wellKnownAt: target.origin,
+  });
   if (options.jwks !== undefined && tenant.keys && 'problem' in tenant.keys) throw new UsageError(`startProxy: jwks: ${tenant.keys.problem}`);
   return startProxySession({
     target,

@@ -53,7 +53,27 @@ interface Proxy {
 async function startProxy(name: string, target: string, extra: string[] = []): Promise<Proxy> {
   const harPath = join(dir, `${name}.har`);
   const reportDir = join(dir, `${name}-reports`);
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--record', harPath, '--report-dir', reportDir, '--status-interval', '0', '--upstream-timeout', '5', ...extra], { stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv() });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'proxy',
+      '--target',
+      target,
+      '--listen',
+      '127.0.0.1:0',
+      '--record',
+      harPath,
+      '--report-dir',
+      reportDir,
+      '--status-interval',
+      '0',
+      '--upstream-timeout',
+      '5',
+      ...extra,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv() },
+  );
   const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.once('exit', (code) => resolve({ code, at: Date.now() })));
   // Bounded: a proxy that does not stop is killed, and the case says so.
   const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
@@ -85,8 +105,15 @@ async function pipelineThenReset(url: string): Promise<void> {
 
 /** Every file the proxy wrote (journal, HAR, reports), as one text. */
 function writtenText(proxy: Proxy): string {
-  const files = [proxy.harPath, `${proxy.harPath}.jsonl`, ...(existsSync(proxy.reportDir) ? readdirSync(proxy.reportDir).map((f) => join(proxy.reportDir, f)) : [])];
-  return files.filter((f) => existsSync(f)).map((f) => readFileSync(f, 'utf8')).join('\n');
+  const files = [
+    proxy.harPath,
+    `${proxy.harPath}.jsonl`,
+    ...(existsSync(proxy.reportDir) ? readdirSync(proxy.reportDir).map((f) => join(proxy.reportDir, f)) : []),
+  ];
+  return files
+    .filter((f) => existsSync(f))
+    .map((f) => readFileSync(f, 'utf8'))
+    .join('\n');
 }
 
 async function stopCases(target: string): Promise<void> {
@@ -96,17 +123,48 @@ async function stopCases(target: string): Promise<void> {
   proxy.kill('SIGTERM');
   const { code, at } = await proxy.exited;
   const written = existsSync(proxy.harPath) && existsSync(join(proxy.reportDir, 'report.json'));
-  report('stop-after-reset', code === 0 && at - sent <= 6_000 && written, `exit ${code} after ${at - sent} ms (bound 6000 ms); HAR and reports ${written ? 'written' : 'MISSING'}`);
+  report(
+    'stop-after-reset',
+    code === 0 && at - sent <= 6_000 && written,
+    `exit ${code} after ${at - sent} ms (bound 6000 ms); HAR and reports ${written ? 'written' : 'MISSING'}`,
+  );
 
   const harPath = join(dir, 'command.har');
   const reportDir = join(dir, 'command-reports');
   const client = `const { connect } = require('node:net'); const u = new URL(process.env.TMI_PROXY_URL); const s = connect(Number(u.port), u.hostname, () => { let r = ''; for (let i = 0; i < 5; i++) r += 'GET /api/v2/resource-servers/rs_' + i + ' HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'; s.write(r); s.once('data', () => { s.resetAndDestroy(); setTimeout(() => process.exit(0), 50); }); });`;
   const started = Date.now();
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--record', harPath, '--report-dir', reportDir, '--status-interval', '0', '--upstream-timeout', '5', '--', process.execPath, '-e', client], { stdio: 'ignore', env: cleanEnv() });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'proxy',
+      '--target',
+      target,
+      '--listen',
+      '127.0.0.1:0',
+      '--record',
+      harPath,
+      '--report-dir',
+      reportDir,
+      '--status-interval',
+      '0',
+      '--upstream-timeout',
+      '5',
+      '--',
+      process.execPath,
+      '-e',
+      client,
+    ],
+    { stdio: 'ignore', env: cleanEnv() },
+  );
   const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
   const [exit] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
   clearTimeout(guard);
-  report('stop-with-command', exit !== null && existsSync(harPath), `exit ${exit ?? 'killed'} ${Date.now() - started} ms after start; HAR ${existsSync(harPath) ? 'written' : 'MISSING'}`);
+  report(
+    'stop-with-command',
+    exit !== null && existsSync(harPath),
+    `exit ${exit ?? 'killed'} ${Date.now() - started} ms after start; HAR ${existsSync(harPath) ? 'written' : 'MISSING'}`,
+  );
 }
 
 async function secretCases(ref: Awaited<ReturnType<typeof startReference>>): Promise<void> {
@@ -122,19 +180,38 @@ async function secretCases(ref: Awaited<ReturnType<typeof startReference>>): Pro
   const rs = ref.config().fixtures.resource_servers[0]!;
   const session = ref.config().fixtures.sessions[0]!;
   const headerCases = ['X-Authorization', 'X-Auth-Token', 'X-Access-Token', 'Token', 'Authorization2', 'X-Forwarded-Authorization'];
-  for (const name of headerCases) await (await fetch(`${proxy.url}/api/v2/resource-servers/${rs}`, { headers: { authorization: `Bearer ${token}`, [name]: `Bearer ${token}` } })).text();
-  await (await fetch(`${proxy.url}/api/v2/resource-servers/${rs}`, { headers: { authorization: `Bearer ${token}`, referer: `https://app.example.com/callback?access_token=${token}` } })).text();
+  for (const name of headerCases)
+    await (await fetch(`${proxy.url}/api/v2/resource-servers/${rs}`, { headers: { authorization: `Bearer ${token}`, [name]: `Bearer ${token}` } })).text();
+  await (
+    await fetch(`${proxy.url}/api/v2/resource-servers/${rs}`, {
+      headers: { authorization: `Bearer ${token}`, referer: `https://app.example.com/callback?access_token=${token}` },
+    })
+  ).text();
   await (await fetch(`${proxy.url}/api/v2/resource-servers/${token}`, { headers: { authorization: `Bearer ${token}` } })).text();
   await (
-    await fetch(`${proxy.url}/api/v2/sessions/${session.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ session_metadata: { note: client_secret } }) })
+    await fetch(`${proxy.url}/api/v2/sessions/${session.id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ session_metadata: { note: client_secret } }),
+    })
   ).text();
-  await (await fetch(`${proxy.url}/api/v2/sessions/${session.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ session_metadata: session.session_metadata ?? null }) })).text();
+  await (
+    await fetch(`${proxy.url}/api/v2/sessions/${session.id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ session_metadata: session.session_metadata ?? null }),
+    })
+  ).text();
   proxy.kill('SIGTERM');
   await proxy.exited;
   const text = writtenText(proxy);
   // Each case on its own: where the signature or the secret is found, and how often.
   const leaks = (needle: string) => text.split(needle).length - 1;
-  report('token-in-headers', leaks(signature) === 0, `the token's signature appears ${leaks(signature)} time(s) in the journal, HAR and reports (headers ${headerCases.join(', ')}, Referer, the path)`);
+  report(
+    'token-in-headers',
+    leaks(signature) === 0,
+    `the token's signature appears ${leaks(signature)} time(s) in the journal, HAR and reports (headers ${headerCases.join(', ')}, Referer, the path)`,
+  );
   report('secret-in-body', leaks(client_secret) === 0, `the client secret appears ${leaks(client_secret)} time(s)`);
 }
 
@@ -147,13 +224,43 @@ async function deepBodyCase(ref: Awaited<ReturnType<typeof startReference>>): Pr
   proxy.kill('SIGTERM');
   await proxy.exited;
   const result = await validate([`${proxy.harPath}.jsonl`]);
-  report('deep-body', result.code !== 2 && !/internal error/.test(result.stderr), `validate exit ${result.code}${result.stderr ? `: ${result.stderr.trim().split('\n')[0]}` : ''}`);
+  report(
+    'deep-body',
+    result.code !== 2 && !/internal error/.test(result.stderr),
+    `validate exit ${result.code}${result.stderr ? `: ${result.stderr.trim().split('\n')[0]}` : ''}`,
+  );
 }
 
 async function largeEntryCase(): Promise<void> {
   const path = join(dir, 'large.har');
   const out = createWriteStream(path);
-  const head = (body: string) => ({ startedDateTime: new Date().toISOString(), time: 1, request: { method: 'GET', url: 'https://tenant.example.com/api/v2/resource-servers/rs_1', httpVersion: 'HTTP/1.1', headers: [], queryString: [], cookies: [], headersSize: -1, bodySize: 0 }, response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [{ name: 'content-type', value: 'application/json' }], cookies: [], content: { size: body.length, mimeType: 'application/json', text: body }, redirectURL: '', headersSize: -1, bodySize: body.length }, cache: {}, timings: { send: 0, wait: 1, receive: 0 } });
+  const head = (body: string) => ({
+    startedDateTime: new Date().toISOString(),
+    time: 1,
+    request: {
+      method: 'GET',
+      url: 'https://tenant.example.com/api/v2/resource-servers/rs_1',
+      httpVersion: 'HTTP/1.1',
+      headers: [],
+      queryString: [],
+      cookies: [],
+      headersSize: -1,
+      bodySize: 0,
+    },
+    response: {
+      status: 200,
+      statusText: 'OK',
+      httpVersion: 'HTTP/1.1',
+      headers: [{ name: 'content-type', value: 'application/json' }],
+      cookies: [],
+      content: { size: body.length, mimeType: 'application/json', text: body },
+      redirectURL: '',
+      headersSize: -1,
+      bodySize: body.length,
+    },
+    cache: {},
+    timings: { send: 0, wait: 1, receive: 0 },
+  });
   const prefix = JSON.stringify({ log: { version: '1.2', creator: { name: 'hostile', version: '1' }, entries: [head('BODY')] } });
   const [before, after] = prefix.split('"BODY"') as [string, string];
   out.write(`${before}"{\\"name\\":\\"`);
@@ -164,20 +271,33 @@ async function largeEntryCase(): Promise<void> {
   await once(out, 'finish');
   const result = await validate([path], true);
   const mb = Math.round((result.maxRssKb ?? 0) / 1024);
-  report('large-entry', result.code !== 2 || !/internal error/.test(result.stderr) ? mb > 0 && mb < 300 : false, `a ${Math.round(statSync(path).size / 1e6)} MB HAR, one entry: validate exit ${result.code}, peak RSS ${mb} MB (limit 300)${result.stderr ? `; ${result.stderr.trim().split('\n')[0]}` : ''}`);
+  report(
+    'large-entry',
+    result.code !== 2 || !/internal error/.test(result.stderr) ? mb > 0 && mb < 300 : false,
+    `a ${Math.round(statSync(path).size / 1e6)} MB HAR, one entry: validate exit ${result.code}, peak RSS ${mb} MB (limit 300)${result.stderr ? `; ${result.stderr.trim().split('\n')[0]}` : ''}`,
+  );
 }
 
 async function journalCases(): Promise<void> {
   const cases: Array<[string, string, (code: number | null) => boolean, string]> = [
     ['empty-journal', '', (c) => c === 2, 'exit 2'],
     ['garbage-journal', 'garbage without a newline', (c) => c === 2, 'exit 2'],
-    ['garbage-middle', `${JSON.stringify({ startedDateTime: new Date().toISOString(), request: { method: 'GET', url: 'https://t.example.com/api/v2/resource-servers/a', headers: [] }, response: { status: 200, headers: [], content: { text: '{}' } } })}\nnot json\n${JSON.stringify({ startedDateTime: new Date().toISOString(), request: { method: 'GET', url: 'https://t.example.com/api/v2/resource-servers/b', headers: [] }, response: { status: 200, headers: [], content: { text: '{}' } } })}\n`, (c) => c === 2, 'exit 2'],
+    [
+      'garbage-middle',
+      `${JSON.stringify({ startedDateTime: new Date().toISOString(), request: { method: 'GET', url: 'https://t.example.com/api/v2/resource-servers/a', headers: [] }, response: { status: 200, headers: [], content: { text: '{}' } } })}\nnot json\n${JSON.stringify({ startedDateTime: new Date().toISOString(), request: { method: 'GET', url: 'https://t.example.com/api/v2/resource-servers/b', headers: [] }, response: { status: 200, headers: [], content: { text: '{}' } } })}\n`,
+      (c) => c === 2,
+      'exit 2',
+    ],
   ];
   for (const [name, text, ok, wanted] of cases) {
     const path = join(dir, `${name}.jsonl`);
     writeFileSync(path, text);
     const result = await validate([path]);
-    report(name, ok(result.code) && !/internal error/.test(result.stderr), `validate exit ${result.code} (wanted: ${wanted})${result.stderr ? `: ${result.stderr.trim().split('\n')[0]}` : ''}`);
+    report(
+      name,
+      ok(result.code) && !/internal error/.test(result.stderr),
+      `validate exit ${result.code} (wanted: ${wanted})${result.stderr ? `: ${result.stderr.trim().split('\n')[0]}` : ''}`,
+    );
   }
 }
 
@@ -187,7 +307,10 @@ async function validate(files: string[], measure = false): Promise<{ code: numbe
   // process.resourceUsage().maxRSS of the validate process itself, printed as it exits.
   const preload = join(dir, 'max-rss.cjs');
   if (measure) writeFileSync(preload, "process.on('exit', () => process.stderr.write('\\nmax-rss-kb ' + process.resourceUsage().maxRSS + '\\n'));");
-  const child = spawn(process.execPath, [...(measure ? ['--require', preload] : []), BIN, 'validate', ...files, '--report-dir', reportDir], { stdio: ['ignore', 'ignore', 'pipe'], env: cleanEnv() });
+  const child = spawn(process.execPath, [...(measure ? ['--require', preload] : []), BIN, 'validate', ...files, '--report-dir', reportDir], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: cleanEnv(),
+  });
   let stderr = '';
   child.stderr.on('data', (c) => (stderr += c));
   const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);

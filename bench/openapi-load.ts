@@ -70,7 +70,10 @@ async function measureLoad(path: string): Promise<void> {
   // The machine may be busy: the baseline is the median of three processes (memory: that process's).
   const baselines: Baseline[] = [];
   for (let run = 0; run < RUNS; run++) {
-    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--baseline', path], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--baseline', path], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+    });
     if (child.status !== 0) throw new Error(`baseline failed: ${child.stderr.slice(-400)}`);
     baselines.push(JSON.parse(child.stdout) as Baseline);
   }
@@ -145,16 +148,26 @@ async function measureLoad(path: string): Promise<void> {
   console.log(`file: ${path}, ${(statSync(path).size / 2 ** 20).toFixed(1)} MiB, OpenAPI ${description.version}, ${description.operationCount} operations\n`);
   console.log('                                        time        RSS       heap   (RSS and heap after a full collection)');
   console.log(`process at start (tsx loaded)                 ${mib(atStart.rssMiB).padStart(10)} ${mib(atStart.heapMiB).padStart(10)}`);
-  console.log(`baseline: read + ${parser}   ${ms(baseline.ms).padStart(14)} ${mib(baseline.rssMiB).padStart(10)} ${mib(baseline.heapMiB).padStart(10)}   (a process of its own, median of ${RUNS})`);
+  console.log(
+    `baseline: read + ${parser}   ${ms(baseline.ms).padStart(14)} ${mib(baseline.rssMiB).padStart(10)} ${mib(baseline.heapMiB).padStart(10)}   (a process of its own, median of ${RUNS})`,
+  );
   console.log(`import of the module (ajv, yaml)  ${ms(importMs).padStart(10)}`);
-  console.log(`load: read + parse + from     ${ms(firstLoadMs).padStart(14)} ${mib(afterLoad.rssMiB).padStart(10)} ${mib(afterLoad.heapMiB).padStart(10)}   (again, warm: ${ms(warmLoadMs)})`);
+  console.log(
+    `load: read + parse + from     ${ms(firstLoadMs).padStart(14)} ${mib(afterLoad.rssMiB).padStart(10)} ${mib(afterLoad.heapMiB).padStart(10)}   (again, warm: ${ms(warmLoadMs)})`,
+  );
   console.log(`first response of ${first.method} ${first.url.replace(/^https?:\/\/[^/]+/, '')}: ${ms(firstMs)} (schema compiled), next: ${ms(nextMs)}`);
-  console.log(`one response of each of ${samples.length} operations ${ms(allMs).padStart(8)} ${mib(afterJudging.rssMiB).padStart(10)} ${mib(afterJudging.heapMiB).padStart(10)}   (${outcomes.conforming} conforming, ${outcomes.problems} with problems, ${outcomes.notJudged} not judged)`);
+  console.log(
+    `one response of each of ${samples.length} operations ${ms(allMs).padStart(8)} ${mib(afterJudging.rssMiB).padStart(10)} ${mib(afterJudging.heapMiB).padStart(10)}   (${outcomes.conforming} conforming, ${outcomes.problems} with problems, ${outcomes.notJudged} not judged)`,
+  );
   console.log(`the same ${samples.length} again (compiled)  ${ms(allAgainMs).padStart(10)}`);
   console.log(`slowest first response among them: ${slowest.sample.method} ${slowest.sample.url.replace(/^https?:\/\/[^/]+/, '')}, ${ms(slowest.ms)}`);
   console.log(`${parser} again, in this process, warm: ${ms(warmBaselineMs)}; OpenApiDescription.from alone: ${ms(fromMs)}`);
-  console.log(`\nload vs ${parser}: time ${ratio(firstLoadMs, baseline.ms)} (warm: ${ratio(warmLoadMs, warmBaselineMs)}), RSS ${ratio(afterLoad.rssMiB, baseline.rssMiB)}, heap ${ratio(afterLoad.heapMiB, baseline.heapMiB)}`);
-  console.log(`after ${samples.length} operations vs ${parser}: RSS ${ratio(afterJudging.rssMiB, baseline.rssMiB)}, heap ${ratio(afterJudging.heapMiB, baseline.heapMiB)}`);
+  console.log(
+    `\nload vs ${parser}: time ${ratio(firstLoadMs, baseline.ms)} (warm: ${ratio(warmLoadMs, warmBaselineMs)}), RSS ${ratio(afterLoad.rssMiB, baseline.rssMiB)}, heap ${ratio(afterLoad.heapMiB, baseline.heapMiB)}`,
+  );
+  console.log(
+    `after ${samples.length} operations vs ${parser}: RSS ${ratio(afterJudging.rssMiB, baseline.rssMiB)}, heap ${ratio(afterJudging.heapMiB, baseline.heapMiB)}`,
+  );
   console.log(`goal: load < 1 s: ${firstLoadMs < 1000 ? 'met' : 'NOT met'} (${ms(firstLoadMs)}; with the import ${ms(importMs + firstLoadMs)})`);
   const notes = description.problems();
   if (notes.length > 0) console.log(`\nnot judged (${notes.length}):\n  ${notes.slice(0, 5).join('\n  ')}`);
@@ -166,7 +179,9 @@ async function measureLoad(path: string): Promise<void> {
  */
 function parseFile(path: string): { document: unknown; parser: Baseline['parser'] } {
   const text = readFileSync(path, 'utf8');
-  return text.trimStart().startsWith('{') ? { document: JSON.parse(text), parser: 'JSON.parse' } : { document: parseYaml(text, { maxAliasCount: -1 }), parser: 'YAML parse' };
+  return text.trimStart().startsWith('{')
+    ? { document: JSON.parse(text), parser: 'JSON.parse' }
+    : { document: parseYaml(text, { maxAliasCount: -1 }), parser: 'YAML parse' };
 }
 
 type Json = Record<string, unknown>;

@@ -74,7 +74,8 @@ function runOnce(i: number): Outcome {
   });
   const seconds = (performance.now() - started) / 1000;
   const reportFile = join(reportDir, 'report.json');
-  if (!existsSync(reportFile)) return { code: result.status, seconds, notPassed: [], error: result.error?.message ?? result.stderr.trim().split('\n').at(-1) ?? '' };
+  if (!existsSync(reportFile))
+    return { code: result.status, seconds, notPassed: [], error: result.error?.message ?? result.stderr.trim().split('\n').at(-1) ?? '' };
   const report = JSON.parse(readFileSync(reportFile, 'utf8')) as Report;
   const notPassed = report.requirements.filter((r) => r.status === 'fail' || r.status === 'warn').map((r) => `${r.id} (${r.status})`);
   return { code: result.status, seconds, notPassed };
@@ -100,7 +101,9 @@ try {
     }
     const outcome = runOnce(i);
     outcomes.push(outcome);
-    console.log(`${String(i).padStart(3)}   ${String(outcome.code).padStart(4)}   ${outcome.seconds.toFixed(1).padStart(7)}   ${outcome.error ?? (outcome.notPassed.join(', ') || '-')}`);
+    console.log(
+      `${String(i).padStart(3)}   ${String(outcome.code).padStart(4)}   ${outcome.seconds.toFixed(1).padStart(7)}   ${outcome.error ?? (outcome.notPassed.join(', ') || '-')}`,
+    );
   }
 } finally {
   if (reference) await stop(reference);
@@ -110,6 +113,11 @@ const byCode = new Map<string, number>();
 for (const o of outcomes) byCode.set(String(o.code), (byCode.get(String(o.code)) ?? 0) + 1);
 const byRequirement = new Map<string, number>();
 for (const o of outcomes) for (const id of o.notPassed) byRequirement.set(id, (byRequirement.get(id) ?? 0) + 1);
-console.log(`\n${byCode.get('0') ?? 0} of ${outcomes.length} exit 0${[...byCode].filter(([code]) => code !== '0').map(([code, n]) => `; ${n} exit ${code}`).join('')}`);
+console.log(
+  `\n${byCode.get('0') ?? 0} of ${outcomes.length} exit 0${[...byCode]
+    .filter(([code]) => code !== '0')
+    .map(([code, n]) => `; ${n} exit ${code}`)
+    .join('')}`,
+);
 for (const [id, n] of [...byRequirement].sort((a, b) => b[1] - a[1])) console.log(`  ${id}: in ${n} of ${outcomes.length} runs`);
 process.exitCode = outcomes.length === RUNS && outcomes.every((o) => o.code === 0) ? 0 : 1;

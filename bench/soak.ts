@@ -53,7 +53,12 @@ const auth = { authorization: `Bearer ${token}` };
 function request(i: number) {
   switch (i % 4) {
     case 0:
-      return { method: 'PATCH' as const, path: `/api/v2/sessions/sess_${i % 7}`, headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ session_metadata: { plan: 'gold', n: String(i) } }) };
+      return {
+        method: 'PATCH' as const,
+        path: `/api/v2/sessions/sess_${i % 7}`,
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ session_metadata: { plan: 'gold', n: String(i) } }),
+      };
     case 1:
       return { method: 'DELETE' as const, path: `/api/v2/token-exchange-profiles/tep_${i % 11}`, headers: auth };
     default:
@@ -62,9 +67,30 @@ function request(i: number) {
 }
 
 const stub = await startStubUpstream();
-const proxy = await launch(process.execPath, [BIN, 'proxy', '--target', stub.origin, '--listen', '127.0.0.1:0', '--status-interval', '0', '--journal', join(segments, 'traffic.jsonl'), '--rotate-size', ROTATE_SIZE, '--report-interval', REPORT_INTERVAL, ...(COMPRESS ? ['--compress'] : []), '--report-dir', reportDir, '--overwrite']);
+const proxy = await launch(process.execPath, [
+  BIN,
+  'proxy',
+  '--target',
+  stub.origin,
+  '--listen',
+  '127.0.0.1:0',
+  '--status-interval',
+  '0',
+  '--journal',
+  join(segments, 'traffic.jsonl'),
+  '--rotate-size',
+  ROTATE_SIZE,
+  '--report-interval',
+  REPORT_INTERVAL,
+  ...(COMPRESS ? ['--compress'] : []),
+  '--report-dir',
+  reportDir,
+  '--overwrite',
+]);
 const pid = proxy.child.pid!;
-console.log(`soak: ${EXCHANGES.toLocaleString('en')} exchanges through tmi-conform proxy (pid ${pid}) --rotate-size ${ROTATE_SIZE} --report-interval ${REPORT_INTERVAL}${COMPRESS ? ' --compress' : ''}, ${CONNECTIONS} connections, stub target`);
+console.log(
+  `soak: ${EXCHANGES.toLocaleString('en')} exchanges through tmi-conform proxy (pid ${pid}) --rotate-size ${ROTATE_SIZE} --report-interval ${REPORT_INTERVAL}${COMPRESS ? ' --compress' : ''}, ${CONNECTIONS} connections, stub target`,
+);
 
 const pool = new Pool(proxy.origin, { connections: CONNECTIONS, pipelining: 1 });
 let next = 0;
@@ -86,7 +112,9 @@ const connection = async () => {
     if (answered % CHECKPOINT === 0) {
       const now = performance.now();
       const m = memoryOf(pid);
-      console.log(`  ${answered.toLocaleString('en').padStart(9)} exchanges: RSS ${mib(m.rss)}, peak ${mib(m.peak)}; ${Math.round(CHECKPOINT / ((now - checkpointAt) / 1000))}/s; journal ${mib(journalBytes())}`);
+      console.log(
+        `  ${answered.toLocaleString('en').padStart(9)} exchanges: RSS ${mib(m.rss)}, peak ${mib(m.peak)}; ${Math.round(CHECKPOINT / ((now - checkpointAt) / 1000))}/s; journal ${mib(journalBytes())}`,
+      );
       checkpointAt = now;
     }
   }
@@ -111,7 +139,9 @@ const sizes = readdirSync(segments)
   .map((name) => ({ name, bytes: statSync(join(segments, name)).size }));
 const largest = sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
 const plainOver = sizes.filter((s) => s.name.endsWith('.jsonl') && s.bytes > limit);
-console.log(`segments: ${sizes.length}, ${sizes[0]!.name} to ${sizes.at(-1)!.name}; largest ${largest.name} ${mib(largest.bytes)} against the limit ${mib(limit)}; ${plainOver.length === 0 ? 'none over it' : `${plainOver.length} OVER IT`}${COMPRESS ? ' (compressed sizes)' : ''}`);
+console.log(
+  `segments: ${sizes.length}, ${sizes[0]!.name} to ${sizes.at(-1)!.name}; largest ${largest.name} ${mib(largest.bytes)} against the limit ${mib(limit)}; ${plainOver.length === 0 ? 'none over it' : `${plainOver.length} OVER IT`}${COMPRESS ? ' (compressed sizes)' : ''}`,
+);
 
 const validatedDir = join(dir, 'validated');
 const validateStarted = performance.now();
@@ -127,7 +157,9 @@ const facts = (r: Report) => ({
   requirements: Object.fromEntries(r.requirements.map((q) => [q.id, `${q.status} ${q.counts.exchanges}/${q.counts.findings}`])),
 });
 const [a, b] = [JSON.stringify(facts(live)), JSON.stringify(facts(offline))];
-console.log(`live report: ${live.traffic?.exchanges} exchanges, ${live.passed ? 'conforming' : 'NOT conforming'}; validate: ${offline.traffic?.exchanges} exchanges, ${offline.passed ? 'conforming' : 'NOT conforming'}: ${a === b ? 'the same counts and verdict' : 'DIFFERENT'}`);
+console.log(
+  `live report: ${live.traffic?.exchanges} exchanges, ${live.passed ? 'conforming' : 'NOT conforming'}; validate: ${offline.traffic?.exchanges} exchanges, ${offline.passed ? 'conforming' : 'NOT conforming'}: ${a === b ? 'the same counts and verdict' : 'DIFFERENT'}`,
+);
 if (a !== b) {
   console.log(`  live:     ${a}`);
   console.log(`  validate: ${b}`);

@@ -63,7 +63,16 @@ function measuredFrom(reportDir: string, ms: number, code: number | null, stdout
   for (const point of report.traffic?.rateLimitSeries ?? []) perClient[point.client] = (perClient[point.client] ?? 0) + 1;
   const unplanned = Number(/unplanned 429s: (\d+)/.exec(result.stdout)?.[1] ?? NaN);
   const risked = Number(/429s the pacer risked to learn window lengths: (\d+)/.exec(result.stdout)?.[1] ?? NaN);
-  return { ms, requestsMs: requestsSpan(report), longestPauseMs: longestPause(report), code: result.status, unplanned429: unplanned, risked429: risked, perClient, exchanges: report.traffic?.exchanges ?? 0 };
+  return {
+    ms,
+    requestsMs: requestsSpan(report),
+    longestPauseMs: longestPause(report),
+    code: result.status,
+    unplanned429: unplanned,
+    risked429: risked,
+    perClient,
+    exchanges: report.traffic?.exchanges ?? 0,
+  };
 }
 
 /** The longest time between two requests in a row, from the X-RateLimit-* series; 0 without one. */
@@ -106,18 +115,32 @@ const allScenarios: Array<{ name: string; args: string[]; rate?: number; window?
   // 100 runs per property: the run then spends its quota many times over, so pacing, not
   // start-up or one free burst, decides the wall time.
   { name: 'reference, 40/s (40 per 1 s), 100 runs', args: ['--rate-limit', '40/1', '--property-runs', '100'], rate: 40, window: { limit: 40, seconds: 1 } },
-  { name: 'reference, 40/s (400 per 10 s), 100 runs', args: ['--rate-limit', '400/10', '--property-runs', '100'], rate: 40, window: { limit: 400, seconds: 10 } },
+  {
+    name: 'reference, 40/s (400 per 10 s), 100 runs',
+    args: ['--rate-limit', '400/10', '--property-runs', '100'],
+    rate: 40,
+    window: { limit: 400, seconds: 10 },
+  },
 ];
 
 console.log(`tmi-conform run, wall time (median of ${RUNS}; ${new Date().toISOString()}; includes process start)\n`);
-console.log('scenario                                     wall s  requests s   exchanges   exit   unplanned 429s   min n/rate s   ratio   requests ratio   fixed-window min s');
+console.log(
+  'scenario                                     wall s  requests s   exchanges   exit   unplanned 429s   min n/rate s   ratio   requests ratio   fixed-window min s',
+);
 const results: Array<{ name: string; m: Measured; minimum?: number; busiest?: string }> = [];
 const scenarios = ONLY ? allScenarios.filter((s) => s.rate) : allScenarios;
 const seconds = (ms: number, width: number) => (Number.isFinite(ms) ? (ms / 1000).toFixed(1) : '-').padStart(width);
-const ratio = (ms: number, minimum: number | undefined, width: number) => (minimum === undefined ? '-' : `${(ms / 1000 / minimum).toFixed(2)}×`).padStart(width);
+const ratio = (ms: number, minimum: number | undefined, width: number) =>
+  (minimum === undefined ? '-' : `${(ms / 1000 / minimum).toFixed(2)}×`).padStart(width);
 for (const scenario of scenarios) {
   const measured = Array.from({ length: RUNS }, (_, i) => runOnce(`${scenario.name.replace(/\W+/g, '-')}-${i}`, scenario.args));
-  const m = { ...measured[0]!, ms: median(measured.map((x) => x.ms)), requestsMs: median(measured.map((x) => x.requestsMs)), unplanned429: Math.max(...measured.map((x) => x.unplanned429)), risked429: Math.max(...measured.map((x) => x.risked429)) };
+  const m = {
+    ...measured[0]!,
+    ms: median(measured.map((x) => x.ms)),
+    requestsMs: median(measured.map((x) => x.requestsMs)),
+    unplanned429: Math.max(...measured.map((x) => x.unplanned429)),
+    risked429: Math.max(...measured.map((x) => x.risked429)),
+  };
   const w = scenario.window;
   const [busiestClient, busiest] = Object.entries(m.perClient).reduce((a, b) => (b[1] > a[1] ? b : a), ['-', 0]);
   // requests ÷ rate of the busiest client: the issue's theoretical minimum.
@@ -151,8 +174,12 @@ function runAsync(name: string, args: string[]): Promise<Measured> {
 
 /** One reference limited to `rate` requests/s per client, behind a forwarder adding `roundTripMs`, per rate; fresh for every run. */
 async function remoteTenant(roundTripMs: number, rates: number[]): Promise<void> {
-  console.log(`tmi-conform run against a remote tenant: the reference behind a forwarder adding ${roundTripMs} ms of round trip (median of ${RUNS}; ${new Date().toISOString()})\n`);
-  console.log('rate/s   requests   requests ÷ rate s   first to last request s    ratio   less the worker start s    ratio   wall s   wall ratio   busiest client   its ÷ rate s   exit   unplanned 429s   risked 429s');
+  console.log(
+    `tmi-conform run against a remote tenant: the reference behind a forwarder adding ${roundTripMs} ms of round trip (median of ${RUNS}; ${new Date().toISOString()})\n`,
+  );
+  console.log(
+    'rate/s   requests   requests ÷ rate s   first to last request s    ratio   less the worker start s    ratio   wall s   wall ratio   busiest client   its ÷ rate s   exit   unplanned 429s   risked 429s',
+  );
   const lines: string[] = [];
   for (const rate of rates) {
     const runs: Measured[] = [];
@@ -182,7 +209,10 @@ async function remoteTenant(roundTripMs: number, rates: number[]): Promise<void>
     console.log(
       `${String(rate).padStart(6)} ${String(requests).padStart(10)} ${minimum.toFixed(1).padStart(19)} ${span.toFixed(1).padStart(25)} ${`${(span / minimum).toFixed(2)}×`.padStart(8)} ${suites.toFixed(1).padStart(25)} ${`${(suites / minimum).toFixed(2)}×`.padStart(8)} ${wall.toFixed(1).padStart(8)} ${`${(wall / minimum).toFixed(2)}×`.padStart(12)} ${String(busiest).padStart(16)} ${(busiest / rate).toFixed(1).padStart(14)} ${codes.padStart(6)} ${String(unplanned).padStart(16)} ${String(risked).padStart(13)}`,
     );
-    if (rate === 15 && roundTripMs === 100) lines.push(`goal ≤ 1.15× requests ÷ rate at 15/s with 100 ms: ${span / minimum <= 1.15 ? 'met' : 'NOT met'} (${(span / minimum).toFixed(2)}× first to last request; ${(suites / minimum).toFixed(2)}× less the test worker's start; ${(wall / minimum).toFixed(2)}× wall); unplanned 429s ${unplanned}`);
+    if (rate === 15 && roundTripMs === 100)
+      lines.push(
+        `goal ≤ 1.15× requests ÷ rate at 15/s with 100 ms: ${span / minimum <= 1.15 ? 'met' : 'NOT met'} (${(span / minimum).toFixed(2)}× first to last request; ${(suites / minimum).toFixed(2)}× less the test worker's start; ${(wall / minimum).toFixed(2)}× wall); unplanned 429s ${unplanned}`,
+      );
   }
   if (lines.length > 0) console.log(`\n${lines.join('\n')}`);
 }

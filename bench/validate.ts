@@ -21,8 +21,19 @@ function harLine(e: Exchange, i: number, startedAt: string): string {
   return JSON.stringify({
     startedDateTime: startedAt,
     time: e.durationMs ?? 0,
-    request: { method: e.request.method, url: e.request.url.replace(/(sessions|token-exchange-profiles)\/[^/?]+/, `$1/id_${i}`), httpVersion: 'HTTP/1.1', headers: headers(e.request.headers), ...(e.request.body ? { postData: { mimeType: 'application/json', text: e.request.body.text } } : {}) },
-    response: { status: e.response!.status, httpVersion: 'HTTP/1.1', headers: headers(e.response!.headers), content: { size: e.response!.body?.text.length ?? 0, mimeType: 'application/json', ...(e.response!.body ? { text: e.response!.body.text } : {}) } },
+    request: {
+      method: e.request.method,
+      url: e.request.url.replace(/(sessions|token-exchange-profiles)\/[^/?]+/, `$1/id_${i}`),
+      httpVersion: 'HTTP/1.1',
+      headers: headers(e.request.headers),
+      ...(e.request.body ? { postData: { mimeType: 'application/json', text: e.request.body.text } } : {}),
+    },
+    response: {
+      status: e.response!.status,
+      httpVersion: 'HTTP/1.1',
+      headers: headers(e.response!.headers),
+      content: { size: e.response!.body?.text.length ?? 0, mimeType: 'application/json', ...(e.response!.body ? { text: e.response!.body.text } : {}) },
+    },
   });
 }
 
@@ -35,8 +46,17 @@ async function generate(count: number): Promise<string> {
     updateExchange({ session_metadata: { plan: 'gold', region: 'eu' } }, session({ plan: 'gold', region: 'eu' })),
     getExchange(resourceServer()),
     getExchange(resourceServer(), 'rs_1?fields=id,name,identifier&include_fields=false'),
-    errorExchange(deleteExchange({ requestHeaders: noScope }), 403, { statusCode: 403, error: 'Forbidden', message: 'Insufficient scope, expected any of: delete:token_exchange_profiles' }),
-    errorExchange(updateExchange(), 429, { statusCode: 429, error: 'Too Many Requests', message: 'Global limit has been reached' }, { 'x-ratelimit-remaining': '0' }),
+    errorExchange(deleteExchange({ requestHeaders: noScope }), 403, {
+      statusCode: 403,
+      error: 'Forbidden',
+      message: 'Insufficient scope, expected any of: delete:token_exchange_profiles',
+    }),
+    errorExchange(
+      updateExchange(),
+      429,
+      { statusCode: 429, error: 'Too Many Requests', message: 'Global limit has been reached' },
+      { 'x-ratelimit-remaining': '0' },
+    ),
     errorExchange(getExchange(), 404, { statusCode: 404, error: 'Not Found', message: 'The resource server does not exist' }),
     { ...getExchange(), request: { ...getExchange().request, url: 'https://tenant.example.com/api/v2/users/u1' } },
   ];
@@ -60,7 +80,11 @@ interface Measured {
 }
 
 function measure(args: string[]): Measured {
-  const result = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(packageRoot, 'bench', 'measure.ts'), ...args], { cwd: packageRoot, encoding: 'utf8', maxBuffer: 1 << 26 });
+  const result = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(packageRoot, 'bench', 'measure.ts'), ...args], {
+    cwd: packageRoot,
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
   const line = result.stderr.split('\n').find((l) => l.startsWith('@measure '));
   if (!line) throw new Error(`no measurement: ${result.stderr.slice(-400)}`);
   return JSON.parse(line.slice('@measure '.length)) as Measured;
@@ -103,9 +127,17 @@ console.log(`\nvalidate throughput (one process, one core; ${new Date().toISOStr
 console.log('run                              exchanges     wall s   exchanges/s   peak RSS MiB   vs baseline');
 for (const r of rows) {
   const base = rows.find((b) => b.count === r.count && b.name.startsWith('baseline'))!;
-  console.log(`${r.name.padEnd(32)} ${String(r.count).padStart(9)} ${(r.m.ms / 1000).toFixed(2).padStart(10)} ${Math.round(rate(r)).toLocaleString('en-US').padStart(13)} ${r.m.maxRssMiB.toFixed(0).padStart(14)}   ${(rate(r) / rate(base)).toFixed(2)}×`);
+  console.log(
+    `${r.name.padEnd(32)} ${String(r.count).padStart(9)} ${(r.m.ms / 1000).toFixed(2).padStart(10)} ${Math.round(rate(r)).toLocaleString('en-US').padStart(13)} ${r.m.maxRssMiB.toFixed(0).padStart(14)}   ${(rate(r) / rate(base)).toFixed(2)}×`,
+  );
 }
 const [smallRun, bigRun] = rows.filter((r) => r.name === 'tmi-conform validate');
-console.log(`\npeak RSS ${bigRun!.count.toLocaleString('en-US')} vs ${smallRun!.count.toLocaleString('en-US')} exchanges: ${(bigRun!.m.maxRssMiB / smallRun!.m.maxRssMiB).toFixed(2)}× (flat memory ≈ 1.0×; the rest is when V8 chooses to collect)`);
-console.log(`heap kept after a full collection: ${smallRun!.m.retainedHeapMiB?.toFixed(1)} MiB after ${smallRun!.count.toLocaleString('en-US')}, ${bigRun!.m.retainedHeapMiB?.toFixed(1)} MiB after ${bigRun!.count.toLocaleString('en-US')} exchanges`);
-console.log(`goal ≥ 50,000 exchanges/s: ${rate(bigRun!) >= 50_000 ? 'met' : 'NOT met'} (${Math.round(rate(bigRun!)).toLocaleString('en-US')}/s); exit code ${bigRun!.m.code} (0 expected: the mix breaks only "should" requirements)`);
+console.log(
+  `\npeak RSS ${bigRun!.count.toLocaleString('en-US')} vs ${smallRun!.count.toLocaleString('en-US')} exchanges: ${(bigRun!.m.maxRssMiB / smallRun!.m.maxRssMiB).toFixed(2)}× (flat memory ≈ 1.0×; the rest is when V8 chooses to collect)`,
+);
+console.log(
+  `heap kept after a full collection: ${smallRun!.m.retainedHeapMiB?.toFixed(1)} MiB after ${smallRun!.count.toLocaleString('en-US')}, ${bigRun!.m.retainedHeapMiB?.toFixed(1)} MiB after ${bigRun!.count.toLocaleString('en-US')} exchanges`,
+);
+console.log(
+  `goal ≥ 50,000 exchanges/s: ${rate(bigRun!) >= 50_000 ? 'met' : 'NOT met'} (${Math.round(rate(bigRun!)).toLocaleString('en-US')}/s); exit code ${bigRun!.m.code} (0 expected: the mix breaks only "should" requirements)`,
+);

@@ -12,7 +12,9 @@ async function start(args) {
   const [major, minor] = process.versions.node.split('.').map(Number);
   const supported = major === 20 ? minor >= 19 : major === 22 ? minor >= 12 : major > 22;
   if (!supported) {
-    process.stderr.write(`tmi-conform: Node.js ${process.versions.node} is not supported: use Node.js 20.19 or later, 22.12 or later, or 24 (package.json "engines")\n`);
+    process.stderr.write(
+      `tmi-conform: Node.js ${process.versions.node} is not supported: use Node.js 20.19 or later, 22.12 or later, or 24 (package.json "engines")\n`,
+    );
     process.exit(2);
   }
 

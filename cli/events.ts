@@ -36,7 +36,12 @@ export function findingEvents(report: Report): Array<Record<string, unknown> & {
  * event per failed or warned requirement and the verdict event. `passed` null: no verdict
  * (input that could not be read).
  */
-export function sayReportEnd(terminal: Terminal, report: Report, lines: readonly string[], end: { written: string[]; passed?: boolean | null; more?: Record<string, unknown> }): void {
+export function sayReportEnd(
+  terminal: Terminal,
+  report: Report,
+  lines: readonly string[],
+  end: { written: string[]; passed?: boolean | null; more?: Record<string, unknown> },
+): void {
   terminal.lines(lines);
   for (const event of findingEvents(report)) terminal.event(event);
   terminal.event({
@@ -52,7 +57,12 @@ export function sayReportEnd(terminal: Terminal, report: Report, lines: readonly
 /** "… token-attacks: 5 of 14 tests finished; 212 requests sent; pacer: 5 per 1.0 s, waiting 0.8 s" */
 export function progressLine(p: SuiteProgress): string {
   const { limit, windowMs, waitMs } = p.pacer ?? { waitMs: 0 };
-  const rate = limit === undefined ? 'no rate limit heard yet' : windowMs === undefined ? `limit ${limit}, window not yet learned` : `${limit} per ${(windowMs / 1000).toFixed(1)} s`;
+  const rate =
+    limit === undefined
+      ? 'no rate limit heard yet'
+      : windowMs === undefined
+        ? `limit ${limit}, window not yet learned`
+        : `${limit} per ${(windowMs / 1000).toFixed(1)} s`;
   const wait = waitMs > 0 ? `, waiting ${(waitMs / 1000).toFixed(1)} s` : '';
   return `  … ${p.suite}: ${p.finished} of ${p.planned ?? '?'} tests finished; ${p.requests} requests sent; pacer: ${rate}${wait}`;
 }
@@ -61,6 +71,12 @@ export function progressLine(p: SuiteProgress): string {
 export function runEvents(terminal: Terminal): RunEvents {
   return {
     test: (test) => terminal.event({ event: 'test', ...test }),
-    progress: (p) => terminal.progress(progressLine(p), { suite: p.suite, tests: { finished: p.finished, planned: p.planned ?? null }, requests: p.requests, pacer: p.pacer ?? { waitMs: 0 } }),
+    progress: (p) =>
+      terminal.progress(progressLine(p), {
+        suite: p.suite,
+        tests: { finished: p.finished, planned: p.planned ?? null },
+        requests: p.requests,
+        pacer: p.pacer ?? { waitMs: 0 },
+      }),
   };
 }

@@ -23,16 +23,24 @@ export async function checkExistingRecording(journalPath: string, harPath: strin
   const journalBytes = await sizeOf(journalPath);
   const harBytes = harPath === undefined ? 0 : await sizeOf(harPath);
   if (mode === 'refuse') {
-    if (journalBytes > 0) throw new UsageError(`proxy: the journal ${journalPath} already holds recorded exchanges: add --append to resume it (the HAR and the report then cover both sessions) or --overwrite to replace it`);
+    if (journalBytes > 0)
+      throw new UsageError(
+        `proxy: the journal ${journalPath} already holds recorded exchanges: add --append to resume it (the HAR and the report then cover both sessions) or --overwrite to replace it`,
+      );
     if (harBytes > 0) throw new UsageError(`proxy: ${harPath} already exists: add --append to resume its recording or --overwrite to replace it`);
     return;
   }
   if (journalBytes > 0) {
     const problem = await notAJournal(journalPath);
-    if (problem !== undefined) throw new UsageError(`proxy: cannot --append to ${journalPath}: ${problem}, not a proxy journal (one HAR entry per line); name another --journal, or --overwrite to replace it`);
+    if (problem !== undefined)
+      throw new UsageError(
+        `proxy: cannot --append to ${journalPath}: ${problem}, not a proxy journal (one HAR entry per line); name another --journal, or --overwrite to replace it`,
+      );
   } else if (harBytes > 0) {
     // The HAR is written from the journal at stop: without it, the HAR's exchanges would be gone.
-    throw new UsageError(`proxy: cannot --append: ${harPath} exists but its journal ${journalPath} is missing or empty, so the HAR's exchanges would be lost at stop; move ${harPath} away or add --overwrite`);
+    throw new UsageError(
+      `proxy: cannot --append: ${harPath} exists but its journal ${journalPath} is missing or empty, so the HAR's exchanges would be lost at stop; move ${harPath} away or add --overwrite`,
+    );
   }
 }
 
@@ -47,12 +55,17 @@ async function checkExistingSegments(journalPath: string, mode: 'refuse' | 'appe
   for (const segment of segments) if ((await sizeOf(segment.path)) > 0) recorded.push(segment);
   if (recorded.length === 0) return;
   if (mode === 'refuse') {
-    throw new UsageError(`proxy: the journal's segments (${recorded[0]!.path}${recorded.length > 1 ? ` and ${recorded.length - 1} more` : ''}) already hold recorded exchanges: add --append to resume after the last one (the report then covers them all) or --overwrite to replace them`);
+    throw new UsageError(
+      `proxy: the journal's segments (${recorded[0]!.path}${recorded.length > 1 ? ` and ${recorded.length - 1} more` : ''}) already hold recorded exchanges: add --append to resume after the last one (the report then covers them all) or --overwrite to replace them`,
+    );
   }
   const last = segments.at(-1)!;
   if (last.compressed || (await sizeOf(last.path)) === 0) return;
   const problem = await notAJournal(last.path);
-  if (problem !== undefined) throw new UsageError(`proxy: cannot --append to ${last.path}: ${problem}, not a proxy journal (one HAR entry per line); name another --journal, or --overwrite to replace the segments`);
+  if (problem !== undefined)
+    throw new UsageError(
+      `proxy: cannot --append to ${last.path}: ${problem}, not a proxy journal (one HAR entry per line); name another --journal, or --overwrite to replace the segments`,
+    );
 }
 
 async function sizeOf(path: string): Promise<number> {
@@ -80,7 +93,8 @@ async function notAJournal(path: string): Promise<string | undefined> {
     return 'its first line is not JSON';
   }
   const request = (entry as { request?: unknown } | null)?.request;
-  if (typeof entry !== 'object' || entry === null || Array.isArray(entry) || typeof request !== 'object' || request === null) return 'its first line is not a HAR entry';
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry) || typeof request !== 'object' || request === null)
+    return 'its first line is not a HAR entry';
   return undefined;
 }
 

@@ -16,7 +16,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'reports: merge, baseline, diff, matrix (tmi-conform report --help)',
     load: () => import('./report.ts'),
   },
-  token: { summary: 'make an attack case\'s token again from a valid one in TOKEN: token --attack NAME', load: () => import('./token.ts') },
+  token: { summary: "make an attack case's token again from a valid one in TOKEN: token --attack NAME", load: () => import('./token.ts') },
 };
 
 export const USAGE = `tmi-conform — conformance kit for the tenant management interface (/api/v2)

@@ -9,7 +9,15 @@ import { DEFAULT_MAX_BODY_BYTES } from '../core/body-limit.ts';
 import { renderSummary, underGitHubActions } from '../reports/console.ts';
 import { sayReportEnd } from './events.ts';
 import { OUTPUT_FLAGS, OUTPUT_HELP, Terminal } from './terminal.ts';
-import { DEFAULT_STATUS_INTERVAL_MS, DEFAULT_UPSTREAM_TIMEOUT_MS, ProxyStartError, startProxy, type ProxySessionOptions, type ProxySummary, type RunningProxy } from '../proxy/session.ts';
+import {
+  DEFAULT_STATUS_INTERVAL_MS,
+  DEFAULT_UPSTREAM_TIMEOUT_MS,
+  ProxyStartError,
+  startProxy,
+  type ProxySessionOptions,
+  type ProxySummary,
+  type RunningProxy,
+} from '../proxy/session.ts';
 import { parseTarget, TargetError, type Target } from '../proxy/forward/target.ts';
 import type { TlsSource } from '../proxy/tls/tls.ts';
 import type { AdminSettings } from '../proxy/admin/admin.ts';
@@ -303,16 +311,20 @@ async function recordingFlags(args: ParsedArgs): Promise<Omit<RecordingSettings,
   if (harPath !== undefined && resolve(harPath) === resolve(journalPath)) throw new UsageError('proxy: --record and --journal must name different files');
   const rotation = rotationFlags(args);
   if (rotation && harPath !== undefined) {
-    throw new UsageError(`proxy: --record writes one HAR of the whole run at stop, which --rotate-* is there to avoid: drop --record (the journal segments are the recording; "tmi-conform validate" reads them), or drop --rotate-* for a short run`);
+    throw new UsageError(
+      `proxy: --record writes one HAR of the whole run at stop, which --rotate-* is there to avoid: drop --record (the journal segments are the recording; "tmi-conform validate" reads them), or drop --rotate-* for a short run`,
+    );
   }
   const reportIntervalFlag = stringFlag(args, 'report-interval');
-  const reportIntervalMs = reportIntervalFlag !== undefined ? durationFlag(reportIntervalFlag, '--report-interval', true) : rotation ? DEFAULT_ROTATING_REPORT_INTERVAL_S * 1000 : 0;
+  const reportIntervalMs =
+    reportIntervalFlag !== undefined ? durationFlag(reportIntervalFlag, '--report-interval', true) : rotation ? DEFAULT_ROTATING_REPORT_INTERVAL_S * 1000 : 0;
   return { reportDir, harPath, journalPath, rotation, reportIntervalMs };
 }
 
 /** --append or --overwrite: what to do with an existing journal (neither: refuse it). */
 function recordingModeFlags(args: ParsedArgs): RecordingMode {
-  if (args.flags['append'] === true && args.flags['overwrite'] === true) throw new UsageError('proxy: --append and --overwrite exclude each other (resume the journal, or replace it)');
+  if (args.flags['append'] === true && args.flags['overwrite'] === true)
+    throw new UsageError('proxy: --append and --overwrite exclude each other (resume the journal, or replace it)');
   return args.flags['append'] === true ? 'append' : args.flags['overwrite'] === true ? 'overwrite' : 'refuse';
 }
 
@@ -337,7 +349,11 @@ async function optionsOfTheRun(args: ParsedArgs, target: Target) {
   const jwksFlag = stringFlag(args, 'jwks');
   const issuerFlag = stringFlag(args, 'issuer');
   // What the tenant says of its tokens (keys/tenant.ts), asked at the target's origin.
-  const tenant = await learnTenant({ ...(issuerFlag !== undefined ? { issuer: issuerFlag } : {}), ...(jwksFlag !== undefined ? { jwks: jwksFlag } : {}), wellKnownAt: target.origin });
+  const tenant = await learnTenant({
+    ...(issuerFlag !== undefined ? { issuer: issuerFlag } : {}),
+    ...(jwksFlag !== undefined ? { jwks: jwksFlag } : {}),
+    wellKnownAt: target.origin,
+  });
   const keys = tenant.keys!;
   if ('problem' in keys && jwksFlag !== undefined) throw new UsageError(`proxy: --jwks: ${keys.problem}`);
   return { openapiPath, openapi, baseline, coverageGate, tenant, keys };
@@ -350,7 +366,28 @@ function sessionOptions(settings: ProxySettings, options: RunOptions, log: (line
   const { target, host, port, tls, recording, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, admin } = settings;
   const { journalPath, harPath, rotation, reportIntervalMs, reportDir } = recording;
   const { openapiPath, baseline, tenant } = options;
-  return { target, host, port, ...(tls ? { tls } : {}), journalPath, appendToJournal: recording.mode === 'append', ...(harPath !== undefined ? { harPath } : {}), ...(rotation ? { rotation } : {}), ...(reportIntervalMs > 0 ? { reportIntervalMs } : {}), reportDir, failOn, maxBodyBytes, upstreamTimeoutMs, statusIntervalMs, nonGlobalClients, tenant: tenantTokensData(tenant), ...(openapiPath !== undefined ? { openapiPath } : {}), ...(baseline ? { baseline } : {}), ...(admin ? { admin } : {}), log };
+  return {
+    target,
+    host,
+    port,
+    ...(tls ? { tls } : {}),
+    journalPath,
+    appendToJournal: recording.mode === 'append',
+    ...(harPath !== undefined ? { harPath } : {}),
+    ...(rotation ? { rotation } : {}),
+    ...(reportIntervalMs > 0 ? { reportIntervalMs } : {}),
+    reportDir,
+    failOn,
+    maxBodyBytes,
+    upstreamTimeoutMs,
+    statusIntervalMs,
+    nonGlobalClients,
+    tenant: tenantTokensData(tenant),
+    ...(openapiPath !== undefined ? { openapiPath } : {}),
+    ...(baseline ? { baseline } : {}),
+    ...(admin ? { admin } : {}),
+    log,
+  };
 }
 
 /**
@@ -373,20 +410,32 @@ function listenForStop(control: ProxyControl, log: (line: string) => void): { si
 }
 
 /** The lines said once the proxy listens: where to connect, the admin page, what is known of the tenant, where the recording goes. */
-function sayStarted(proxy: RunningProxy, settings: ProxySettings, options: RunOptions, terminal: Terminal, out: (text: string) => void, log: (line: string) => void): void {
+function sayStarted(
+  proxy: RunningProxy,
+  settings: ProxySettings,
+  options: RunOptions,
+  terminal: Terminal,
+  out: (text: string) => void,
+  log: (line: string) => void,
+): void {
   const { admin, target } = settings;
   const { journalPath, harPath, rotation, reportIntervalMs, reportDir, mode } = settings.recording;
   const { tenant, keys, openapi } = options;
   // Said even with --quiet: with port 0 it is the only way to know where to connect.
   if (terminal.json) terminal.event({ event: 'listening', url: proxy.origin, ...(proxy.adminUrl !== undefined ? { admin: proxy.adminUrl } : {}) });
   else out(`listening on ${proxy.origin}\n`);
-  if (proxy.adminUrl !== undefined) log(`admin on ${proxy.adminUrl} (the live page; /metrics, /status.json)${admin?.token !== undefined ? ', token required' : ''}`);
+  if (proxy.adminUrl !== undefined)
+    log(`admin on ${proxy.adminUrl} (the live page; /metrics, /status.json)${admin?.token !== undefined ? ', token required' : ''}`);
   if ('problem' in keys) log(noJwksLine(keys));
   if (tenant.issuer) log(issuerLine(tenant));
   if (openapi) for (const line of [openApiLine(openapi), ...openApiProblemLines(openapi)]) log(line);
-  const journalSaid = rotation ? `journal segments ${segmentPath(journalPath, 1).replace(/\.000001\.jsonl$/, '.NNNNNN.jsonl')}${rotation.compress ? ' (closed ones gzipped)' : ''}` : `journal ${journalPath}`;
+  const journalSaid = rotation
+    ? `journal segments ${segmentPath(journalPath, 1).replace(/\.000001\.jsonl$/, '.NNNNNN.jsonl')}${rotation.compress ? ' (closed ones gzipped)' : ''}`
+    : `journal ${journalPath}`;
   const reportsSaid = `reports in ${reportDir}${reportIntervalMs > 0 ? ` (rewritten every ${reportIntervalMs / 1000} s)` : ''}`;
-  log(`forwarding to ${target.origin}${target.basePath}; ${journalSaid}${mode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; ${reportsSaid}`);
+  log(
+    `forwarding to ${target.origin}${target.basePath}; ${journalSaid}${mode === 'append' ? ' (resumed)' : ''}${harPath !== undefined ? `, HAR ${harPath} at stop` : ''}; ${reportsSaid}`,
+  );
 }
 
 /** What the proxy waits for before stopping: a signal, or with -- CMD the command's end. */
@@ -404,7 +453,15 @@ interface WaitForStop {
  * Waits for the first signal, or with -- CMD runs it and waits for its end (passing signals on to
  * it). Returns how CMD ended and the next signal, which cuts the stop short.
  */
-async function waitForStop({ command, commandFile, proxy, target, openapi, signals, log }: WaitForStop): Promise<{ ended?: CommandEnd; nextSignal: Promise<NodeJS.Signals> }> {
+async function waitForStop({
+  command,
+  commandFile,
+  proxy,
+  target,
+  openapi,
+  signals,
+  log,
+}: WaitForStop): Promise<{ ended?: CommandEnd; nextSignal: Promise<NodeJS.Signals> }> {
   let nextSignal = signals.next();
   if (command === undefined) {
     await nextSignal;
@@ -434,7 +491,13 @@ function decideExit(name: string, ended: CommandEnd, summary: ProxySummary, fail
 }
 
 /** CMD's environment: where the proxy is, and with --tls its CA for the usual TLS stacks. */
-async function commandEnvironment(proxyUrl: string, caPath: string | undefined, target: Target, apiBase: ApiBase, log: (line: string) => void): Promise<NodeJS.ProcessEnv> {
+async function commandEnvironment(
+  proxyUrl: string,
+  caPath: string | undefined,
+  target: Target,
+  apiBase: ApiBase,
+  log: (line: string) => void,
+): Promise<NodeJS.ProcessEnv> {
   // The proxy forwards its paths under the target's base path: the API base path the proxy judges
   // at (rules/api-base.ts), less the target's path, is where the API is behind the proxy.
   const apiPath = apiBase.paths?.[0] ?? DOCUMENT_PREFIX;
@@ -449,7 +512,6 @@ async function commandEnvironment(proxyUrl: string, caPath: string | undefined, 
   return env;
 }
 
-
 /** --tls and where its certificate comes from: the user's pair, or the local CA in --tls-dir. Any of the flags means HTTPS. */
 function tlsFlags(args: ParsedArgs): TlsSource | undefined {
   const certFile = stringFlag(args, 'tls-cert');
@@ -457,8 +519,10 @@ function tlsFlags(args: ParsedArgs): TlsSource | undefined {
   const dir = stringFlag(args, 'tls-dir');
   if (args.flags['tls'] !== true && certFile === undefined && keyFile === undefined && dir === undefined) return undefined;
   if (certFile === undefined && keyFile !== undefined) throw new UsageError('proxy: --tls-key needs --tls-cert (the certificate of that key, a PEM file)');
-  if (certFile !== undefined && keyFile === undefined) throw new UsageError('proxy: --tls-cert needs --tls-key (the private key of that certificate, a PEM file)');
-  if (certFile !== undefined && dir !== undefined) throw new UsageError('proxy: --tls-dir is where the proxy makes its own certificate; with --tls-cert and --tls-key it makes none (give one or the other)');
+  if (certFile !== undefined && keyFile === undefined)
+    throw new UsageError('proxy: --tls-cert needs --tls-key (the private key of that certificate, a PEM file)');
+  if (certFile !== undefined && dir !== undefined)
+    throw new UsageError('proxy: --tls-dir is where the proxy makes its own certificate; with --tls-cert and --tls-key it makes none (give one or the other)');
   return certFile !== undefined ? { certFile, keyFile: keyFile! } : { dir: dir ?? DEFAULT_TLS_DIR };
 }
 
@@ -470,7 +534,8 @@ function adminFlags(args: ParsedArgs, env: NodeJS.ProcessEnv): AdminSettings | u
   const value = stringFlag(args, 'admin');
   const token = stringFlag(args, 'admin-token') ?? (env['TMI_ADMIN_TOKEN'] || undefined);
   if (value === undefined) {
-    if (stringFlag(args, 'admin-token') !== undefined) throw new UsageError('proxy: --admin-token goes with --admin HOST:PORT (the admin listener it protects)');
+    if (stringFlag(args, 'admin-token') !== undefined)
+      throw new UsageError('proxy: --admin-token goes with --admin HOST:PORT (the admin listener it protects)');
     return undefined;
   }
   const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(value);
@@ -478,8 +543,14 @@ function adminFlags(args: ParsedArgs, env: NodeJS.ProcessEnv): AdminSettings | u
   const host = match[1]?.replace(/^\[|\]$/g, '') ?? '127.0.0.1';
   const port = Number(match[2]);
   if (port > 65535) throw new UsageError(`proxy: --admin: port ${port} is above 65535 in "${value}"`);
-  if (token === undefined && !isLoopback(host)) throw new UsageError(`proxy: --admin ${value} is reachable from other machines: give --admin-token TOKEN or TMI_ADMIN_TOKEN too (every request must then carry it), or listen on 127.0.0.1`);
-  if (token !== undefined && token.length < MIN_ADMIN_TOKEN_LENGTH) throw new UsageError(`proxy: the admin token (--admin-token or TMI_ADMIN_TOKEN) must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters long (e.g. openssl rand -hex 16)`);
+  if (token === undefined && !isLoopback(host))
+    throw new UsageError(
+      `proxy: --admin ${value} is reachable from other machines: give --admin-token TOKEN or TMI_ADMIN_TOKEN too (every request must then carry it), or listen on 127.0.0.1`,
+    );
+  if (token !== undefined && token.length < MIN_ADMIN_TOKEN_LENGTH)
+    throw new UsageError(
+      `proxy: the admin token (--admin-token or TMI_ADMIN_TOKEN) must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters long (e.g. openssl rand -hex 16)`,
+    );
   return { host, port, ...(token !== undefined ? { token } : {}) };
 }
 
@@ -489,13 +560,24 @@ function adminFlags(args: ParsedArgs, env: NodeJS.ProcessEnv): AdminSettings | u
  */
 function checkRecordingNames(harPath: string | undefined, journalPath: string | undefined): void {
   if (harPath !== undefined && !/\.har$/i.test(harPath)) {
-    if (/\.jsonl(\.gz)?$/i.test(harPath)) throw new UsageError(`proxy: --record writes a HAR file, and "${harPath}" names a journal: use --journal ${harPath.replace(/\.gz$/i, '')} for the journal (and --record NAME.har for a HAR at stop too)`);
+    if (/\.jsonl(\.gz)?$/i.test(harPath))
+      throw new UsageError(
+        `proxy: --record writes a HAR file, and "${harPath}" names a journal: use --journal ${harPath.replace(/\.gz$/i, '')} for the journal (and --record NAME.har for a HAR at stop too)`,
+      );
     throw new UsageError(`proxy: --record writes a HAR file: name it with .har (e.g. --record ${harPath.replace(/\.[^./\\]*$/, '')}.har)`);
   }
   if (journalPath !== undefined && !/\.jsonl$/i.test(journalPath)) {
-    if (/\.jsonl\.gz$/i.test(journalPath)) throw new UsageError(`proxy: the journal is written plain, so that a crash loses nothing: use --journal ${journalPath.slice(0, -3)} (with --rotate-* and --compress, closed segments are gzipped)`);
-    if (/\.har$/i.test(journalPath)) throw new UsageError(`proxy: --journal writes the JSONL journal, and "${journalPath}" names a HAR: use --record ${journalPath} for a HAR at stop, and --journal NAME.jsonl for the journal`);
-    throw new UsageError(`proxy: --journal writes the JSONL journal (one HAR entry per line): name it with .jsonl (e.g. --journal ${journalPath.replace(/\.[^./\\]*$/, '')}.jsonl)`);
+    if (/\.jsonl\.gz$/i.test(journalPath))
+      throw new UsageError(
+        `proxy: the journal is written plain, so that a crash loses nothing: use --journal ${journalPath.slice(0, -3)} (with --rotate-* and --compress, closed segments are gzipped)`,
+      );
+    if (/\.har$/i.test(journalPath))
+      throw new UsageError(
+        `proxy: --journal writes the JSONL journal, and "${journalPath}" names a HAR: use --record ${journalPath} for a HAR at stop, and --journal NAME.jsonl for the journal`,
+      );
+    throw new UsageError(
+      `proxy: --journal writes the JSONL journal (one HAR entry per line): name it with .jsonl (e.g. --journal ${journalPath.replace(/\.[^./\\]*$/, '')}.jsonl)`,
+    );
   }
 }
 
@@ -505,10 +587,15 @@ function rotationFlags(args: ParsedArgs): { maxBytes?: number; intervalMs?: numb
   const interval = stringFlag(args, 'rotate-interval');
   const compress = args.flags['compress'] === true;
   if (size === undefined && interval === undefined) {
-    if (compress) throw new UsageError('proxy: --compress gzips the closed segments of a rotating journal: add --rotate-size SIZE and/or --rotate-interval DURATION');
+    if (compress)
+      throw new UsageError('proxy: --compress gzips the closed segments of a rotating journal: add --rotate-size SIZE and/or --rotate-interval DURATION');
     return undefined;
   }
-  return { ...(size !== undefined ? { maxBytes: sizeFlag(size) } : {}), ...(interval !== undefined ? { intervalMs: durationFlag(interval, '--rotate-interval', false) } : {}), compress };
+  return {
+    ...(size !== undefined ? { maxBytes: sizeFlag(size) } : {}),
+    ...(interval !== undefined ? { intervalMs: durationFlag(interval, '--rotate-interval', false) } : {}),
+    compress,
+  };
 }
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
@@ -518,7 +605,10 @@ function sizeFlag(value: string): number {
   const match = /^(\d{1,12}(?:\.\d{1,3})?)\s*([a-z]*)$/i.exec(value.trim());
   const unit = match ? SIZE_UNITS[match[2]!.toLowerCase()] : undefined;
   const bytes = match && unit !== undefined ? Math.floor(Number(match[1]) * unit) : NaN;
-  if (!(bytes >= 1)) throw new UsageError(`proxy: --rotate-size expects a size: bytes, or a number with KB, MB, GB (1000s) or KiB, MiB, GiB (1024s), e.g. 100MB; got "${value}"`);
+  if (!(bytes >= 1))
+    throw new UsageError(
+      `proxy: --rotate-size expects a size: bytes, or a number with KB, MB, GB (1000s) or KiB, MiB, GiB (1024s), e.g. 100MB; got "${value}"`,
+    );
   return bytes;
 }
 
@@ -528,14 +618,18 @@ const DURATION_UNITS: Record<string, number> = { '': 1000, ms: 1, s: 1000, m: 60
 function durationFlag(value: string, name: string, zeroAllowed: boolean): number {
   const match = /^(\d{1,7}(?:\.\d{1,3})?)\s*(ms|s|m|h|d|)$/i.exec(value.trim());
   const ms = match ? Math.round(Number(match[1]) * DURATION_UNITS[match[2]!.toLowerCase()]!) : NaN;
-  if (Number.isNaN(ms) || (!zeroAllowed && ms === 0)) throw new UsageError(`proxy: ${name} expects a duration: a number with s, m, h or d (a bare number is seconds), e.g. 1h${zeroAllowed ? ' (0: never)' : ''}; got "${value}"`);
+  if (Number.isNaN(ms) || (!zeroAllowed && ms === 0))
+    throw new UsageError(
+      `proxy: ${name} expects a duration: a number with s, m, h or d (a bare number is seconds), e.g. 1h${zeroAllowed ? ' (0: never)' : ''}; got "${value}"`,
+    );
   return ms;
 }
 
 function secondsFlag(value: string | undefined, name: string, fallback: number, zeroAllowed: boolean): number {
   if (value === undefined) return fallback;
   const seconds = /^\d{1,7}(\.\d{1,3})?$/.test(value) ? Number(value) : NaN;
-  if (Number.isNaN(seconds) || (!zeroAllowed && seconds === 0)) throw new UsageError(`proxy: ${name} expects a number of seconds${zeroAllowed ? '' : ' above 0'}, got "${value}"`);
+  if (Number.isNaN(seconds) || (!zeroAllowed && seconds === 0))
+    throw new UsageError(`proxy: ${name} expects a number of seconds${zeroAllowed ? '' : ' above 0'}, got "${value}"`);
   return Math.round(seconds * 1000);
 }
 
@@ -549,14 +643,20 @@ function summaryLines(summary: ProxySummary): string[] {
   const c = summary.counts;
   const earlier = summary.journal.earlier > 0 ? `${summary.journal.earlier} earlier + ${summary.journal.written} new` : `${summary.journal.written}`;
   const segments = summary.journal.segments;
-  const where = segments === undefined ? summary.journal.path : segments.length === 1 ? segments[0]! : `${segments.length} segments, ${segments[0]} to ${segments.at(-1)}`;
+  const where =
+    segments === undefined ? summary.journal.path : segments.length === 1 ? segments[0]! : `${segments.length} segments, ${segments[0]} to ${segments.at(-1)}`;
   const total = summary.journal.earlier + summary.journal.written;
-  const trailer = [`journal: ${where} (${earlier} ${total === 1 ? 'entry' : 'entries'}${summary.journal.lost > 0 ? `, ${summary.journal.lost} NOT written` : ''})`];
+  const trailer = [
+    `journal: ${where} (${earlier} ${total === 1 ? 'entry' : 'entries'}${summary.journal.lost > 0 ? `, ${summary.journal.lost} NOT written` : ''})`,
+  ];
   if (summary.har) trailer.push(`har: ${summary.har.path} (${summary.har.entries} ${summary.har.entries === 1 ? 'entry' : 'entries'})`);
   if (summary.shed > 0) trailer.push(`${summary.shed} exchanges were recorded without their bodies: the recorder was behind the traffic`);
   return renderSummary(summary.report, {
     workflowCommands: underGitHubActions(),
-    lead: [`${c.exchanges} exchanges: ${c.exchanges - c.notCovered} judged, ${c.notCovered} not operation calls, ${c.failed} without a complete response; ${c.refused} requests refused`, ...(c.internalErrors > 0 ? [`${c.internalErrors} exchanges hit an internal error (see above)`] : [])],
+    lead: [
+      `${c.exchanges} exchanges: ${c.exchanges - c.notCovered} judged, ${c.notCovered} not operation calls, ${c.failed} without a complete response; ${c.refused} requests refused`,
+      ...(c.internalErrors > 0 ? [`${c.internalErrors} exchanges hit an internal error (see above)`] : []),
+    ],
     detail: 'table',
     written: summary.reportFiles,
     trailer,

@@ -66,7 +66,12 @@ export async function run(argv: string[]): Promise<number> {
   if (subcommand === 'diff') return writeDiff(rest);
   if (subcommand === 'matrix') return writeMatrix(rest);
   if (subcommand !== 'merge') throw new UsageError(`report: unknown subcommand "${subcommand}" (subcommands: merge, baseline, diff, matrix)`);
-  const args = parseArgs('report merge', rest, { out: { value: true }, 'fail-on': { value: true }, 'min-coverage': { value: true }, baseline: { value: true } });
+  const args = parseArgs('report merge', rest, {
+    out: { value: true },
+    'fail-on': { value: true },
+    'min-coverage': { value: true },
+    baseline: { value: true },
+  });
   if (args.positionals.length === 0) throw new UsageError('report merge: name at least one report directory or report.json');
   const out = stringFlag(args, 'out');
   if (out === undefined) throw new UsageError('report merge: --out DIR is required (where the merged report goes)');
@@ -159,7 +164,11 @@ function printSummary(report: Report, written: string[]): void {
   const out = [
     `merged ${report.sources.length} source(s): ${report.sources.map((s) => s.name).join(', ')}`,
     `requirements: ${pass} pass, ${fail} fail, ${warn} warn, ${skip} skip`,
-    report.interrupted === true ? `${verdictWords(report)} (a source was interrupted)` : report.passed ? 'verdict: conforming' : `verdict: NOT conforming (fail-on ${report.failOn})`,
+    report.interrupted === true
+      ? `${verdictWords(report)} (a source was interrupted)`
+      : report.passed
+        ? 'verdict: conforming'
+        : `verdict: NOT conforming (fail-on ${report.failOn})`,
     `reports: ${written.join(', ')}`,
   ];
   process.stdout.write(out.join('\n') + '\n');

@@ -13,7 +13,16 @@ import { redactTarget } from '../reports/redact-text.ts';
 import { summarize } from '../reports/status.ts';
 import { checkReportDir, REPORT_FILES, writeReports } from '../reports/write.ts';
 import { refuseUnknownRequirements } from '../suites/requirement-tags.ts';
-import { configFromEnv, configFromFlags, embeddedReferenceConfig, mergeConfig, readConfigFile, refuseTargetKeysWithoutBaseUrl, resolveConfig, type RawConfig } from '../suites/config.ts';
+import {
+  configFromEnv,
+  configFromFlags,
+  embeddedReferenceConfig,
+  mergeConfig,
+  readConfigFile,
+  refuseTargetKeysWithoutBaseUrl,
+  resolveConfig,
+  type RawConfig,
+} from '../suites/config.ts';
 import { countsLine } from '../suites/reporter.ts';
 import { runConformance, type ConformanceOutcome } from '../suites/conformance.ts';
 import { loadVitestNode } from '../suites/vitest-node.ts';
@@ -118,7 +127,10 @@ async function configuration(args: ReturnType<typeof parseArgs>, env: NodeJS.Pro
 function referenceOptions(args: ReturnType<typeof parseArgs>): StartReferenceOptions {
   const faults = (args.flags['fault'] as string[] | undefined) ?? [];
   const unknown = faults.filter((f) => !isFaultName(f));
-  if (unknown.length > 0) throw new UsageError(`run: unknown fault ${unknown.map((f) => JSON.stringify(f)).join(', ')} (known: ${FAULT_NAMES.length}; tmi-conform serve --list-faults)`);
+  if (unknown.length > 0)
+    throw new UsageError(
+      `run: unknown fault ${unknown.map((f) => JSON.stringify(f)).join(', ')} (known: ${FAULT_NAMES.length}; tmi-conform serve --list-faults)`,
+    );
   const options: StartReferenceOptions = { faults };
   const rateLimit = stringFlag(args, 'rate-limit');
   if (rateLimit === 'off') options.rateLimit = false;
@@ -149,7 +161,8 @@ export async function run(argv: string[]): Promise<number> {
   const coverageGate = coverageGateOption(raw.coverage, 'run: coverage (--min-coverage, TMI_MIN_COVERAGE)', DOCUMENT_COVERAGE_PARTS);
   const embedded = raw.base_url === undefined;
   refuseTargetKeysWithoutBaseUrl(raw, 'run');
-  if (!embedded && (args.flags['fault'] !== undefined || args.flags['rate-limit'] !== undefined)) throw new UsageError('run: --fault and --rate-limit apply to the embedded reference only (no --base-url)');
+  if (!embedded && (args.flags['fault'] !== undefined || args.flags['rate-limit'] !== undefined))
+    throw new UsageError('run: --fault and --rate-limit apply to the embedded reference only (no --base-url)');
   void loadVitestNode();
   const reference = embedded ? await startReference(referenceOptions(args)) : undefined;
   const print = (line: string) => terminal.line(line);
@@ -157,10 +170,19 @@ export async function run(argv: string[]): Promise<number> {
 
   try {
     const config = reference ? embeddedReferenceConfig(reference.config(), raw) : resolveConfig(raw);
-    print(`tmi-conform run → ${redactTarget(config.baseUrl)}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`);
+    print(
+      `tmi-conform run → ${redactTarget(config.baseUrl)}${reference ? ` (embedded reference${reference.faults.length > 0 ? `, faults: ${reference.faults.join(', ')}` : ''})` : ''}`,
+    );
     print(`seed ${config.seed} (tmi-conform run --seed ${config.seed} generates the same inputs again)`);
     const builder = new ReportBuilder({ kind: 'run', source: 'run', target: config.baseUrl, seed: config.seed });
-    const outcome = await runConformance(config, { requirements, builder, print, warn: (line) => process.stderr.write(`tmi-conform run: ${line}\n`), listenForInterrupt: () => stopSignal(exitAtOnce), events: runEvents(terminal) });
+    const outcome = await runConformance(config, {
+      requirements,
+      builder,
+      print,
+      warn: (line) => process.stderr.write(`tmi-conform run: ${line}\n`),
+      listenForInterrupt: () => stopSignal(exitAtOnce),
+      events: runEvents(terminal),
+    });
     const report = builder.build({ failOn, baseline });
     const written = await writeReports(report, reportDir);
     const lines: string[] = [];
@@ -191,11 +213,22 @@ async function removeEarlierReports(dir: string): Promise<void> {
   }
 }
 
-function printSummary(report: Report, totals: ConformanceOutcome['totals'], waitedMs: number, written: string[], ms: number, print: (line: string) => void): void {
+function printSummary(
+  report: Report,
+  totals: ConformanceOutcome['totals'],
+  waitedMs: number,
+  written: string[],
+  ms: number,
+  print: (line: string) => void,
+): void {
   const lead: string[] = [];
-  if (totals) lead.push(`tests: ${countsLine(summarize(report.tests))}; ${totals.exchanges} exchanges judged; unplanned 429s: ${totals.unplanned429}; 429s the pacer risked to learn window lengths: ${totals.risked429}`);
+  if (totals)
+    lead.push(
+      `tests: ${countsLine(summarize(report.tests))}; ${totals.exchanges} exchanges judged; unplanned 429s: ${totals.unplanned429}; 429s the pacer risked to learn window lengths: ${totals.risked429}`,
+    );
   // Tests that ran and ended before they examined what they cover (skipped ones are said once per reason).
-  for (const test of report.tests.filter((t) => t.status === 'skip' && t.charged !== undefined)) lead.push(`  ${test.message!.split('\n', 1)[0]} (test "${test.name}")`);
+  for (const test of report.tests.filter((t) => t.status === 'skip' && t.charged !== undefined))
+    lead.push(`  ${test.message!.split('\n', 1)[0]} (test "${test.name}")`);
   const seed = report.sources[0]?.seed;
   const lines = renderSummary(report, {
     workflowCommands: underGitHubActions(),

@@ -2,7 +2,17 @@
 // against something. Runs until SIGINT or SIGTERM, then closes and exits 0.
 import { writeFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
-import { FAULTS, FAULT_NAMES, isFaultName, isPublicUrl, isTenantDomain, parseRateLimit, startReference, type RunningReference, type StartReferenceOptions } from '../reference/index.ts';
+import {
+  FAULTS,
+  FAULT_NAMES,
+  isFaultName,
+  isPublicUrl,
+  isTenantDomain,
+  parseRateLimit,
+  startReference,
+  type RunningReference,
+  type StartReferenceOptions,
+} from '../reference/index.ts';
 import { parseArgs, parseListen, stringFlag, type ParsedArgs } from './args.ts';
 import { EXIT_OK, UsageError } from '../core/errors.ts';
 import { watchLauncher } from './launcher.ts';
@@ -91,7 +101,8 @@ function referenceOptions(args: ParsedArgs): StartReferenceOptions & { host: str
   const { host, port } = parseListen('serve', stringFlag(args, 'listen') ?? DEFAULT_LISTEN);
   const faults = (args.flags['fault'] as string[] | undefined) ?? [];
   const unknown = faults.filter((f) => !isFaultName(f));
-  if (unknown.length > 0) throw new UsageError(`serve: unknown fault ${unknown.map((f) => JSON.stringify(f)).join(', ')} (tmi-conform serve --list-faults lists them)`);
+  if (unknown.length > 0)
+    throw new UsageError(`serve: unknown fault ${unknown.map((f) => JSON.stringify(f)).join(', ')} (tmi-conform serve --list-faults lists them)`);
   const options: StartReferenceOptions & { host: string; port: number } = { host, port, faults };
   const rateLimit = stringFlag(args, 'rate-limit');
   if (rateLimit !== undefined) {
@@ -104,12 +115,14 @@ function referenceOptions(args: ParsedArgs): StartReferenceOptions & { host: str
   }
   const tenantDomain = stringFlag(args, 'tenant-domain');
   if (tenantDomain !== undefined) {
-    if (!isTenantDomain(tenantDomain)) throw new UsageError(`serve: --tenant-domain expects a bare host name such as tenant.example.com, got "${tenantDomain}"`);
+    if (!isTenantDomain(tenantDomain))
+      throw new UsageError(`serve: --tenant-domain expects a bare host name such as tenant.example.com, got "${tenantDomain}"`);
     options.tenantDomain = tenantDomain;
   }
   const publicUrl = stringFlag(args, 'public-url');
   if (publicUrl !== undefined) {
-    if (!isPublicUrl(publicUrl)) throw new UsageError(`serve: --public-url expects an http(s) URL without a path such as https://tenant.example.com, got "${publicUrl}"`);
+    if (!isPublicUrl(publicUrl))
+      throw new UsageError(`serve: --public-url expects an http(s) URL without a path such as https://tenant.example.com, got "${publicUrl}"`);
     options.publicUrl = publicUrl;
   }
   return options;

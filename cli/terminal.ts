@@ -44,7 +44,9 @@ export function colourLine(line: string, c: Colors): string {
   if (line.startsWith('verdict: NOT conforming')) return c.red(c.bold(line));
   if (line.startsWith('verdict: ')) return c.yellow(c.bold(line));
   if (line.startsWith('SECURITY:')) return c.red(c.bold(line));
-  const counts = line.replace(/\b([1-9]\d*) (pass(?:ed)?|fail(?:ed)?|warn(?:ed)?)\b/g, (text: string, _n: string, word: string) => (word.startsWith('pass') ? c.green(text) : word.startsWith('fail') ? c.red(text) : c.yellow(text)));
+  const counts = line.replace(/\b([1-9]\d*) (pass(?:ed)?|fail(?:ed)?|warn(?:ed)?)\b/g, (text: string, _n: string, word: string) =>
+    word.startsWith('pass') ? c.green(text) : word.startsWith('fail') ? c.red(text) : c.yellow(text),
+  );
   return counts
     .replace(/^( {2})(✓)/, (_m, lead: string, mark: string) => lead + c.green(mark))
     .replace(/^( {2})(✗|FAIL)/, (_m, lead: string, mark: string) => lead + c.red(mark))
@@ -82,7 +84,12 @@ export class Terminal {
   }
 
   /** From the command's flags and the process's streams. */
-  static of(command: string, args: ParsedArgs, streams: { out?: (text: string) => void; err?: (text: string) => void } = {}, env: NodeJS.ProcessEnv = process.env): Terminal {
+  static of(
+    command: string,
+    args: ParsedArgs,
+    streams: { out?: (text: string) => void; err?: (text: string) => void } = {},
+    env: NodeJS.ProcessEnv = process.env,
+  ): Terminal {
     if (args.flags['color'] === true && args.flags['no-color'] === true) throw new UsageError(`${command}: --color and --no-color exclude each other`);
     const json = args.flags['json'] === true;
     // With --json the human lines go to stderr: its terminal decides their colour.

@@ -107,7 +107,14 @@ export interface TokenIo {
 export async function run(argv: string[], io: TokenIo = {}): Promise<number> {
   const env = io.env ?? process.env;
   const out = io.out ?? ((text: string) => void process.stdout.write(text));
-  const args = parseArgs('token', argv, { attack: { value: true }, scope: { value: true }, jwks: { value: true }, 'key-url': { value: true }, secret: { value: true }, 'key-set': { value: true } });
+  const args = parseArgs('token', argv, {
+    attack: { value: true },
+    scope: { value: true },
+    jwks: { value: true },
+    'key-url': { value: true },
+    secret: { value: true },
+    'key-set': { value: true },
+  });
   // Not echoed: the argument may well be the token itself.
   if (args.positionals.length > 0) throw new UsageError('token: unexpected argument (the valid token is read from TOKEN, never from the command line)');
   const keySet = stringFlag(args, 'key-set');
@@ -119,7 +126,8 @@ export async function run(argv: string[], io: TokenIo = {}): Promise<number> {
     return EXIT_OK;
   }
   if (attack === undefined) throw new UsageError('token: --attack NAME is required (see tmi-conform token --help)');
-  if (attack === 'expired') throw new UsageError('token: an expired token cannot be made: it is one the tenant issued (keep a token of the tenant until it has expired)');
+  if (attack === 'expired')
+    throw new UsageError('token: an expired token cannot be made: it is one the tenant issued (keep a token of the tenant until it has expired)');
   if (!MADE.has(attack)) throw new UsageError(`token: unknown attack "${attack}" (attacks: ${MADE_ATTACKS.join(', ')})`);
   const given: Partial<Record<keyof typeof TAKEN_BY, string>> = {};
   for (const option of Object.keys(TAKEN_BY) as Array<keyof typeof TAKEN_BY>) {
@@ -152,7 +160,7 @@ const NEEDS: Record<string, string> = {
   jwks: "needs --jwks URL|FILE (the tenant's JSON Web Key Set)",
   'signing key': 'needs a --jwks that holds an RSA or EC signing key to confuse with',
   issuer: 'needs a TOKEN that names its issuer (iss)',
-  'key URL': 'needs --key-url URL (where the attacker\'s key set or certificate is served: tmi-conform token --key-set jku|x5u prints it)',
+  'key URL': "needs --key-url URL (where the attacker's key set or certificate is served: tmi-conform token --key-set jku|x5u prints it)",
   secret: 'needs its secret: --secret WORD (hs256-weak-secret), or CLIENT_SECRET in the environment (hs256-client-secret)',
 };
 

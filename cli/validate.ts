@@ -84,7 +84,18 @@ ${OUTPUT_HELP}
 Exit codes: 0 no violation at the fail-on level, 1 some, 2 unreadable input or usage error.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseArgs('validate', argv, { 'report-dir': { value: true }, 'fail-on': { value: true }, jwks: { value: true }, issuer: { value: true }, 'max-body-bytes': { value: true }, openapi: { value: true }, baseline: { value: true }, 'min-coverage': { value: true }, 'non-global-client': { value: true, repeat: true }, ...OUTPUT_FLAGS });
+  const args = parseArgs('validate', argv, {
+    'report-dir': { value: true },
+    'fail-on': { value: true },
+    jwks: { value: true },
+    issuer: { value: true },
+    'max-body-bytes': { value: true },
+    openapi: { value: true },
+    baseline: { value: true },
+    'min-coverage': { value: true },
+    'non-global-client': { value: true, repeat: true },
+    ...OUTPUT_FLAGS,
+  });
   const terminal = Terminal.of('validate', args);
   if (args.positionals.length === 0) throw new UsageError('validate: name at least one recording (HAR or JSONL journal)');
   const failOn = parseFailOn(stringFlag(args, 'fail-on'));
@@ -120,14 +131,19 @@ export async function run(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   const written = await writeReports(report, reportDir);
-  sayReportEnd(terminal, report, summaryLines(summary, report, undefined, written), { written, more: { exchanges: summary.exchanges, judged: summary.judged } });
+  sayReportEnd(terminal, report, summaryLines(summary, report, undefined, written), {
+    written,
+    more: { exchanges: summary.exchanges, judged: summary.judged },
+  });
   return exitWithCoverageGate(report.passed ? EXIT_OK : EXIT_FAILED, report, coverageGate, 'validate');
 }
 
 function summaryLines(summary: RecordingsSummary, report: Report, verdict: string | undefined, written?: string[]): string[] {
   const lead: string[] = [];
   const notJudged = [...summary.notJudged.values()].reduce((sum, { count }) => sum + count, 0);
-  lead.push(`${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${notJudged > 0 ? `${notJudged} not judged, ` : ''}${summary.notCovered} not operation calls`);
+  lead.push(
+    `${summary.exchanges} exchanges in ${summary.files} file(s): ${summary.judged} judged, ${notJudged > 0 ? `${notJudged} not judged, ` : ''}${summary.notCovered} not operation calls`,
+  );
   for (const [reason, { count, where }] of summary.notJudged) {
     lead.push(notJudgedLine('not judged', count, reason, where));
   }
@@ -145,5 +161,12 @@ function summaryLines(summary: RecordingsSummary, report: Report, verdict: strin
         : `${NO_JWKS_NOTE}: ${summary.signaturesUnverified} exchanges${hint}`,
     );
   }
-  return renderSummary(report, { lead, detail: 'table', notJudgedSaid: true, workflowCommands: underGitHubActions(), ...(verdict !== undefined ? { verdict } : {}), ...(written ? { written } : {}) });
+  return renderSummary(report, {
+    lead,
+    detail: 'table',
+    notJudgedSaid: true,
+    workflowCommands: underGitHubActions(),
+    ...(verdict !== undefined ? { verdict } : {}),
+    ...(written ? { written } : {}),
+  });
 }

@@ -24,7 +24,12 @@ export class CommandError extends Error {
 
 /** Where the command is, as a shell finds it: the path itself when it has a slash, else the first match on PATH. */
 export function findCommand(name: string, path = process.env['PATH'] ?? ''): string {
-  const candidates = name.includes('/') ? [resolve(name)] : path.split(delimiter).filter((dir) => dir !== '').map((dir) => join(dir, name));
+  const candidates = name.includes('/')
+    ? [resolve(name)]
+    : path
+        .split(delimiter)
+        .filter((dir) => dir !== '')
+        .map((dir) => join(dir, name));
   let notExecutable: string | undefined;
   for (const candidate of candidates) {
     try {

@@ -56,7 +56,12 @@ export class LimitedText {
     for (const kept of this.kept) this.hash.update(kept);
     this.hash.update(piece);
     const room = this.limit - this.keptBytes;
-    this.kept.push(Buffer.from(piece).subarray(0, room).toString('utf8').replace(/\uFFFD$/, ''));
+    this.kept.push(
+      Buffer.from(piece)
+        .subarray(0, room)
+        .toString('utf8')
+        .replace(/\uFFFD$/, ''),
+    );
     this.keptBytes = this.limit;
   }
 

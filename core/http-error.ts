@@ -21,7 +21,8 @@ export function errorBody(status: number, message: string, errorCode: string): E
 /** The whole answer, head and body, closing the connection; `headers` go between Content-Length and Connection. */
 export function rawErrorResponse(status: number, message: string, errorCode: string, headers: Record<string, string> = {}): string {
   const text = JSON.stringify(errorBody(status, message, errorCode));
-  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` + `Content-Type: ${JSON_CONTENT_TYPE}\r\n` + `Content-Length: ${Buffer.byteLength(text)}\r\n`;
+  let head =
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` + `Content-Type: ${JSON_CONTENT_TYPE}\r\n` + `Content-Length: ${Buffer.byteLength(text)}\r\n`;
   for (const name in headers) head += `${name}: ${headers[name]}\r\n`;
   return head + 'Connection: close\r\n\r\n' + text;
 }

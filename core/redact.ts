@@ -85,7 +85,9 @@ interface RedactedHeader {
 
 /** Per secret header, its last few values redacted (RecentValues): traffic repeats one credential for thousands of requests. */
 // Stryker disable next-line ArrowFunction: made once at import, before any mutant is switched on (a static mutant); the header tests pin it.
-const recentSecretHeaders: ReadonlyMap<string, RecentValues<RedactedHeader>> = new Map([...SECRET_HEADERS].map((name) => [name, new RecentValues(4, (value) => readSecretHeader(name, value))]));
+const recentSecretHeaders: ReadonlyMap<string, RecentValues<RedactedHeader>> = new Map(
+  [...SECRET_HEADERS].map((name) => [name, new RecentValues(4, (value) => readSecretHeader(name, value))]),
+);
 
 function redactSecretHeader(name: string, value: string, sink: SecretSink | undefined): string {
   const redacted = recentSecretHeaders.get(name)!.get(value);

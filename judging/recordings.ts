@@ -88,14 +88,23 @@ export async function judgeRecordings(inputs: readonly string[], options: JudgeR
   const warn = options.warn ?? (() => {});
   const files = await recordingFiles(inputs, options.who, note);
   // Offline there is no tenant to ask: only what the user named is known.
-  const knowledge = await learnTenant({ ...(options.jwks !== undefined ? { jwks: options.jwks } : {}), ...(options.issuer !== undefined ? { issuer: options.issuer } : {}) });
+  const knowledge = await learnTenant({
+    ...(options.jwks !== undefined ? { jwks: options.jwks } : {}),
+    ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
+  });
   if (knowledge.keys && 'problem' in knowledge.keys) throw new UsageError(`${options.who}: --jwks: ${knowledge.keys.problem}`);
   const session = new JudgingSession({
     tenant: TenantTokens.of(knowledge),
     // The API base path: the servers the description declares, else the document's /api/v2.
     layout: new ApiLayout(options.openapi ? { openapi: options.openapi } : {}),
     ...(options.nonGlobalClients ? { nonGlobalClients: options.nonGlobalClients } : {}),
-    report: { kind: 'validate', source: options.source, maskLearnedSecrets: true, openapi: options.openapi !== undefined, ...(options.openapi ? { description: options.openapi.coverageFrame() } : {}) },
+    report: {
+      kind: 'validate',
+      source: options.source,
+      maskLearnedSecrets: true,
+      openapi: options.openapi !== undefined,
+      ...(options.openapi ? { description: options.openapi.coverageFrame() } : {}),
+    },
   });
   const builder = session.builder!;
   const summary: RecordingsSummary = {
@@ -134,12 +143,22 @@ export async function judgeRecordings(inputs: readonly string[], options: JudgeR
     (file) => formats.get(file)!,
   );
   for (const copy of copies) {
-    note(`skipped ${copy.har}: the HAR the proxy wrote at stop from the journal ${copy.journal} (${copy.entries} exchanges): each is judged once, from the journal`);
+    note(
+      `skipped ${copy.har}: the HAR the proxy wrote at stop from the journal ${copy.journal} (${copy.entries} exchanges): each is judged once, from the journal`,
+    );
     builder.addNotJudged(journalCopyReason(copy), copy.entries, journalCopyIds(copy, NOT_JUDGED_NAMED));
   }
   summary.files = files.length - copies.length;
   for (const recording of recordingsOf(toRead)) {
-    await judgeOneRecording(recording, { formats, session, builder, summary, failed, warn, ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) });
+    await judgeOneRecording(recording, {
+      formats,
+      session,
+      builder,
+      summary,
+      failed,
+      warn,
+      ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
+    });
   }
   if (unreadable.length > 0) return { report: undefined, partial: builder.build({ failOn: options.failOn }), summary, unreadable };
   const report = builder.build({ failOn: options.failOn, baseline: options.baseline });
@@ -217,7 +236,13 @@ function countPlace(places: Places, reason: string, where: string): void {
   places.set(reason, entry);
 }
 
-function judgeInto(exchange: Exchange, judgement: Judgement | undefined, place: (id: string | undefined) => string, session: JudgingSession, summary: RecordingsSummary): void {
+function judgeInto(
+  exchange: Exchange,
+  judgement: Judgement | undefined,
+  place: (id: string | undefined) => string,
+  session: JudgingSession,
+  summary: RecordingsSummary,
+): void {
   summary.exchanges++;
   session.record(exchange, judgement);
   if (!judgement) {
@@ -237,7 +262,11 @@ function judgeInto(exchange: Exchange, judgement: Judgement | undefined, place: 
   // Credentials not recorded have a line of their own.
   for (const part of judgement.partsNotJudged ?? []) if (part !== CREDENTIAL_NOT_RECORDED) countPlace(summary.partsNotJudged, part, place(exchange.id));
   for (const over of judgement.bodiesOverLimit ?? []) {
-    countPlace(summary.contentNotJudged, `${over.body} body over the ${describeBytes(over.limit)} body limit`, `${place(exchange.id)} (${describeBytes(over.bytes)})`);
+    countPlace(
+      summary.contentNotJudged,
+      `${over.body} body over the ${describeBytes(over.limit)} body limit`,
+      `${place(exchange.id)} (${describeBytes(over.bytes)})`,
+    );
   }
   const state = credentialState(exchange);
   if (state === 'not-recorded') summary.credentialsNotRecorded++;

@@ -136,7 +136,11 @@ export class JudgingSession {
    * a replayed journal goes on from it. Throws RecordingError when a file cannot be read and
    * `onFileError` is not given (recordings/read.ts).
    */
-  async replay(path: string | readonly string[], options: ReplayOptions, judged: (exchange: Exchange, judgement: Judgement | undefined) => void): Promise<number> {
+  async replay(
+    path: string | readonly string[],
+    options: ReplayOptions,
+    judged: (exchange: Exchange, judgement: Judgement | undefined) => void,
+  ): Promise<number> {
     const { progressOf, onFileError, onFile, ...readOptions } = options;
     let count = 0;
     for (const file of typeof path === 'string' ? [path] : path) {
@@ -144,7 +148,9 @@ export class JudgingSession {
       try {
         for await (const batch of readRecordingBatches(file, progressOf?.(file), readOptions)) {
           // A verdict the recorder kept stays; a token kept whole is checked against the keys known.
-          await this.prepare(batch.map((exchange) => (exchange.token.signatureValid === undefined && exchange.token.claims ? recordedCredential(exchange) : undefined)));
+          await this.prepare(
+            batch.map((exchange) => (exchange.token.signatureValid === undefined && exchange.token.claims ? recordedCredential(exchange) : undefined)),
+          );
           for (const exchange of batch) {
             judged(exchange, this.judgePrepared(exchange, recordedCredential(exchange)));
             count++;

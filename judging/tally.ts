@@ -33,7 +33,17 @@ export interface Counted {
 
 /** Nothing counted yet. */
 export function emptyCounts(): TallyCounts {
-  return { exchanges: 0, notCovered: 0, failed: 0, refused: 0, findings: { must: 0, should: 0, client: 0 }, byOperation: {}, byRequirement: {}, byOperationStatus: {}, internalErrors: 0 };
+  return {
+    exchanges: 0,
+    notCovered: 0,
+    failed: 0,
+    refused: 0,
+    findings: { must: 0, should: 0, client: 0 },
+    byOperation: {},
+    byRequirement: {},
+    byOperationStatus: {},
+    internalErrors: 0,
+  };
 }
 
 export class Tally {

@@ -59,7 +59,8 @@ export async function readJwks(source: string, timeoutMs = JWKS_FETCH_TIMEOUT_MS
       response = await fetch(source, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (cause?.code ?? cause?.message ?? (error as Error).name);
+      const reason =
+        (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (cause?.code ?? cause?.message ?? (error as Error).name);
       return { problem: `${where} could not be fetched (${reason})` };
     }
     if (!response.ok) {

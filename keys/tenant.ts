@@ -5,7 +5,7 @@
 // exchange's token facts through TenantTokens.settle.
 import { decodeJwt, type JSONWebKeySet } from 'jose';
 import type { BearerToken } from '../rules/types.ts';
-import { DEFAULT_JWKS_FETCH_TIMEOUT_MS, } from './jwks.ts';
+import { DEFAULT_JWKS_FETCH_TIMEOUT_MS } from './jwks.ts';
 import { tenantKeys, type TenantKeys } from './tenant-keys.ts';
 import { verifierForSource, type SignatureVerdict, type TokenVerifier } from './verifier.ts';
 
@@ -46,7 +46,10 @@ const isHttpUrl = (value: string): boolean => /^https?:\/\//i.test(value);
 export async function readDiscovery(at: string, timeoutMs = DEFAULT_JWKS_FETCH_TIMEOUT_MS): Promise<Discovery | undefined> {
   let document: unknown;
   try {
-    const response = await fetch(`${at.replace(/\/+$/, '')}${DISCOVERY_PATH}`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(`${at.replace(/\/+$/, '')}${DISCOVERY_PATH}`, {
+      headers: { accept: 'application/json' },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
       return undefined;
@@ -185,7 +188,10 @@ export class TenantTokens {
 
   static of(knowledge: TenantKnowledge): TenantTokens {
     const keys = knowledge.keys && 'verifier' in knowledge.keys ? knowledge.keys : undefined;
-    return new TenantTokens({ ...(knowledge.issuer ? { issuer: knowledge.issuer.issuer } : {}), ...(keys ? { jwks: keys.jwks, verifier: keys.verifier } : {}) });
+    return new TenantTokens({
+      ...(knowledge.issuer ? { issuer: knowledge.issuer.issuer } : {}),
+      ...(keys ? { jwks: keys.jwks, verifier: keys.verifier } : {}),
+    });
   }
 
   /** From data handed over by another thread or process; a key set that cannot be used leaves signatures unchecked. */

@@ -122,7 +122,13 @@ export class TokenVerifier {
 function verdictOf(error: unknown): SignatureVerdict {
   // The signature does not verify, the algorithm is one no published key can check ("none",
   // HS256 against public keys: key confusion), or the JWS is broken: the tenant did not sign it.
-  if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JOSENotSupported || error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JWSInvalid) return false;
+  if (
+    error instanceof errors.JWSSignatureVerificationFailed ||
+    error instanceof errors.JOSENotSupported ||
+    error instanceof errors.JOSEAlgNotAllowed ||
+    error instanceof errors.JWSInvalid
+  )
+    return false;
   // A key the set holds could not be used (malformed, not public): the set, not the token, is at fault.
   return undefined;
 }

@@ -161,7 +161,8 @@ export async function startProxy(options: ProxySessionOptions): Promise<RunningP
 
 /** A HAR with rotation is refused, and everything that could fail at stop is tried now: hours of traffic must not end in "cannot write". */
 async function checkBeforeStart(options: ProxySessionOptions): Promise<void> {
-  if (options.rotation && options.harPath !== undefined) throw new ProxyStartError('a HAR of the whole run is not written with rotation: the journal segments are the recording');
+  if (options.rotation && options.harPath !== undefined)
+    throw new ProxyStartError('a HAR of the whole run is not written with rotation: the journal segments are the recording');
   try {
     await checkReportDir(options.reportDir);
     await checkReportDir(dirname(options.journalPath), 'the journal');

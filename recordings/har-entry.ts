@@ -57,7 +57,8 @@ function recordedOrder(conformance: unknown): ExchangeOrder | undefined {
   const order = (conformance as { order?: unknown } | null | undefined)?.order as Record<string, unknown> | undefined;
   if (!order || typeof order !== 'object') return undefined;
   const { clock, sent, received } = order;
-  if (typeof clock !== 'string' || typeof sent !== 'number' || typeof received !== 'number' || !Number.isFinite(sent) || !Number.isFinite(received)) return undefined;
+  if (typeof clock !== 'string' || typeof sent !== 'number' || typeof received !== 'number' || !Number.isFinite(sent) || !Number.isFinite(received))
+    return undefined;
   return { clock, sent, received };
 }
 
@@ -107,7 +108,8 @@ function refuseHugeHeaders(headers: unknown, which: 'request' | 'response', limi
   for (const header of headers as Array<{ name?: unknown; value?: unknown } | null>) {
     const value = header?.value;
     const bytes = value instanceof LongString ? value.over.bytes : typeof value === 'string' && value.length * 3 > limit ? Buffer.byteLength(value) : 0;
-    if (bytes > limit) throw new RecordingError(`a ${which} header (${String(header!.name).slice(0, 40)}) is ${describeBytes(bytes)} long, over the body limit`);
+    if (bytes > limit)
+      throw new RecordingError(`a ${which} header (${String(header!.name).slice(0, 40)}) is ${describeBytes(bytes)} long, over the body limit`);
   }
 }
 
@@ -118,7 +120,11 @@ function refuseHugeHeaders(headers: unknown, which: 'request' | 'response', limi
 export function exchangeFromHarEntry(entry: HarEntry, id: string, maxBodyBytes = DEFAULT_MAX_BODY_BYTES): Exchange {
   const request = entry?.request;
   if (!request || typeof request.method !== 'string' || typeof request.url !== 'string') {
-    throw new RecordingError((request?.url as unknown) instanceof LongString ? `request.url is ${describeBytes((request!.url as unknown as LongString).over.bytes)} long, over the body limit` : 'entry has no request method and url');
+    throw new RecordingError(
+      (request?.url as unknown) instanceof LongString
+        ? `request.url is ${describeBytes((request!.url as unknown as LongString).over.bytes)} long, over the body limit`
+        : 'entry has no request method and url',
+    );
   }
   const response = entry.response;
   refuseHugeHeaders(request.headers, 'request', maxBodyBytes);
@@ -149,7 +155,8 @@ export function exchangeFromHarEntry(entry: HarEntry, id: string, maxBodyBytes =
   const exchange = buildExchange(parts);
   const mimeType = response?.content?.mimeType;
   // "x-unknown": what browsers record when the response named no media type.
-  if (exchange.response && mimeType && mimeType !== 'x-unknown' && exchange.response.headers['content-type'] === undefined) exchange.response.headers['content-type'] = mimeType;
+  if (exchange.response && mimeType && mimeType !== 'x-unknown' && exchange.response.headers['content-type'] === undefined)
+    exchange.response.headers['content-type'] = mimeType;
   const token = recordedToken(entry._conformance);
   if (token) exchange.token = token;
   else judgeForeignCredential(exchange);

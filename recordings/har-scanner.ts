@@ -111,7 +111,8 @@ class HarScan {
   /** At the end of the file: it held a HAR document, complete, with log.entries. */
   end(): void {
     if (!this.sawDocument) throw new RecordingError(this.text === '' ? 'the file is empty' : 'the file holds only blank space, no HAR document');
-    if (this.stack.length > 0 || this.inString) notReadable(`the file ends inside ${this.entriesDepth >= 0 ? `log.entries[${this.entryIndex}]` : 'the document'}`);
+    if (this.stack.length > 0 || this.inString)
+      notReadable(`the file ends inside ${this.entriesDepth >= 0 ? `log.entries[${this.entryIndex}]` : 'the document'}`);
     if (!this.sawEntries) notReadable('no log.entries array');
   }
 

@@ -41,7 +41,11 @@ const BAD_LINES_NAMED = 5;
  * Chunks are read synchronously: a reader that does nothing else gains nothing from waiting on
  * the thread pool, and loses time to it.
  */
-export async function* readJsonlBatches(path: string, progress: ReadProgress = { truncatedTail: false }, options: ReadOptions = {}): AsyncGenerator<Exchange[]> {
+export async function* readJsonlBatches(
+  path: string,
+  progress: ReadProgress = { truncatedTail: false },
+  options: ReadOptions = {},
+): AsyncGenerator<Exchange[]> {
   const { chunkSize = JSONL_CHUNK_BYTES, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, streamEntryAbove = STREAM_ENTRY_ABOVE_CHARS } = options;
   const lines = new JsonlLines(maxBodyBytes, streamEntryAbove);
   const chunks = isGzip(path) ? gunzippedChunks(path, chunkSize) : fileChunks(path, chunkSize);
@@ -90,7 +94,8 @@ async function* gunzippedChunks(path: string, chunkSize: number): AsyncGenerator
     for await (const chunk of gunzip as AsyncIterable<Buffer>) yield chunk;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (typeof code === 'string' && code.startsWith('Z_')) throw new RecordingError(`damaged gzip data (${(error as Error).message}): the compressed segment cannot be read in full`);
+    if (typeof code === 'string' && code.startsWith('Z_'))
+      throw new RecordingError(`damaged gzip data (${(error as Error).message}): the compressed segment cannot be read in full`);
     throw error;
   } finally {
     gunzip.destroy();
@@ -164,7 +169,8 @@ class JsonlLines {
   problem(): RecordingError | undefined {
     if (this.badLineCount > 0) return new RecordingError(describeBadLines(this.badLines, this.badLineCount));
     if (this.entries > 0) return undefined;
-    if (this.cutShort) return new RecordingError(`no complete entry: ${this.cutShort.message} and the file ends there without a newline (cut short, or not a journal)`);
+    if (this.cutShort)
+      return new RecordingError(`no complete entry: ${this.cutShort.message} and the file ends there without a newline (cut short, or not a journal)`);
     return new RecordingError(this.bytes === 0 ? 'the file is empty' : 'the file holds only blank lines, no entry');
   }
 

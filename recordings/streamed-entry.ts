@@ -54,7 +54,8 @@ export class StreamedEntry {
 
   write(text: string): void {
     // In slices: a slice of escape-heavy text becomes a token per escape, all held until taken.
-    for (let at = 0; at < text.length; at += TOKENIZED_AT_ONCE) this.take(this.tokenize(text.length <= TOKENIZED_AT_ONCE ? text : text.slice(at, at + TOKENIZED_AT_ONCE)));
+    for (let at = 0; at < text.length; at += TOKENIZED_AT_ONCE)
+      this.take(this.tokenize(text.length <= TOKENIZED_AT_ONCE ? text : text.slice(at, at + TOKENIZED_AT_ONCE)));
   }
 
   end(): unknown {

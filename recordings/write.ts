@@ -57,7 +57,14 @@ function queryString(url: string): HarNameValue[] {
 
 /** A finding as an entry shows it: its documented fields, and the message made from them. */
 function entryFinding(f: Finding): Conformance['findings'][number] {
-  const entry: Conformance['findings'][number] = { requirement: f.requirement, level: f.level, subject: f.subject, expected: f.expected, received: f.received, message: findingMessage(f) };
+  const entry: Conformance['findings'][number] = {
+    requirement: f.requirement,
+    level: f.level,
+    subject: f.subject,
+    expected: f.expected,
+    received: f.received,
+    message: findingMessage(f),
+  };
   if (f.security !== undefined) entry.security = f.security;
   return entry;
 }
@@ -155,7 +162,17 @@ function harResponse(safe: Exchange, details: EntryDetails, httpVersion: string)
       bodySize: details.responseBodySize ?? -1,
     };
   } else {
-    response = { status: 0, statusText: '', httpVersion: '', cookies: [], headers: [], content: { size: 0, mimeType: 'x-unknown' }, redirectURL: '', headersSize: -1, bodySize: -1 };
+    response = {
+      status: 0,
+      statusText: '',
+      httpVersion: '',
+      cookies: [],
+      headers: [],
+      content: { size: 0, mimeType: 'x-unknown' },
+      redirectURL: '',
+      headersSize: -1,
+      bodySize: -1,
+    };
   }
   if (safe.error !== undefined) response['_error'] = safe.error;
   return response;

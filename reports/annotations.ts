@@ -17,7 +17,9 @@ function messageOf(r: RequirementResult): string {
   const evidence = r.evidence.find((e) => e.status === r.status && e.message !== undefined);
   const first = (evidence?.message ?? '').split('\n').find((line) => line.startsWith(`${r.id}: `)) ?? evidence?.message?.split('\n', 1)[0];
   const said = first ? first.replace(new RegExp(`^${r.id}: `), '') : r.title;
-  const where = evidence?.exchange ? ` (${evidence.exchange.request.method} ${evidence.exchange.request.url} → ${evidence.exchange.response?.status ?? 'no response'})` : '';
+  const where = evidence?.exchange
+    ? ` (${evidence.exchange.request.method} ${evidence.exchange.request.url} → ${evidence.exchange.response?.status ?? 'no response'})`
+    : '';
   return `${r.level}: ${said.slice(0, 500)}${where}; ${r.counts.findings} finding(s), see the report`;
 }
 
@@ -30,7 +32,10 @@ export function workflowCommands(report: Report): string[] {
   ] as const) {
     const list = open.filter((r) => r.status === level);
     for (const r of list.slice(0, ANNOTATIONS_PER_LEVEL)) out.push(`::${command} title=${property(`${r.id} ${r.title}`.slice(0, 200))}::${data(messageOf(r))}`);
-    if (list.length > ANNOTATIONS_PER_LEVEL) out.push(`::notice title=tmi-conform::${list.length - ANNOTATIONS_PER_LEVEL} more ${level === 'fail' ? 'failed' : 'warned'} requirement(s) in report.md and report.html`);
+    if (list.length > ANNOTATIONS_PER_LEVEL)
+      out.push(
+        `::notice title=tmi-conform::${list.length - ANNOTATIONS_PER_LEVEL} more ${level === 'fail' ? 'failed' : 'warned'} requirement(s) in report.md and report.html`,
+      );
   }
   return out;
 }

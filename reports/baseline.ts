@@ -33,7 +33,8 @@ export async function loadBaseline(path: string): Promise<Baseline> {
   const gaps = isReport(document) ? [] : gapsOfList(document, path);
   const known = new Set(loadRequirements().map((r) => r.id));
   const unknown = entries.filter((e) => !known.has(e.requirement)).map((e) => e.requirement);
-  if (unknown.length > 0) throw new UsageError(`--baseline ${path}: unknown requirement ${unknown.join(', ')} (tmi-conform's requirements are in schemas/requirements.yaml)`);
+  if (unknown.length > 0)
+    throw new UsageError(`--baseline ${path}: unknown requirement ${unknown.join(', ')} (tmi-conform's requirements are in schemas/requirements.yaml)`);
   return { source: path, entries, ...(gaps.length > 0 ? { gaps } : {}) };
 }
 
@@ -72,7 +73,9 @@ function entriesOfList(document: unknown, path: string): BaselineEntry[] {
 /** A baseline's accepted coverage gaps: `gaps:` entries of gap (a part of the coverage, as report diff names it), reason and an optional until. */
 function gapsOfList(document: unknown, path: string): BaselineGap[] {
   const bad = (what: string): never => {
-    throw new UsageError(`--baseline ${path}: ${what} (expected "gaps:" with entries of gap, e.g. "response DELETE /token-exchange-profiles/{id} 429", reason and an optional until: YYYY-MM-DD)`);
+    throw new UsageError(
+      `--baseline ${path}: ${what} (expected "gaps:" with entries of gap, e.g. "response DELETE /token-exchange-profiles/{id} 429", reason and an optional until: YYYY-MM-DD)`,
+    );
   };
   const list = typeof document === 'object' && document !== null ? (document as { gaps?: unknown }).gaps : undefined;
   if (list === undefined) return [];
@@ -117,7 +120,14 @@ export function applyBaseline(report: Report, baseline: Baseline, now = new Date
   });
   // An interrupted report has no verdict to take: what it accepts changes nothing of that.
   const applied: Report = { ...report, requirements, passed: report.interrupted !== true && verdictBeside(requirements, report.failOn), baseline: outcome };
-  const gaps = report.coverage && baseline.gaps ? acceptedGaps({ requirements, coverage: report.coverage }, baseline.gaps.map((g) => ({ ...g, reason: redactText(g.reason) })), now) : [];
+  const gaps =
+    report.coverage && baseline.gaps
+      ? acceptedGaps(
+          { requirements, coverage: report.coverage },
+          baseline.gaps.map((g) => ({ ...g, reason: redactText(g.reason) })),
+          now,
+        )
+      : [];
   if (gaps.length > 0) applied.coverage = { ...report.coverage!, accepted: gaps };
   return applied;
 }
@@ -134,7 +144,11 @@ export function baselineYaml(report: Report): string {
   ];
   const failing = report.requirements.filter((r) => r.status === 'fail' || r.status === 'warn');
   for (const r of failing) {
-    lines.push(`  - requirement: ${r.id}`, `    reason: ${JSON.stringify(`${r.status === 'fail' ? 'fails' : 'warns'} since ${report.finishedAt.slice(0, 10)}: ${r.title}`)}`, '    # until: 2099-12-31');
+    lines.push(
+      `  - requirement: ${r.id}`,
+      `    reason: ${JSON.stringify(`${r.status === 'fail' ? 'fails' : 'warns'} since ${report.finishedAt.slice(0, 10)}: ${r.title}`)}`,
+      '    # until: 2099-12-31',
+    );
   }
   if (failing.length === 0) lines.push('  []');
   return `${lines.join('\n')}\n`;

@@ -128,10 +128,17 @@ export class ReportBuilder {
       else implementationFindings.set(f.requirement, [f]);
     }
     for (const id of judgement.examined) this.addJudgedRequirement(id, kept, implementationFindings, brokenByClient, test);
-    for (const id of implementationFindings.keys()) if (!judgement.examined.includes(id)) this.addJudgedRequirement(id, kept, implementationFindings, brokenByClient, test);
+    for (const id of implementationFindings.keys())
+      if (!judgement.examined.includes(id)) this.addJudgedRequirement(id, kept, implementationFindings, brokenByClient, test);
   }
 
-  private addJudgedRequirement(id: string, kept: KeptExchange, implementationFindings: Map<string, Finding[]>, brokenByClient: Set<string>, test: string | undefined): void {
+  private addJudgedRequirement(
+    id: string,
+    kept: KeptExchange,
+    implementationFindings: Map<string, Finding[]>,
+    brokenByClient: Set<string>,
+    test: string | undefined,
+  ): void {
     const tally = this.byId.get(id);
     const findings = implementationFindings.get(id);
     // A rule the caller broke says nothing for or against the implementation.

@@ -46,13 +46,23 @@ export function renderSummary(report: Report, options: SummaryOptions): string[]
   const { summary } = report;
   out.push(`requirements: ${summary.pass} pass · ${summary.fail} fail · ${summary.warn} warn · ${summary.skip} skip`);
   const security = report.requirements.filter((r) => (r.counts.security ?? 0) > 0);
-  if (security.length > 0) out.push(`SECURITY: the target carried out requests it should have refused: ${security.map((r) => `${r.id} (${r.counts.security} exchange(s))`).join(', ')}`);
+  if (security.length > 0)
+    out.push(
+      `SECURITY: the target carried out requests it should have refused: ${security.map((r) => `${r.id} (${r.counts.security} exchange(s))`).join(', ')}`,
+    );
   out.push(...baselineLines(report));
   out.push(...coverageLines(report));
   out.push(...operationLines(report));
   out.push(...(options.detail === 'failures' ? failureLines(report) : findingRows(report)));
   for (const { reason, count, exchanges } of options.notJudgedSaid ? [] : (report.traffic?.notJudged ?? [])) {
-    out.push(notJudgedLine('not judged', count, reason, exchanges.map((id) => `exchange ${id}`)));
+    out.push(
+      notJudgedLine(
+        'not judged',
+        count,
+        reason,
+        exchanges.map((id) => `exchange ${id}`),
+      ),
+    );
   }
   // Each skip reason once, with the requirements it kept from being examined.
   const skippedFor = new Map<string, string[]>();
@@ -60,7 +70,8 @@ export function renderSummary(report: Report, options: SummaryOptions): string[]
     const reason = r.reason ?? 'not examined';
     skippedFor.set(reason, [...(skippedFor.get(reason) ?? []), r.id]);
   }
-  if (options.detail === 'failures') for (const [reason, ids] of skippedFor) out.push(`  skipped: ${ids.join(', ')}: ${reason.length > 300 ? `${reason.slice(0, 300)}…` : reason}`);
+  if (options.detail === 'failures')
+    for (const [reason, ids] of skippedFor) out.push(`  skipped: ${ids.join(', ')}: ${reason.length > 300 ? `${reason.slice(0, 300)}…` : reason}`);
   out.push(options.verdict ?? `${verdictWords(report)}${options.verdictNote !== undefined ? ` ${options.verdictNote}` : ''}`);
   if (options.written) out.push(`reports: ${options.written.join(', ')}`);
   out.push(...(options.trailer ?? []));
@@ -110,7 +121,9 @@ function findingRows(report: Report): string[] {
     if (r.counts.findings > 0) rows.push([r.id, r.level, r.accepted ? 'accepted' : 'implementation', r.counts.findings]);
     if (r.counts.clientFindings > 0) rows.push([r.id, r.level, 'client', r.counts.clientFindings]);
   }
-  for (const finding of report.clientFindings) if (!rows.some(([id, , subject]) => id === finding.requirement && subject === 'client')) rows.push([finding.requirement, finding.level, 'client', finding.count]);
+  for (const finding of report.clientFindings)
+    if (!rows.some(([id, , subject]) => id === finding.requirement && subject === 'client'))
+      rows.push([finding.requirement, finding.level, 'client', finding.count]);
   if (rows.length === 0) return ['no findings'];
   return rows.sort((a, b) => b[3] - a[3]).map(([id, level, subject, count]) => `  ${id.padEnd(34)} ${level.padEnd(6)} ${subject.padEnd(14)} ${count}`);
 }
@@ -130,7 +143,10 @@ function failureLines(report: Report): string[] {
     const message = (lines.find((line) => line.startsWith(`${r.id}: `)) ?? lines[0]!).replace(new RegExp(`^${r.id}: `), '');
     out.push(`  ${r.status === 'fail' ? 'FAIL' : 'warn'} ${r.id.padEnd(34)} ${message.slice(0, 300)}`);
     const indent = ' '.repeat(7);
-    if (shown?.exchange) out.push(`${indent}${shown.exchange.request.method} ${shown.exchange.request.url} → ${shown.exchange.response?.status ?? shown.exchange.error ?? 'no response'}${shown.test ? `  (test "${shown.test}")` : ''}`);
+    if (shown?.exchange)
+      out.push(
+        `${indent}${shown.exchange.request.method} ${shown.exchange.request.url} → ${shown.exchange.response?.status ?? shown.exchange.error ?? 'no response'}${shown.test ? `  (test "${shown.test}")` : ''}`,
+      );
     const counterexample = r.evidence.find((e) => e.status === r.status && e.counterexample !== undefined)?.counterexample;
     if (counterexample !== undefined) out.push(`${indent}counterexample: ${counterexample.length > 300 ? `${counterexample.slice(0, 300)}…` : counterexample}`);
     if (failing) {
@@ -139,6 +155,9 @@ function failureLines(report: Report): string[] {
       reproduce.push(command);
     }
   }
-  if (reproduce.some((c) => curlVariables(c).includes('TOKEN'))) out.push(`  (the curl commands read a bearer token of the same client from TOKEN${reproduce.some((c) => c.includes(ATTACK_TOKEN_COMMAND)) ? "; an attack case's command makes its attack token from it" : ''}: the reports never hold one)`);
+  if (reproduce.some((c) => curlVariables(c).includes('TOKEN')))
+    out.push(
+      `  (the curl commands read a bearer token of the same client from TOKEN${reproduce.some((c) => c.includes(ATTACK_TOKEN_COMMAND)) ? "; an attack case's command makes its attack token from it" : ''}: the reports never hold one)`,
+    );
   return out;
 }

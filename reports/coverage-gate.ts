@@ -63,7 +63,8 @@ export function belowCoverageGate(report: Pick<Report, 'requirements' | 'coverag
     const min = gate[part];
     if (min === undefined) continue;
     const counted = countOf(coverage, part);
-    if (!counted) return `coverage below --min-coverage: ${part} < ${min} %: ${coverage.descriptionsNotMerged ? `the merged reports judged different OpenAPI descriptions (${coverage.descriptionsNotMerged.join(', ')}), so none is counted` : 'the report judged no OpenAPI description (--openapi)'}`;
+    if (!counted)
+      return `coverage below --min-coverage: ${part} < ${min} %: ${coverage.descriptionsNotMerged ? `the merged reports judged different OpenAPI descriptions (${coverage.descriptionsNotMerged.join(', ')}), so none is counted` : 'the report judged no OpenAPI description (--openapi)'}`;
     const count = gatedCount(counted, part, accepted);
     if (count.examined * 100 >= min * count.applicable) continue;
     const acceptedNote = count.examined > counted.examined ? ` with ${count.examined - counted.examined} accepted gap(s)` : '';
@@ -78,28 +79,40 @@ function largestGap(coverage: Coverage, part: CoveragePart, accepted: readonly B
   switch (part) {
     case 'document': {
       const byReason = new Map<string, string[]>();
-      for (const n of coverage.document.notExamined.filter((x) => !isAccepted(`requirement ${x.requirement}`))) byReason.set(n.reason, [...(byReason.get(n.reason) ?? []), n.requirement]);
+      for (const n of coverage.document.notExamined.filter((x) => !isAccepted(`requirement ${x.requirement}`)))
+        byReason.set(n.reason, [...(byReason.get(n.reason) ?? []), n.requirement]);
       const [reason, ids] = [...byReason].sort((a, b) => b[1].length - a[1].length)[0]!;
       return `${ids.length} requirement(s) not examined (${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ', …' : ''}): ${reason.length > 200 ? `${reason.slice(0, 200)}…` : reason}`;
     }
     case 'responses': {
-      const missing = coverage.responses.byOperation.map((o) => ({ route: o.route, statuses: o.named.filter((s) => !o.seen.includes(s) && !isAccepted(`response ${o.route} ${s}`)) }));
+      const missing = coverage.responses.byOperation.map((o) => ({
+        route: o.route,
+        statuses: o.named.filter((s) => !o.seen.includes(s) && !isAccepted(`response ${o.route} ${s}`)),
+      }));
       const top = missing.sort((a, b) => b.statuses.length - a.statuses.length)[0]!;
       return `${top.route}: ${top.statuses.join(', ')} not seen`;
     }
     case 'values': {
-      const missing = coverage.values.byName.map((d) => ({ name: d.name, values: d.values.filter((v) => !d.reached.includes(v) && !isAccepted(`value ${d.name} ${v}`)) }));
+      const missing = coverage.values.byName.map((d) => ({
+        name: d.name,
+        values: d.values.filter((v) => !d.reached.includes(v) && !isAccepted(`value ${d.name} ${v}`)),
+      }));
       const top = missing.sort((a, b) => b.values.length - a.values.length)[0]!;
       return `${top.name}: ${top.values.join(', ')} not reached`;
     }
     case 'operations':
       return `${coverage.operations.notCalled.filter((route) => !isAccepted(`operation ${route}`)).join(', ')} not called`;
     case 'description': {
-      const missing = coverage.description!.byOperation.filter((o) => !o.exercised && !isAccepted(`description operation ${o.operation}`)).map((o) => o.operation);
+      const missing = coverage
+        .description!.byOperation.filter((o) => !o.exercised && !isAccepted(`description operation ${o.operation}`))
+        .map((o) => o.operation);
       return `${missing.length} operation(s) of the description not exercised (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''})`;
     }
     case 'description-responses': {
-      const missing = coverage.description!.byOperation.map((o) => ({ operation: o.operation, statuses: o.statuses.filter((s) => !o.seen.includes(s) && !isAccepted(`description response ${o.operation} ${s}`)) }));
+      const missing = coverage.description!.byOperation.map((o) => ({
+        operation: o.operation,
+        statuses: o.statuses.filter((s) => !o.seen.includes(s) && !isAccepted(`description response ${o.operation} ${s}`)),
+      }));
       const top = missing.sort((a, b) => b.statuses.length - a.statuses.length)[0]!;
       return `${top.operation}: ${top.statuses.join(', ')} not seen`;
     }

@@ -41,15 +41,25 @@ const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 /** report.md's section: the figures, then what was not reached, each with why where the report knows. */
 export function coverageMarkdown({ coverage }: Pick<Report, 'coverage'>): string[] {
   if (!coverage) return [];
-  const out = ['### Coverage', '', '| part | examined |', '|---|---|', ...coverageFigures(coverage).map((f) => `| ${f.part} | ${fraction(f)} ${cell(f.text)} |`), ''];
-  if (coverage.descriptionsNotMerged) out.push(`The merged reports judged different OpenAPI descriptions (${coverage.descriptionsNotMerged.map(cell).join(', ')}): none is counted.`, '');
+  const out = [
+    '### Coverage',
+    '',
+    '| part | examined |',
+    '|---|---|',
+    ...coverageFigures(coverage).map((f) => `| ${f.part} | ${fraction(f)} ${cell(f.text)} |`),
+    '',
+  ];
+  if (coverage.descriptionsNotMerged)
+    out.push(`The merged reports judged different OpenAPI descriptions (${coverage.descriptionsNotMerged.map(cell).join(', ')}): none is counted.`, '');
   if (coverage.responses.byOperation.length > 0) {
     out.push('| operation | status codes the document names |', '|---|---|');
-    for (const o of coverage.responses.byOperation) out.push(`| ${cell(o.route)} | ${o.named.map((s) => `${s} ${o.seen.includes(s) ? '✓' : '✗'}`).join(' ')} |`);
+    for (const o of coverage.responses.byOperation)
+      out.push(`| ${cell(o.route)} | ${o.named.map((s) => `${s} ${o.seen.includes(s) ? '✓' : '✗'}`).join(' ')} |`);
     out.push('');
   }
   out.push('| operation | value | reached |', '|---|---|---|');
-  for (const d of coverage.values.byName) out.push(`| ${d.operation} (${d.in}) | \`${d.name}\` | ${d.values.map((v) => `${cell(v)} ${d.reached.includes(v) ? '✓' : '✗'}`).join(' · ')} |`);
+  for (const d of coverage.values.byName)
+    out.push(`| ${d.operation} (${d.in}) | \`${d.name}\` | ${d.values.map((v) => `${cell(v)} ${d.reached.includes(v) ? '✓' : '✗'}`).join(' · ')} |`);
   out.push('');
   if (coverage.description) out.push(...describedMarkdown(coverage.description));
   for (const g of coverage.accepted ?? []) out.push(`- gap accepted by the baseline: ${cell(g.gap)}: ${cell(g.reason)}${g.until ? ` (until ${g.until})` : ''}`);
@@ -59,9 +69,14 @@ export function coverageMarkdown({ coverage }: Pick<Report, 'coverage'>): string
 
 /** The description's operations, those least covered first, each with its declared statuses seen (✓) and not (✗). */
 function describedMarkdown(description: DescriptionCoverage): string[] {
-  const rows = [...description.byOperation].sort((a, b) => Number(a.exercised) - Number(b.exercised) || a.seen.length - a.statuses.length - (b.seen.length - b.statuses.length));
+  const rows = [...description.byOperation].sort(
+    (a, b) => Number(a.exercised) - Number(b.exercised) || a.seen.length - a.statuses.length - (b.seen.length - b.statuses.length),
+  );
   const out = [`| operation of ${cell(descriptionName(description))} | exercised | status codes it declares |`, '|---|---|---|'];
-  for (const o of rows.slice(0, DESCRIBED_LISTED)) out.push(`| ${cell(o.operation)}${o.operationId !== undefined ? ` (${cell(o.operationId)})` : ''} | ${o.exercised ? '✓' : '✗'} | ${o.statuses.map((s) => `${cell(s)} ${o.seen.includes(s) ? '✓' : '✗'}`).join(' ') || 'none declared'} |`);
+  for (const o of rows.slice(0, DESCRIBED_LISTED))
+    out.push(
+      `| ${cell(o.operation)}${o.operationId !== undefined ? ` (${cell(o.operationId)})` : ''} | ${o.exercised ? '✓' : '✗'} | ${o.statuses.map((s) => `${cell(s)} ${o.seen.includes(s) ? '✓' : '✗'}`).join(' ') || 'none declared'} |`,
+    );
   if (rows.length > DESCRIBED_LISTED) out.push(`| … and ${rows.length - DESCRIBED_LISTED} more operations (report.html lists all) | | |`);
   out.push('');
   return out;
@@ -118,22 +133,31 @@ ${(coverage.accepted ?? []).map((g) => `<p class="muted">Gap accepted by the bas
 function responsesTable(coverage: Coverage): string {
   const statuses = [...new Set(coverage.responses.byOperation.flatMap((o) => o.named))].sort();
   if (statuses.length === 0) return '';
-  const rows = coverage.responses.byOperation.map((o) => `<tr><th scope="row">${esc(o.route)}</th>${statuses.map((s) => (o.named.includes(s) ? mark(o.seen.includes(s)) : '<td class="na">·</td>')).join('')}</tr>`);
-  const notShown = OPERATION_COLUMNS.filter((op) => op.id !== 'getToken' && !coverage.responses.byOperation.some((o) => o.operation === op.id)).map((op) => op.route.replace('/api/v2', ''));
+  const rows = coverage.responses.byOperation.map(
+    (o) =>
+      `<tr><th scope="row">${esc(o.route)}</th>${statuses.map((s) => (o.named.includes(s) ? mark(o.seen.includes(s)) : '<td class="na">·</td>')).join('')}</tr>`,
+  );
+  const notShown = OPERATION_COLUMNS.filter((op) => op.id !== 'getToken' && !coverage.responses.byOperation.some((o) => o.operation === op.id)).map((op) =>
+    op.route.replace('/api/v2', ''),
+  );
   return `<h3>Status codes the document names, per operation</h3>
 <table class="cov"><thead><tr><th>Operation</th>${statuses.map((s) => `<th>${esc(s)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>
 ${notShown.length > 0 ? `<p class="muted">Status codes not shown in the document (none counted): ${esc(notShown.join(', '))}.</p>` : ''}`;
 }
 
 function valuesTable(coverage: Coverage): string {
-  const rows = coverage.values.byName.map((d) => `<tr><th scope="row"><code>${esc(d.name)}</code> <span class="muted">${esc(d.operation)}, ${esc(d.in)}</span></th>${d.values.map((v) => `<td class="${d.reached.includes(v) ? 'seen' : 'unseen'}">${esc(v)}</td>`).join('')}</tr>`);
+  const rows = coverage.values.byName.map(
+    (d) =>
+      `<tr><th scope="row"><code>${esc(d.name)}</code> <span class="muted">${esc(d.operation)}, ${esc(d.in)}</span></th>${d.values.map((v) => `<td class="${d.reached.includes(v) ? 'seen' : 'unseen'}">${esc(v)}</td>`).join('')}</tr>`,
+  );
   return `<h3>Enumeration values and limit edges reached</h3>
 <table class="cov"><tbody>${rows.join('')}</tbody></table>`;
 }
 
 /** The description's operations (open when few), each with its declared statuses seen and not. */
 function describedTable(coverage: Coverage): string {
-  if (coverage.descriptionsNotMerged) return `<p class="muted">The merged reports judged different OpenAPI descriptions (${esc(coverage.descriptionsNotMerged.join(', '))}): none is counted.</p>`;
+  if (coverage.descriptionsNotMerged)
+    return `<p class="muted">The merged reports judged different OpenAPI descriptions (${esc(coverage.descriptionsNotMerged.join(', '))}): none is counted.</p>`;
   const { description } = coverage;
   if (!description) return '';
   const rows = description.byOperation.map(

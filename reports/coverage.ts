@@ -46,8 +46,17 @@ export function countOf(coverage: Coverage, part: CoveragePart): CoverageCount |
  * its exchanges carried ("signing_alg=RS256"); `described`: what they exercised of the user's
  * description, when one was given.
  */
-export function coverageOf(report: Pick<Report, 'requirements' | 'operations' | 'traffic'>, reached: ReadonlySet<string>, described?: DescriptionTally): Coverage {
-  const coverage: Coverage = { document: documentCoverage(report), responses: responseCoverage(report), values: valueCoverage(reached), operations: operationCoverage(report) };
+export function coverageOf(
+  report: Pick<Report, 'requirements' | 'operations' | 'traffic'>,
+  reached: ReadonlySet<string>,
+  described?: DescriptionTally,
+): Coverage {
+  const coverage: Coverage = {
+    document: documentCoverage(report),
+    responses: responseCoverage(report),
+    values: valueCoverage(reached),
+    operations: operationCoverage(report),
+  };
   const description = described?.coverage();
   if (description) coverage.description = description;
   return coverage;
@@ -59,8 +68,14 @@ function documentCoverage({ requirements, operations }: Pick<Report, 'requiremen
     ...count(requirements.map(examined)),
     must: count(requirements.filter((r) => r.level === 'must').map(examined)),
     should: count(requirements.filter((r) => r.level === 'should').map(examined)),
-    byOperation: operations.map((group) => ({ operation: group.operation, title: group.title, ...count(group.requirements.map((id) => statusOn(byId.get(id)!, group.operation) !== 'skip')) })),
-    notExamined: requirements.filter((r) => !examined(r)).map((r) => ({ requirement: r.id, level: r.level, operations: [...r.operations], reason: r.reason ?? 'no test or exchange examined it' })),
+    byOperation: operations.map((group) => ({
+      operation: group.operation,
+      title: group.title,
+      ...count(group.requirements.map((id) => statusOn(byId.get(id)!, group.operation) !== 'skip')),
+    })),
+    notExamined: requirements
+      .filter((r) => !examined(r))
+      .map((r) => ({ requirement: r.id, level: r.level, operations: [...r.operations], reason: r.reason ?? 'no test or exchange examined it' })),
   };
 }
 
@@ -74,13 +89,24 @@ function responseCoverage({ traffic }: Pick<Report, 'traffic'>): Coverage['respo
 }
 
 function valueCoverage(reached: ReadonlySet<string>): Coverage['values'] {
-  const byName = valueDimensions().map(({ operation, name, in: where, values }) => ({ operation, name, in: where, values: [...values], reached: values.filter((v) => reached.has(valueKey(name, v))) }));
+  const byName = valueDimensions().map(({ operation, name, in: where, values }) => ({
+    operation,
+    name,
+    in: where,
+    values: [...values],
+    reached: values.filter((v) => reached.has(valueKey(name, v))),
+  }));
   return { examined: sumOf(byName.map((d) => d.reached.length)), applicable: sumOf(byName.map((d) => d.values.length)), byName };
 }
 
 function operationCoverage({ traffic }: Pick<Report, 'traffic'>): Coverage['operations'] {
   const called = DOCUMENT_OPERATIONS.filter((operation) => traffic?.byOperation[operation] !== undefined);
-  return { examined: called.length, applicable: DOCUMENT_OPERATIONS.length, called: called.map(routeOf), notCalled: DOCUMENT_OPERATIONS.filter((o) => !called.includes(o)).map(routeOf) };
+  return {
+    examined: called.length,
+    applicable: DOCUMENT_OPERATIONS.length,
+    called: called.map(routeOf),
+    notCalled: DOCUMENT_OPERATIONS.filter((o) => !called.includes(o)).map(routeOf),
+  };
 }
 
 /** The value keys a report's coverage says were reached: what a merge unions. */
@@ -113,7 +139,8 @@ function descriptionFigures({ description, descriptionsNotMerged }: Coverage): s
 
 /** Items of a list the console shows, at most; the reports hold all. */
 const LISTED = 8;
-const listed = (items: string[]) => `${items.slice(0, LISTED).join('; ')}${items.length > LISTED ? `; … and ${items.length - LISTED} more in the reports` : ''}`;
+const listed = (items: string[]) =>
+  `${items.slice(0, LISTED).join('; ')}${items.length > LISTED ? `; … and ${items.length - LISTED} more in the reports` : ''}`;
 
 const sumOf = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
@@ -121,15 +148,21 @@ const sumOf = (values: number[]) => values.reduce((a, b) => a + b, 0);
 export function coverageLines({ coverage }: Pick<Report, 'coverage'>): string[] {
   if (!coverage) return [];
   const out = [coverageLine(coverage)];
-  const responses = coverage.responses.byOperation.filter((o) => o.seen.length < o.named.length).map((o) => `${o.route} ${o.named.filter((s) => !o.seen.includes(s)).join(', ')}`);
+  const responses = coverage.responses.byOperation
+    .filter((o) => o.seen.length < o.named.length)
+    .map((o) => `${o.route} ${o.named.filter((s) => !o.seen.includes(s)).join(', ')}`);
   if (responses.length > 0) out.push(`  responses not seen: ${responses.join('; ')}`);
-  const values = coverage.values.byName.filter((d) => d.reached.length < d.values.length).map((d) => `${d.name} ${d.values.filter((v) => !d.reached.includes(v)).join(', ')}`);
+  const values = coverage.values.byName
+    .filter((d) => d.reached.length < d.values.length)
+    .map((d) => `${d.name} ${d.values.filter((v) => !d.reached.includes(v)).join(', ')}`);
   if (values.length > 0) out.push(`  values not reached: ${values.join('; ')}`);
   if (coverage.operations.notCalled.length > 0) out.push(`  operations not called: ${coverage.operations.notCalled.join(', ')}`);
   const described = coverage.description?.byOperation ?? [];
   const notExercised = described.filter((o) => !o.exercised).map((o) => o.operation);
   if (notExercised.length > 0) out.push(`  description operations not exercised: ${listed(notExercised)}`);
-  const notSeen = described.filter((o) => o.exercised && o.seen.length < o.statuses.length).map((o) => `${o.operation} ${o.statuses.filter((s) => !o.seen.includes(s)).join(', ')}`);
+  const notSeen = described
+    .filter((o) => o.exercised && o.seen.length < o.statuses.length)
+    .map((o) => `${o.operation} ${o.statuses.filter((s) => !o.seen.includes(s)).join(', ')}`);
   if (notSeen.length > 0) out.push(`  description statuses not seen: ${listed(notSeen)}`);
   return out;
 }
@@ -151,6 +184,8 @@ export function coverageItems({ requirements, coverage }: Pick<Report, 'requirem
 
 /** "48/48 (100 %) requirements · responses 3/4 · values 11/14 · operations 3/3": a coverage in a table cell. */
 export function coverageCell({ document, responses, values, operations, description }: Coverage): string {
-  const described = description ? ` · description operations ${description.operations.examined}/${description.operations.applicable}, statuses ${description.responses.examined}/${description.responses.applicable}` : '';
+  const described = description
+    ? ` · description operations ${description.operations.examined}/${description.operations.applicable}, statuses ${description.responses.examined}/${description.responses.applicable}`
+    : '';
   return `${fraction(document)} requirements · responses ${responses.examined}/${responses.applicable} · values ${values.examined}/${values.applicable} · operations ${operations.examined}/${operations.applicable}${described}`;
 }

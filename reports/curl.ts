@@ -13,7 +13,18 @@ import { REDACTED } from '../core/redact.ts';
 export const ATTACK_TOKEN_COMMAND = 'npx tmi-conform token --attack';
 
 /** Headers curl sets itself, or that concern the connection rather than the request. */
-const LEFT_OUT: ReadonlySet<string> = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept-encoding', 'user-agent', 'te', 'upgrade', 'expect']);
+const LEFT_OUT: ReadonlySet<string> = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'accept-encoding',
+  'user-agent',
+  'te',
+  'upgrade',
+  'expect',
+]);
 
 /** The evidence bodies are cut at this mark (reports/exchange-evidence.ts): such a body cannot be sent again as it was. */
 const CUT_BODY = /… \(\d+ characters\)$/;
@@ -39,7 +50,13 @@ function attackToken(exchange: ExchangeEvidence): string | undefined {
   const flags: string[] = [attack];
   // The suite adds the operation's own scope (suites/api.ts), and confuses the JWKS's first key.
   const operation = exchange.operation ?? matchOperation(exchange.request.method, exchange.request.url)?.operation;
-  if ((attack === 'tampered-scope' || attack === 'hs256-client-secret') && operation !== undefined && operation !== 'getToken' && operation !== 'otherOperation') flags.push('--scope', REQUIRED_SCOPES[operation].scope);
+  if (
+    (attack === 'tampered-scope' || attack === 'hs256-client-secret') &&
+    operation !== undefined &&
+    operation !== 'getToken' &&
+    operation !== 'otherOperation'
+  )
+    flags.push('--scope', REQUIRED_SCOPES[operation].scope);
   if (attack === 'key-confusion') flags.push('--jwks', '"$JWKS"');
   if (attack === 'jku' || attack === 'x5u') flags.push('--key-url', '"$KEY_URL"');
   // A word of the kit's public list of weak secrets, never a configured secret.

@@ -69,7 +69,11 @@ function frameOf(coverage: DescriptionCoverage): DescriptionFrame {
   return {
     ...(coverage.title !== undefined ? { title: coverage.title } : {}),
     ...(coverage.version !== undefined ? { version: coverage.version } : {}),
-    operations: coverage.byOperation.map(({ operation, operationId, statuses }) => ({ operation, ...(operationId !== undefined ? { operationId } : {}), statuses })),
+    operations: coverage.byOperation.map(({ operation, operationId, statuses }) => ({
+      operation,
+      ...(operationId !== undefined ? { operationId } : {}),
+      statuses,
+    })),
   };
 }
 
@@ -92,9 +96,13 @@ export function descriptionName(coverage: Pick<DescriptionCoverage, 'title' | 'v
  * identity; `differ`: the names of the descriptions when they do not (then none is merged), those
  * an input merged earlier could not merge (`notMerged`) among them.
  */
-export function mergedDescription(coverages: readonly DescriptionCoverage[], notMerged: readonly string[] = []): { tally?: DescriptionTally; differ?: string[] } {
+export function mergedDescription(
+  coverages: readonly DescriptionCoverage[],
+  notMerged: readonly string[] = [],
+): { tally?: DescriptionTally; differ?: string[] } {
   const identities = new Set(coverages.map((c) => c.identity));
-  if (identities.size > 1 || notMerged.length > 0) return { differ: [...new Set([...notMerged, ...[...identities].map((id) => descriptionName(coverages.find((c) => c.identity === id)!))])] };
+  if (identities.size > 1 || notMerged.length > 0)
+    return { differ: [...new Set([...notMerged, ...[...identities].map((id) => descriptionName(coverages.find((c) => c.identity === id)!))])] };
   if (coverages.length === 0) return {};
   const tally = DescriptionTally.of(coverages[0]!);
   for (const c of coverages.slice(1)) tally.union(c);

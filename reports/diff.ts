@@ -40,7 +40,8 @@ function evidenceOf(r: RequirementResult): Pick<DiffEntry, 'message' | 'exchange
   const out: Pick<DiffEntry, 'message' | 'exchange'> = {};
   const message = e?.message?.split('\n', 1)[0];
   if (message) out.message = message;
-  if (e?.exchange) out.exchange = `${e.exchange.request.method} ${e.exchange.request.url} → ${e.exchange.response?.status ?? e.exchange.error ?? 'no response'}`;
+  if (e?.exchange)
+    out.exchange = `${e.exchange.request.method} ${e.exchange.request.url} → ${e.exchange.response?.status ?? e.exchange.error ?? 'no response'}`;
   return out;
 }
 

@@ -9,7 +9,8 @@ import type { CredentialEvidence, ExchangeEvidence } from './model.ts';
 const EVIDENCE_BODY_CHARS = 2000;
 
 /** A body cut to EVIDENCE_BODY_CHARS, saying how long it was (reports/curl.ts recognises the mark). */
-const cut = (text: string | undefined) => (text === undefined ? undefined : text.length > EVIDENCE_BODY_CHARS ? `${text.slice(0, EVIDENCE_BODY_CHARS)}… (${text.length} characters)` : text);
+const cut = (text: string | undefined) =>
+  text === undefined ? undefined : text.length > EVIDENCE_BODY_CHARS ? `${text.slice(0, EVIDENCE_BODY_CHARS)}… (${text.length} characters)` : text;
 
 /** Compact, redacted evidence of one exchange; `sink` collects the secret values it masked. */
 export function exchangeEvidence(exchange: Exchange, operation?: string, sink?: SecretSink, known?: KnownSecrets): ExchangeEvidence {

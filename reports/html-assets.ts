@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import { COVERAGE_STYLE } from './coverage-render.ts';
 
-export const STYLE = `
+export const STYLE =
+  `
 :root{color-scheme:light dark;--pass:#15803d;--pass-bg:#dcfce7;--fail:#b91c1c;--fail-bg:#fee2e2;--warn:#b45309;--warn-bg:#fef3c7;--skip:#475569;--skip-bg:#e2e8f0;
 --ink:#0f172a;--muted:#5b6b80;--line:#e2e8f0;--panel:#fff;--page:#f4f6f9;--accent:#1d4ed8;--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;
 --top:#0f172a;--top-ink:#e2e8f0;--top-muted:#94a3b8;--top-strong:#fff;--soft:#f8fafc;--code-bg:#f1f5f9;--code-ink:#334155;--field:#fff;--field-line:#cbd5e1;
@@ -134,7 +135,7 @@ details.fold>summary{cursor:pointer;font-size:17px;font-weight:600;margin:32px 0
 footer{color:var(--muted);font-size:12px;text-align:center;padding:24px}
 @media (max-width:900px){.cards{grid-template-columns:repeat(2,1fr)}.exchange{grid-template-columns:1fr}table.matrix td.req-id,table.matrix td.counts{width:auto}}
 @media print{.filters{display:none}details.evidence{break-inside:avoid}}
-`+COVERAGE_STYLE;
+` + COVERAGE_STYLE;
 
 /** Filters the requirement matrix by status, level, operation, security findings and text; the cards pick one status. */
 export const SCRIPT = `

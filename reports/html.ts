@@ -47,7 +47,9 @@ function evidenceItem(e: Evidence): string {
     : `test <b>${esc(e.test ?? '')}</b>`;
   const headline = (e.message ?? '').split('\n', 1)[0] ?? '';
   const body: string[] = [];
-  body.push(`<p class="note"><b>Source</b> ${esc(e.source)}${e.kind === 'exchange' && e.test ? ` · <b>test</b> ${esc(e.test)}` : ''}${e.findings ? ` · <b>checks</b> ${esc(e.findings.map((f) => f.check).join(', '))}` : ''}</p>`);
+  body.push(
+    `<p class="note"><b>Source</b> ${esc(e.source)}${e.kind === 'exchange' && e.test ? ` · <b>test</b> ${esc(e.test)}` : ''}${e.findings ? ` · <b>checks</b> ${esc(e.findings.map((f) => f.check).join(', '))}` : ''}</p>`,
+  );
   if (e.message) body.push(`<pre class="message ${esc(e.status)}">${esc(e.message)}</pre>`);
   if (e.counterexample) body.push(`<h4>Counterexample</h4><pre>${esc(e.counterexample)}</pre>`);
   if (e.exchange) body.push(exchangeBlock(e.exchange));
@@ -61,7 +63,10 @@ function reproduceBlock(r: RequirementResult, target: string | undefined): strin
   const command = curlCommand(failing.exchange, target);
   const variables = curlVariables(command);
   const meanings = curlVariableMeanings(command);
-  const set = variables.length === 0 ? '' : ` (set ${variables.map((v) => `<code>${esc(v)}</code>`).join(', ')} first${meanings ? `: ${esc(meanings)}` : ''}; the report masks credentials)`;
+  const set =
+    variables.length === 0
+      ? ''
+      : ` (set ${variables.map((v) => `<code>${esc(v)}</code>`).join(', ')} first${meanings ? `: ${esc(meanings)}` : ''}; the report masks credentials)`;
   return `<div class="reproduce"><p class="note"><b>Reproduce</b>${set}</p><pre class="curl">${esc(command)}</pre></div>`;
 }
 
@@ -71,13 +76,20 @@ function requirementRow(r: RequirementResult, target?: string): string {
   const notes: string[] = [];
   if (r.inferred) notes.push(`<p class="note"><b>Inferred:</b> ${quoteHtml(r.inferred)}</p>`);
   if (r.reason) notes.push(`<p class="note"><b>Skipped:</b> ${esc(r.reason)}</p>`);
-  if (r.accepted) notes.push(`<p class="note"><b>Accepted by the baseline:</b> ${esc(r.accepted.reason)}${r.accepted.until ? ` (until ${esc(r.accepted.until)})` : ''}</p>`);
+  if (r.accepted)
+    notes.push(`<p class="note"><b>Accepted by the baseline:</b> ${esc(r.accepted.reason)}${r.accepted.until ? ` (until ${esc(r.accepted.until)})` : ''}</p>`);
   const evidence = against.map(evidenceItem);
   if (supporting.length > 0) {
     const label = `${supporting.length} passing example${supporting.length === 1 ? '' : 's'}`;
-    evidence.push(`<details class="evidence passing"><summary class="muted">${label}</summary><div class="evidence-body">${supporting.map(evidenceItem).join('')}</div></details>`);
+    evidence.push(
+      `<details class="evidence passing"><summary class="muted">${label}</summary><div class="evidence-body">${supporting.map(evidenceItem).join('')}</div></details>`,
+    );
   }
-  const counts = [`${r.counts.exchanges} exchange${r.counts.exchanges === 1 ? '' : 's'}`, `${r.counts.tests} test${r.counts.tests === 1 ? '' : 's'}`, `${r.counts.findings} against`];
+  const counts = [
+    `${r.counts.exchanges} exchange${r.counts.exchanges === 1 ? '' : 's'}`,
+    `${r.counts.tests} test${r.counts.tests === 1 ? '' : 's'}`,
+    `${r.counts.findings} against`,
+  ];
   if (r.counts.clientFindings > 0) counts.push(`${r.counts.clientFindings} client finding${r.counts.clientFindings === 1 ? '' : 's'}`);
   const security = (r.counts.security ?? 0) > 0;
   if (security) counts.push(`${r.counts.security} security finding${r.counts.security === 1 ? '' : 's'}`);
@@ -122,7 +134,10 @@ function summaryBar(summary: Summary): string {
   let x = 0;
   const rects = (['pass', 'warn', 'fail', 'skip'] as const).map((status) => {
     const width = (summary[status] / total) * 160;
-    const rect = width > 0 ? `<rect class="${status}" x="${x.toFixed(2)}" y="0" width="${width.toFixed(2)}" height="10"><title>${summary[status]} ${status}</title></rect>` : '';
+    const rect =
+      width > 0
+        ? `<rect class="${status}" x="${x.toFixed(2)}" y="0" width="${width.toFixed(2)}" height="10"><title>${summary[status]} ${status}</title></rect>`
+        : '';
     x += width;
     return rect;
   });
@@ -134,7 +149,9 @@ function operationsTable(report: Report): string {
   const rows = report.operations.map((group) => {
     const route = OPERATIONS.find((o) => o.id === group.operation)?.route;
     const statuses = traffic ? exchangesByStatus(traffic, group.operation) : [];
-    const trafficCell = traffic ? `<td>${statuses.length > 0 ? statuses.map(([status, n]) => `<span class="code">${esc(status)} × ${n}</span>`).join('') : '<span class="muted">none</span>'}</td>` : '';
+    const trafficCell = traffic
+      ? `<td>${statuses.length > 0 ? statuses.map(([status, n]) => `<span class="code">${esc(status)} × ${n}</span>`).join('') : '<span class="muted">none</span>'}</td>`
+      : '';
     const { pass, fail, warn, skip } = group.summary;
     return `<tr><td><div class="title">${esc(group.title)}</div>${route ? `<span class="muted code">${esc(route)}</span>` : '<span class="muted">general rules and rate limits</span>'}</td><td>${chip(group.status)}</td><td>${summaryBar(group.summary)}</td><td class="num">${pass}</td><td class="num">${fail}</td><td class="num">${warn}</td><td class="num">${skip}</td>${trafficCell}</tr>`;
   });
@@ -142,7 +159,10 @@ function operationsTable(report: Report): string {
 }
 
 function filters(report: Report): string {
-  const toggles = STATUS_ORDER.map((s) => `<label class="toggle"><input type="checkbox" name="status" value="${s}" checked><span class="${s}">${STATUS_LABEL[s]} ${report.summary[s]}</span></label>`).join('');
+  const toggles = STATUS_ORDER.map(
+    (s) =>
+      `<label class="toggle"><input type="checkbox" name="status" value="${s}" checked><span class="${s}">${STATUS_LABEL[s]} ${report.summary[s]}</span></label>`,
+  ).join('');
   const operations = report.operations.map((o) => `<option value="${esc(o.operation)}">${esc(o.title)}</option>`).join('');
   return `<form id="filters" class="filters panel" role="search" aria-label="Filter requirements">
 <fieldset><legend class="flabel">Status</legend>${toggles}</fieldset>
@@ -171,7 +191,8 @@ function testsSection(tests: TestResult[]): string {
 function clientFindingsSection(report: Report): string {
   if (report.clientFindings.length === 0) return '';
   const rows = report.clientFindings.map(
-    (f) => `<tr><td class="id">${esc(f.requirement)}</td><td class="num">${f.count}</td><td>${esc(f.message)}${f.example ? `<details class="evidence"><summary>Example</summary><div class="evidence-body">${exchangeBlock(f.example)}</div></details>` : ''}</td></tr>`,
+    (f) =>
+      `<tr><td class="id">${esc(f.requirement)}</td><td class="num">${f.count}</td><td>${esc(f.message)}${f.example ? `<details class="evidence"><summary>Example</summary><div class="evidence-body">${exchangeBlock(f.example)}</div></details>` : ''}</td></tr>`,
   );
   return `<h2>Client findings <span class="route">what callers sent; never part of the verdict</span></h2>
 <div class="panel"><table><thead><tr><th>Requirement</th><th class="num">Count</th><th>Example</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
@@ -179,7 +200,8 @@ function clientFindingsSection(report: Report): string {
 
 function sourcesSection(report: Report): string {
   const rows = report.sources.map(
-    (s) => `<tr><td class="id">${esc(s.name)}</td><td>${esc(s.kind)}</td><td>${esc(s.target ?? '')}</td><td>${esc(s.startedAt ?? '')}</td><td>${esc(s.finishedAt ?? '')}</td><td>${esc(s.origin ?? '')}</td></tr>`,
+    (s) =>
+      `<tr><td class="id">${esc(s.name)}</td><td>${esc(s.kind)}</td><td>${esc(s.target ?? '')}</td><td>${esc(s.startedAt ?? '')}</td><td>${esc(s.finishedAt ?? '')}</td><td>${esc(s.origin ?? '')}</td></tr>`,
   );
   return `<details class="fold"><summary>Sources (${report.sources.length})</summary><div class="panel"><table><thead><tr><th>Name</th><th>Kind</th><th>Target</th><th>Started</th><th>Finished</th><th>Read from</th></tr></thead><tbody>${rows.join('')}</tbody></table></div></details>`;
 }
@@ -188,7 +210,9 @@ function sourcesSection(report: Report): string {
 function operationsCalledSection(rows: readonly OperationTraffic[]): string {
   const body = rows.map(
     (row) =>
-      `<tr><td><span class="code">${esc(row.name)}</span>${row.operation === 'otherOperation' ? '' : ' <span class="muted">(the document\'s)</span>'}</td><td class="num">${row.exchanges}</td><td>${Object.entries(row.byStatus)
+      `<tr><td><span class="code">${esc(row.name)}</span>${row.operation === 'otherOperation' ? '' : ' <span class="muted">(the document\'s)</span>'}</td><td class="num">${row.exchanges}</td><td>${Object.entries(
+        row.byStatus,
+      )
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([status, n]) => `<span class="code">${esc(status)} × ${n}</span>`)
         .join(' ')}</td><td class="muted">${row.requirements.map(esc).join(', ') || 'none'}</td></tr>`,
@@ -207,14 +231,22 @@ export function renderHtml(report: Report): string {
   meta.push(['Fail on', report.failOn]);
   meta.push(['Period', `${report.startedAt} – ${report.finishedAt}`]);
   meta.push(['Tool', `${report.tool.name} ${report.tool.version}`]);
-  const cards = STATUS_ORDER.map((s) => `<button type="button" class="card ${s}" data-status="${s}" title="Show only ${s}"><div class="n">${summary[s]}</div><div class="label">${STATUS_LABEL[s]}</div></button>`).join('');
+  const cards = STATUS_ORDER.map(
+    (s) =>
+      `<button type="button" class="card ${s}" data-status="${s}" title="Show only ${s}"><div class="n">${summary[s]}</div><div class="label">${STATUS_LABEL[s]}</div></button>`,
+  ).join('');
   const facts: string[] = [];
   if (conclusion === 'interrupted') facts.push(`interrupted (${interruptedSources(report).join(', ')}): what it did not reach is skipped, not run`);
   facts.push(`${report.requirements.length} requirements`);
   if (report.tests.length > 0) facts.push(`${report.tests.length} suite tests`);
-  if (report.traffic) facts.push(`${report.traffic.exchanges} exchanges (${report.traffic.notCovered} not operation calls: outside the API base path, or CORS preflights)`);
-  for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) facts.push(`not judged: ${count} × ${reason}${exchanges.length > 0 ? ` (exchanges ${exchanges.join(', ')}${count > exchanges.length ? ', …' : ''})` : ''}`);
-  if (report.baseline) facts.push(`baseline ${report.baseline.source}: ${report.baseline.accepted.length} failure(s) accepted, ${report.baseline.fixed.length} fixed, ${report.baseline.expired.length} expired`);
+  if (report.traffic)
+    facts.push(`${report.traffic.exchanges} exchanges (${report.traffic.notCovered} not operation calls: outside the API base path, or CORS preflights)`);
+  for (const { reason, count, exchanges } of report.traffic?.notJudged ?? [])
+    facts.push(`not judged: ${count} × ${reason}${exchanges.length > 0 ? ` (exchanges ${exchanges.join(', ')}${count > exchanges.length ? ', …' : ''})` : ''}`);
+  if (report.baseline)
+    facts.push(
+      `baseline ${report.baseline.source}: ${report.baseline.accepted.length} failure(s) accepted, ${report.baseline.fixed.length} fixed, ${report.baseline.expired.length} expired`,
+    );
   if (report.clientFindings.length > 0) facts.push(`${report.clientFindings.reduce((n, f) => n + f.count, 0)} client findings`);
   const chart = report.traffic ? renderRateLimitChart(report.traffic.rateLimitSeries) : '';
   return `<!doctype html>

@@ -38,8 +38,12 @@ interface Counts {
 const firstLine = (text: string) => text.split('\n', 1)[0]!;
 
 function evidenceText(e: Evidence): string {
-  const exchange = e.exchange ? `exchange: ${e.exchange.request.method} ${e.exchange.request.url} → ${e.exchange.response?.status ?? e.exchange.error ?? 'no response'}` : undefined;
-  return [`[${e.source}]`, e.test ? `test: ${e.test}` : undefined, e.message, e.counterexample ? `counterexample: ${e.counterexample}` : undefined, exchange].filter((x) => x !== undefined).join('\n');
+  const exchange = e.exchange
+    ? `exchange: ${e.exchange.request.method} ${e.exchange.request.url} → ${e.exchange.response?.status ?? e.exchange.error ?? 'no response'}`
+    : undefined;
+  return [`[${e.source}]`, e.test ? `test: ${e.test}` : undefined, e.message, e.counterexample ? `counterexample: ${e.counterexample}` : undefined, exchange]
+    .filter((x) => x !== undefined)
+    .join('\n');
 }
 
 function requirementCase(r: RequirementResult): Case {
@@ -57,12 +61,25 @@ function requirementCase(r: RequirementResult): Case {
   const name = `${r.id} ${r.title}`;
   const classname = `tmi-conform.${r.level}.${r.operations.join('+')}`;
   // Accepted by the baseline: skipped, so that the failure count agrees with the exit code.
-  if (r.accepted) return { name, classname, seconds: 0, status: 'skip', message: `accepted: ${r.accepted.reason}${r.accepted.until ? ` (until ${r.accepted.until})` : ''}; ${message}`, details: details.join('\n\n'), type };
+  if (r.accepted)
+    return {
+      name,
+      classname,
+      seconds: 0,
+      status: 'skip',
+      message: `accepted: ${r.accepted.reason}${r.accepted.until ? ` (until ${r.accepted.until})` : ''}; ${message}`,
+      details: details.join('\n\n'),
+      type,
+    };
   return { name, classname, seconds: 0, status: r.status, message, details: details.join('\n\n'), type };
 }
 
 function testCase(t: TestResult): Case {
-  const details = [t.message, t.counterexample ? `counterexample: ${t.counterexample}` : undefined, t.requirements.length > 0 ? `requirements: ${t.requirements.join(', ')}` : undefined].filter((x) => x !== undefined);
+  const details = [
+    t.message,
+    t.counterexample ? `counterexample: ${t.counterexample}` : undefined,
+    t.requirements.length > 0 ? `requirements: ${t.requirements.join(', ')}` : undefined,
+  ].filter((x) => x !== undefined);
   return {
     name: t.name,
     classname: t.file ?? `tmi-conform.tests.${t.source}`,
@@ -93,7 +110,8 @@ function renderCase(c: Case, failOnShould: boolean): string {
     return `${open}>\n      <failure message="${esc(c.message)}" type="${esc(c.type)}">${esc(c.details)}</failure>\n    </testcase>`;
   }
   if (c.status === 'error') return `${open}>\n      <error message="${esc(c.message)}" type="${esc(c.type)}">${esc(c.details)}</error>\n    </testcase>`;
-  if (c.status === 'warn') return `${open}>\n      <skipped message="${esc(`warning (should): ${c.message}`)}"/>\n      <system-out>${esc(`WARNING (should): ${c.details}`)}</system-out>\n    </testcase>`;
+  if (c.status === 'warn')
+    return `${open}>\n      <skipped message="${esc(`warning (should): ${c.message}`)}"/>\n      <system-out>${esc(`WARNING (should): ${c.details}`)}</system-out>\n    </testcase>`;
   if (c.status === 'skip') return `${open}>\n      <skipped message="${esc(c.message)}"/>\n    </testcase>`;
   return `${open}/>`;
 }
@@ -112,7 +130,14 @@ const countAttributes = (c: Counts) => `tests="${c.tests}" failures="${c.failure
 /** <testsuites> has no `skipped` attribute in the common schema. */
 const rootCountAttributes = (c: Counts) => `tests="${c.tests}" failures="${c.failures}" errors="${c.errors}" time="${c.seconds.toFixed(3)}"`;
 
-function renderSuite(name: string, cases: Case[], report: Report, failOnShould: boolean, properties: Record<string, string>, out: string[] = []): { xml: string; counts: Counts } {
+function renderSuite(
+  name: string,
+  cases: Case[],
+  report: Report,
+  failOnShould: boolean,
+  properties: Record<string, string>,
+  out: string[] = [],
+): { xml: string; counts: Counts } {
   const counts = countsOf(cases, failOnShould);
   const props = Object.entries(properties).map(([key, value]) => `      <property name="${esc(key)}" value="${esc(value)}"/>`);
   const xml = [
@@ -129,19 +154,36 @@ function renderSuite(name: string, cases: Case[], report: Report, failOnShould: 
 
 /** What the traffic left unjudged, one line per reason: said beside the requirements, whose verdicts it qualifies. */
 function notJudgedLines(report: Report): string[] {
-  return (report.traffic?.notJudged ?? []).map(({ reason, count, exchanges }) => notJudgedLine('not judged', count, reason, exchanges.map((id) => `exchange ${id}`)));
+  return (report.traffic?.notJudged ?? []).map(({ reason, count, exchanges }) =>
+    notJudgedLine(
+      'not judged',
+      count,
+      reason,
+      exchanges.map((id) => `exchange ${id}`),
+    ),
+  );
 }
 
 export function renderJunit(report: Report): string {
   const failOnShould = report.failOn === 'should';
   const common: Record<string, string> = { kind: report.kind, 'fail-on': report.failOn, 'tool.version': report.tool.version };
   if (report.target) common['target'] = report.target;
-  const suites = [renderSuite('requirements', report.requirements.map(requirementCase), report, failOnShould, { ...common, sources: report.sources.map((s) => s.name).join(', '), ...coverageProperties(report) }, notJudgedLines(report))];
+  const suites = [
+    renderSuite(
+      'requirements',
+      report.requirements.map(requirementCase),
+      report,
+      failOnShould,
+      { ...common, sources: report.sources.map((s) => s.name).join(', '), ...coverageProperties(report) },
+      notJudgedLines(report),
+    ),
+  ];
   for (const source of new Set(report.tests.map((t) => t.source))) {
     const tests = report.tests.filter((t) => t.source === source);
     suites.push(renderSuite(`tests (${source})`, tests.map(testCase), report, failOnShould, { ...common, source }));
   }
-  if (report.interrupted === true) suites.push(renderSuite('interrupted', [interruptedCase(report)], report, failOnShould, { ...common, interrupted: interruptedSources(report).join(', ') }));
+  if (report.interrupted === true)
+    suites.push(renderSuite('interrupted', [interruptedCase(report)], report, failOnShould, { ...common, interrupted: interruptedSources(report).join(', ') }));
   const total: Counts = { tests: 0, failures: 0, errors: 0, skipped: 0, seconds: 0 };
   for (const { counts } of suites) {
     total.tests += counts.tests;
@@ -151,5 +193,11 @@ export function renderJunit(report: Report): string {
     total.seconds += counts.seconds;
   }
   const title = `tmi-conform ${report.kind}${report.target ? ` ${report.target}` : ''}`;
-  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="${esc(title)}" ${rootCountAttributes(total)}>`, ...suites.map((s) => s.xml), '</testsuites>', ''].join('\n');
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="${esc(title)}" ${rootCountAttributes(total)}>`,
+    ...suites.map((s) => s.xml),
+    '</testsuites>',
+    '',
+  ].join('\n');
 }

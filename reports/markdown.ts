@@ -23,7 +23,10 @@ const oneLine = (text: string, max: number) => {
 
 /** Text from a report as inline Markdown: no HTML, no emphasis, no links, one line. */
 export function inline(text: string, max = MAX_TEXT): string {
-  return oneLine(text, max).replace(/[\\`*_[\]|#~]/g, (c) => `\\${c}`).replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  return oneLine(text, max)
+    .replace(/[\\`*_[\]|#~]/g, (c) => `\\${c}`)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;');
 }
 
 /**
@@ -62,7 +65,8 @@ function codeBlock(text: string, language: string): string {
 export function reproduceBlock(command: string): string[] {
   const variables = curlVariables(command);
   const meanings = curlVariableMeanings(command);
-  const set = variables.length === 0 ? '' : ` (set ${variables.map((v) => `\`${v}\``).join(', ')} first${meanings ? `: ${meanings}` : ''}; the report masks credentials)`;
+  const set =
+    variables.length === 0 ? '' : ` (set ${variables.map((v) => `\`${v}\``).join(', ')} first${meanings ? `: ${meanings}` : ''}; the report masks credentials)`;
   return [`Reproduce${set}:`, '', codeBlock(command, 'sh')];
 }
 
@@ -73,7 +77,12 @@ function firstSecurityMessage(r: RequirementResult): string | undefined {
 }
 
 function requirementSection(r: RequirementResult, target?: string): string {
-  const lines = [`#### ${ICON[r.status]} ${r.id} (${r.level})${(r.counts.security ?? 0) > 0 ? ' 🛑 security' : ''}: ${inline(r.title)}`, '', `> ${r.quote.replace(/\s*\n\s*/g, ' ')}`, ''];
+  const lines = [
+    `#### ${ICON[r.status]} ${r.id} (${r.level})${(r.counts.security ?? 0) > 0 ? ' 🛑 security' : ''}: ${inline(r.title)}`,
+    '',
+    `> ${r.quote.replace(/\s*\n\s*/g, ' ')}`,
+    '',
+  ];
   if (r.inferred) lines.push(`Inferred: ${inline(r.inferred)}`, '');
   lines.push(`Examined by ${r.counts.exchanges} exchange(s) and ${r.counts.tests} test(s); ${r.counts.findings} against it.`, '');
   const against = r.evidence.filter((e) => e.status === r.status);
@@ -93,9 +102,14 @@ function operationsTable(report: Report): string[] {
   ];
   for (const group of report.operations) {
     const route = OPERATIONS.find((o) => o.id === group.operation)?.route;
-    const statuses = (report.traffic ? exchangesByStatus(report.traffic, group.operation) : []).map(([status, count]) => `${inline(status, 8)}: ${count}`).join(', ');
+    const statuses = (report.traffic ? exchangesByStatus(report.traffic, group.operation) : [])
+      .map(([status, count]) => `${inline(status, 8)}: ${count}`)
+      .join(', ');
     const { pass, fail, warn, skip } = group.summary;
-    out.push(`| ${inline(group.title)}${route ? ` ${code(route)}` : ''} | ${ICON[group.status]} ${group.status} | ${pass} | ${fail} | ${warn} | ${skip} |` + (withTraffic ? ` ${statuses || '–'} |` : ''));
+    out.push(
+      `| ${inline(group.title)}${route ? ` ${code(route)}` : ''} | ${ICON[group.status]} ${group.status} | ${pass} | ${fail} | ${warn} | ${skip} |` +
+        (withTraffic ? ` ${statuses || '–'} |` : ''),
+    );
   }
   return out;
 }
@@ -115,7 +129,12 @@ function operationsCalledTable(rows: readonly OperationTraffic[]): string[] {
 /** What --baseline did, short: a pull-request comment names what was accepted and why. */
 function baselineSection(b: BaselineOutcome): string[] {
   const until = (e: { until?: string }) => (e.until ? ` (until ${inline(e.until, 20)})` : '');
-  const out = [`### Baseline ${code(b.source, 200)}`, '', `${b.accepted.length} failure(s) accepted, ${b.fixed.length} fixed, ${b.expired.length} expired.`, ''];
+  const out = [
+    `### Baseline ${code(b.source, 200)}`,
+    '',
+    `${b.accepted.length} failure(s) accepted, ${b.fixed.length} fixed, ${b.expired.length} expired.`,
+    '',
+  ];
   for (const e of b.accepted) out.push(`- accepted: **${inline(e.requirement, 60)}**: ${inline(e.reason, 300)}${until(e)}`);
   for (const e of b.fixed) out.push(`- fixed: **${inline(e.requirement, 60)}** passes now: remove ${code(e.remove, 100)}`);
   for (const e of b.expired) out.push(`- expired: **${inline(e.requirement, 60)}**${until(e)}: counts again`);
@@ -131,7 +150,8 @@ function testsSummary(tests: TestResult[]): string {
 export function renderMarkdown(report: Report): string {
   const { summary } = report;
   const conclusion = conclusionOf(report);
-  const verdict = conclusion === 'interrupted' ? `⏹ ${INTERRUPTED_VERDICT}` : conclusion === 'conforming' ? '✅ conforming' : `❌ NOT conforming (fail-on ${report.failOn})`;
+  const verdict =
+    conclusion === 'interrupted' ? `⏹ ${INTERRUPTED_VERDICT}` : conclusion === 'conforming' ? '✅ conforming' : `❌ NOT conforming (fail-on ${report.failOn})`;
   const context = [
     report.target ? `Target ${code(report.target, 200)}` : undefined,
     `sources: ${report.sources.map((s) => inline(s.name, 120)).join(', ')}`,
@@ -143,7 +163,14 @@ export function renderMarkdown(report: Report): string {
     '',
     context.join(' · '),
     '',
-    ...(conclusion === 'interrupted' ? [`**Interrupted** (${interruptedSources(report).map((s) => inline(s, 120)).join(', ')}): what it did not reach is skipped, not run; the counts below are of what it reached.`, ''] : []),
+    ...(conclusion === 'interrupted'
+      ? [
+          `**Interrupted** (${interruptedSources(report)
+            .map((s) => inline(s, 120))
+            .join(', ')}): what it did not reach is skipped, not run; the counts below are of what it reached.`,
+          '',
+        ]
+      : []),
     '| pass | fail | warn | skip |',
     '|---:|---:|---:|---:|',
     `| ${summary.pass} | ${summary.fail} | ${summary.warn} | ${summary.skip} |`,
@@ -157,8 +184,16 @@ export function renderMarkdown(report: Report): string {
     out.push('');
   }
   if (report.tests.length > 0) out.push(testsSummary(report.tests), '');
-  if (report.traffic) out.push(`Traffic: ${report.traffic.exchanges} exchanges, ${report.traffic.notCovered} not operation calls (outside the API base path, or CORS preflights).`, '');
-  for (const { reason, count, exchanges } of report.traffic?.notJudged ?? []) out.push(`Not judged: ${count} × ${inline(reason, 400)}${exchanges.length > 0 ? ` (exchanges ${exchanges.map((id) => inline(id, 20)).join(', ')}${count > exchanges.length ? ', …' : ''})` : ''}.`, '');
+  if (report.traffic)
+    out.push(
+      `Traffic: ${report.traffic.exchanges} exchanges, ${report.traffic.notCovered} not operation calls (outside the API base path, or CORS preflights).`,
+      '',
+    );
+  for (const { reason, count, exchanges } of report.traffic?.notJudged ?? [])
+    out.push(
+      `Not judged: ${count} × ${inline(reason, 400)}${exchanges.length > 0 ? ` (exchanges ${exchanges.map((id) => inline(id, 20)).join(', ')}${count > exchanges.length ? ', …' : ''})` : ''}.`,
+      '',
+    );
   if (report.operations.length > 0) out.push('### Per operation', '', ...operationsTable(report), '');
   if (report.traffic?.operations) out.push('### Operations called', '', ...operationsCalledTable(report.traffic.operations), '');
   out.push(...coverageMarkdown(report));

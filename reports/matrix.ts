@@ -63,7 +63,17 @@ export function buildMatrix(reports: Array<{ report: Report; origin: string; lab
     for (let n = 2; folders.includes(folder); n++) folder = `${base}-${n}`;
     folders.push(folder);
   }
-  const targets = reports.map(({ report, origin }, i): MatrixTarget => ({ name: unique[i]!, origin, folder: folders[i]!, passed: report.passed, ...(report.interrupted === true ? { interrupted: true as const } : {}), failOn: report.failOn, ...(report.coverage ? { coverage: coverageCell(report.coverage) } : {}) }));
+  const targets = reports.map(
+    ({ report, origin }, i): MatrixTarget => ({
+      name: unique[i]!,
+      origin,
+      folder: folders[i]!,
+      passed: report.passed,
+      ...(report.interrupted === true ? { interrupted: true as const } : {}),
+      failOn: report.failOn,
+      ...(report.coverage ? { coverage: coverageCell(report.coverage) } : {}),
+    }),
+  );
   const order: string[] = [];
   const facts = new Map<string, { level: 'must' | 'should'; title: string }>();
   for (const { report } of reports) {
@@ -98,7 +108,9 @@ export function renderMatrixMarkdown(matrix: Matrix): string {
   const out = [
     '## tmi-conform: requirements × targets',
     '',
-    ...matrix.targets.map((t) => `- ${escapeCell(t.name)}: ${t.interrupted ? `⏹ ${INTERRUPTED_VERDICT}` : t.passed ? '✅ conforming' : `❌ NOT conforming (fail-on ${t.failOn})`}`),
+    ...matrix.targets.map(
+      (t) => `- ${escapeCell(t.name)}: ${t.interrupted ? `⏹ ${INTERRUPTED_VERDICT}` : t.passed ? '✅ conforming' : `❌ NOT conforming (fail-on ${t.failOn})`}`,
+    ),
     '',
     `| requirement | ${matrix.targets.map((t) => escapeCell(t.name)).join(' | ')} |`,
     `|---|${matrix.targets.map(() => ':---:').join('|')}|`,
@@ -128,11 +140,21 @@ export function renderMatrixConsole(matrix: Matrix): string[] {
  */
 export function renderMatrixHtml(matrix: Matrix, linked: ReadonlySet<string>): string {
   const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-  const link = (t: MatrixTarget, text: string, anchor = '') => (linked.has(t.folder) ? `<a href="${esc(`${encodeURIComponent(t.folder)}/report.html${anchor}`)}">${text}</a>` : text);
-  const head = matrix.targets.map((t) => `<th>${link(t, esc(t.name))}<div class="${t.interrupted ? 'skip' : t.passed ? 'pass' : 'fail'}">${t.interrupted ? INTERRUPTED_VERDICT : t.passed ? 'conforming' : 'NOT conforming'}</div></th>`).join('');
+  const link = (t: MatrixTarget, text: string, anchor = '') =>
+    linked.has(t.folder) ? `<a href="${esc(`${encodeURIComponent(t.folder)}/report.html${anchor}`)}">${text}</a>` : text;
+  const head = matrix.targets
+    .map(
+      (t) =>
+        `<th>${link(t, esc(t.name))}<div class="${t.interrupted ? 'skip' : t.passed ? 'pass' : 'fail'}">${t.interrupted ? INTERRUPTED_VERDICT : t.passed ? 'conforming' : 'NOT conforming'}</div></th>`,
+    )
+    .join('');
   const rows = matrix.rows
     .map((row) => {
-      const cells = row.cells.map((c, i) => (c ? `<td class="${c.status}">${link(matrix.targets[i]!, esc(cellText(c, false)), `#req-${row.requirement}`)}</td>` : '<td class="absent">·</td>')).join('');
+      const cells = row.cells
+        .map((c, i) =>
+          c ? `<td class="${c.status}">${link(matrix.targets[i]!, esc(cellText(c, false)), `#req-${row.requirement}`)}</td>` : '<td class="absent">·</td>',
+        )
+        .join('');
       return `<tr><th scope="row"><code>${esc(row.requirement)}</code> <span class="muted">${row.level}</span><div class="muted">${esc(row.title)}</div></th>${cells}</tr>`;
     })
     .join('\n');

@@ -106,8 +106,14 @@ function mergeRequirements(inputs: Renamed[]): RequirementResult[] {
         security: sum(parts.map((p) => p.result.counts.security ?? 0)),
       },
       evidence: [
-        ...roundRobin(evidence.map((list) => list.filter((e) => e.status === 'fail' || e.status === 'warn').sort(byStatus)), EVIDENCE_PER_REQUIREMENT),
-        ...roundRobin(evidence.map((list) => list.filter((e) => e.status === 'pass' || e.status === 'skip')), PASSING_EVIDENCE_PER_REQUIREMENT),
+        ...roundRobin(
+          evidence.map((list) => list.filter((e) => e.status === 'fail' || e.status === 'warn').sort(byStatus)),
+          EVIDENCE_PER_REQUIREMENT,
+        ),
+        ...roundRobin(
+          evidence.map((list) => list.filter((e) => e.status === 'pass' || e.status === 'skip')),
+          PASSING_EVIDENCE_PER_REQUIREMENT,
+        ),
       ],
     });
     if (status === 'skip') merged.reason = skipReason(parts);
@@ -203,7 +209,7 @@ function mergeTraffic(all: TrafficStats[]): TrafficStats | undefined {
 }
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-const unique = <T,>(values: T[]) => [...new Set(values)];
+const unique = <T>(values: T[]) => [...new Set(values)];
 
 /** The operations tables summed per operation name, in the builder's order and within its bound. */
 function mergeOperations(all: TrafficStats[]): OperationTraffic[] | undefined {

@@ -38,7 +38,9 @@ function niceMax(value: number): number {
 }
 
 /** Tick spacings a reader counts in: seconds, minutes, hours, days. */
-const TICK_STEPS_MS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800].map((s) => s * 1000);
+const TICK_STEPS_MS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800].map(
+  (s) => s * 1000,
+);
 
 function timeScale(points: Point[]): Scale {
   const times = points.map((p) => Date.parse(p.t));
@@ -77,7 +79,9 @@ function axes(scale: Scale, height: number, yMax: number, yLabel: string): strin
     out.push(`<line class="grid" x1="${x}" x2="${x}" y1="${bottom}" y2="${bottom + 4}"/>`);
     out.push(`<text class="tick" x="${x}" y="${height - 8}" text-anchor="middle">${esc(scale.label(t))}</text>`);
   }
-  out.push(`<text class="axis-label" x="12" y="${MARGIN.top + (bottom - MARGIN.top) / 2}" transform="rotate(-90 12 ${MARGIN.top + (bottom - MARGIN.top) / 2})" text-anchor="middle">${esc(yLabel)}</text>`);
+  out.push(
+    `<text class="axis-label" x="12" y="${MARGIN.top + (bottom - MARGIN.top) / 2}" transform="rotate(-90 12 ${MARGIN.top + (bottom - MARGIN.top) / 2})" text-anchor="middle">${esc(yLabel)}</text>`,
+  );
   return out.join('');
 }
 
@@ -93,11 +97,15 @@ function describe(p: Point): string {
 const secondsUntilReset = (p: Point) => (p.reset === undefined ? 0 : Math.round(p.reset - Date.parse(p.t) / 1000));
 
 /** A polyline that lifts its pen at each point that comes after a pause (the third member). */
-const path = (coordinates: Array<[number, number, boolean]>) => coordinates.map(([x, y, pause], i) => `${i === 0 || pause ? 'M' : 'L'}${x.toFixed(1)},${y.toFixed(1)}`).join('');
+const path = (coordinates: Array<[number, number, boolean]>) =>
+  coordinates.map(([x, y, pause], i) => `${i === 0 || pause ? 'M' : 'L'}${x.toFixed(1)},${y.toFixed(1)}`).join('');
 
 /** The middle interval between consecutive times (sorted), 0 for fewer than two. */
 function medianInterval(times: readonly number[]): number {
-  const intervals = times.slice(1).map((t, i) => t - times[i]!).sort((a, b) => a - b);
+  const intervals = times
+    .slice(1)
+    .map((t, i) => t - times[i]!)
+    .sort((a, b) => a - b);
   return intervals.length === 0 ? 0 : intervals[Math.floor(intervals.length / 2)]!;
 }
 
@@ -138,10 +146,14 @@ const seconds = (ms: number) => (ms >= 10_000 ? String(Math.round(ms / 1000)) : 
 
 /** A 429 mark: one answer, or several drawn on one spot with their count beside it. */
 function mark429(group: Point[], x: number, y: number, higher: boolean): string {
-  const title = group.length === 1 ? describe(group[0]!) : `${group.length} × 429, ${group[0]!.t} to ${group[group.length - 1]!.t} · ${describe(group[group.length - 1]!)}`;
+  const title =
+    group.length === 1 ? describe(group[0]!) : `${group.length} × 429, ${group[0]!.t} to ${group[group.length - 1]!.t} · ${describe(group[group.length - 1]!)}`;
   // Beside the mark, on the side with room for it.
   const left = x > WIDTH - MARGIN.right - 60;
-  const count = group.length === 1 ? '' : `<text class="count-429" x="${(left ? x - 7 : x + 7).toFixed(1)}" y="${(higher ? y - 21 : y - 7).toFixed(1)}" text-anchor="${left ? 'end' : 'start'}">${group.length} × 429</text>`;
+  const count =
+    group.length === 1
+      ? ''
+      : `<text class="count-429" x="${(left ? x - 7 : x + 7).toFixed(1)}" y="${(higher ? y - 21 : y - 7).toFixed(1)}" text-anchor="${left ? 'end' : 'start'}">${group.length} × 429</text>`;
   return `<g class="mark-429" data-count="${group.length}"><circle class="point-429" cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="4.5" fill="#dc2626"/>${count}<title>${esc(title)}</title></g>`;
 }
 
@@ -150,7 +162,10 @@ function pauseBand(scale: Scale, from: number, to: number, height: number, label
   const x1 = scale.x(from);
   const width = scale.x(to) - x1;
   const label = `no traffic for ${seconds(to - from)} s`;
-  const text = labelled && width > 90 ? `<text class="pause-label" x="${(x1 + width / 2).toFixed(1)}" y="${MARGIN.top + 14}" text-anchor="middle">${esc(label)}</text>` : '';
+  const text =
+    labelled && width > 90
+      ? `<text class="pause-label" x="${(x1 + width / 2).toFixed(1)}" y="${MARGIN.top + 14}" text-anchor="middle">${esc(label)}</text>`
+      : '';
   return `<g class="pause"><rect x="${x1.toFixed(1)}" y="${MARGIN.top}" width="${width.toFixed(1)}" height="${height - MARGIN.bottom - MARGIN.top}"/>${text}<title>${esc(`${label}: ${new Date(from).toISOString()} to ${new Date(to).toISOString()}`)}</title></g>`;
 }
 
@@ -190,16 +205,41 @@ export function renderRateLimitChart(series: TrafficStats['rateLimitSeries']): s
     const limited = list.filter((p) => p.limit !== undefined);
     const remaining = list.filter((p) => p.remaining !== undefined);
     const resets = list.filter((p) => p.reset !== undefined);
-    const line = (kind: string, points: Array<[number, number, boolean]>) => (points.length > 0 ? `<path class="${kind}" stroke="${color}" d="${path(points)}"/>` : '');
-    main.push(line('limit', coordinates(limited, (p) => yMain(p.limit!))));
-    main.push(line('remaining', coordinates(remaining, (p) => yMain(p.remaining!))));
-    reset.push(line('reset', coordinates(resets, (p) => yReset(secondsUntilReset(p)))));
-    for (const p of remaining.filter((r) => r.status !== 429)) main.push(`<circle class="point" cx="${x(p).toFixed(1)}" cy="${yMain(p.remaining!).toFixed(1)}" r="2.5" fill="${color}"><title>${esc(describe(p))}</title></circle>`);
+    const line = (kind: string, points: Array<[number, number, boolean]>) =>
+      points.length > 0 ? `<path class="${kind}" stroke="${color}" d="${path(points)}"/>` : '';
+    main.push(
+      line(
+        'limit',
+        coordinates(limited, (p) => yMain(p.limit!)),
+      ),
+    );
+    main.push(
+      line(
+        'remaining',
+        coordinates(remaining, (p) => yMain(p.remaining!)),
+      ),
+    );
+    reset.push(
+      line(
+        'reset',
+        coordinates(resets, (p) => yReset(secondsUntilReset(p))),
+      ),
+    );
+    for (const p of remaining.filter((r) => r.status !== 429))
+      main.push(
+        `<circle class="point" cx="${x(p).toFixed(1)}" cy="${yMain(p.remaining!).toFixed(1)}" r="2.5" fill="${color}"><title>${esc(describe(p))}</title></circle>`,
+      );
     // Every 429 is marked: one without X-RateLimit-Remaining where nothing remains.
     const y429 = (p: Point) => yMain(p.remaining ?? 0);
     // Counts of neighbouring marks alternate between two heights above them, so that they do not run into each other.
-    for (const [k, group] of markGroups(list.filter((r) => r.status === 429), (p) => [x(p), y429(p)]).entries()) main.push(mark429(group.points, group.x, group.y, k % 2 === 1));
-    legend.push(`<li><span class="swatch" data-color="${i % COLORS.length}"></span>${esc(client)} <span class="muted">(${list.length} points, ${list.filter((p) => p.status === 429).length} × 429)</span></li>`);
+    for (const [k, group] of markGroups(
+      list.filter((r) => r.status === 429),
+      (p) => [x(p), y429(p)],
+    ).entries())
+      main.push(mark429(group.points, group.x, group.y, k % 2 === 1));
+    legend.push(
+      `<li><span class="swatch" data-color="${i % COLORS.length}"></span>${esc(client)} <span class="muted">(${list.length} points, ${list.filter((p) => p.status === 429).length} × 429)</span></li>`,
+    );
   }
   const others = clients.length - charted.length;
   const svg = (height: number, label: string, body: string[]) =>

@@ -30,7 +30,14 @@ export class RateLimitSeries {
   record(exchange: Exchange, observation: RateLimitObservation | null | undefined): void {
     if (!observation) return;
     if (this.seen++ % this.stride !== 0) return;
-    this.points.push({ t: exchange.startedAt, client: chartedClient(exchange), status: observation.status, limit: observation.limit, remaining: observation.remaining, reset: observation.reset });
+    this.points.push({
+      t: exchange.startedAt,
+      client: chartedClient(exchange),
+      status: observation.status,
+      limit: observation.limit,
+      remaining: observation.remaining,
+      reset: observation.reset,
+    });
     if (this.points.length >= RATE_LIMIT_POINTS) {
       this.points = this.points.filter((_, i) => i % THINNING === 0);
       this.stride *= THINNING;

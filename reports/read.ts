@@ -39,6 +39,7 @@ function whatItIsInstead(value: unknown): string | undefined {
   const object = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   if (object !== undefined && 'schemaVersion' in object) return undefined;
   const log = object?.['log'] as Record<string, unknown> | undefined;
-  if (log !== undefined && Array.isArray(log['entries'])) return 'it is a HAR recording (tmi-conform validate FILE --report-dir DIR judges it; that DIR can be merged)';
-  return "it holds no report (a report is the report.json that run, proxy and validate write, or the directory holding it)";
+  if (log !== undefined && Array.isArray(log['entries']))
+    return 'it is a HAR recording (tmi-conform validate FILE --report-dir DIR judges it; that DIR can be merged)';
+  return 'it holds no report (a report is the report.json that run, proxy and validate write, or the directory holding it)';
 }

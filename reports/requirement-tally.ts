@@ -103,11 +103,18 @@ export class RequirementTally {
    * `counterexample` and `exchange` are already redacted. A failed test that does not charge it
    * did not examine it: its words become a reason, shown if nothing else examined it.
    */
-  testOutcome(outcome: TestOutcome, charged: readonly string[], message: string | undefined, counterexample: string | undefined, exchange: ExchangeEvidence | undefined): void {
+  testOutcome(
+    outcome: TestOutcome,
+    charged: readonly string[],
+    message: string | undefined,
+    counterexample: string | undefined,
+    exchange: ExchangeEvidence | undefined,
+  ): void {
     if (!this.testNames.includes(outcome.name)) this.testNames.push(outcome.name);
     if (outcome.status === 'fail' && !charged.includes(this.requirement.id)) {
       // Ended early (its own words), or stopped at another requirement's finding first.
-      const why = charged.length === 0 ? firstLine(message ?? 'not examined: the test ended early') : `not examined: the test stopped at ${charged.join(', ')} first`;
+      const why =
+        charged.length === 0 ? firstLine(message ?? 'not examined: the test ended early') : `not examined: the test stopped at ${charged.join(', ')} first`;
       this.skip(`${why} (test "${outcome.name}")`);
       return;
     }
@@ -116,7 +123,12 @@ export class RequirementTally {
       return;
     }
     this.tests++;
-    const item: Evidence = { source: this.source, kind: 'test', test: outcome.name, status: outcome.status === 'fail' ? failureStatus(this.requirement.level) : 'pass' };
+    const item: Evidence = {
+      source: this.source,
+      kind: 'test',
+      test: outcome.name,
+      status: outcome.status === 'fail' ? failureStatus(this.requirement.level) : 'pass',
+    };
     if (message !== undefined) item.message = message;
     if (counterexample !== undefined) item.counterexample = counterexample;
     if (exchange !== undefined) item.exchange = exchange;
@@ -154,7 +166,13 @@ export class RequirementTally {
     const result = requirementResult(r, {
       status,
       coverage: { checks: checksOf(r.id), tests: this.testNames },
-      counts: { exchanges: this.exchanges, tests: this.tests, findings: this.failingExchanges + this.failingTests, clientFindings: this.clientFindings, security: this.securityExchanges },
+      counts: {
+        exchanges: this.exchanges,
+        tests: this.tests,
+        findings: this.failingExchanges + this.failingTests,
+        clientFindings: this.clientFindings,
+        security: this.securityExchanges,
+      },
       evidence: [...this.failures, ...this.passes],
     });
     if (status === 'skip') result.reason = this.skipReason(unexamined);

@@ -176,15 +176,23 @@ const placeText = (pointer: string): string => (pointer === '' ? '' : ` at ${poi
 function resultMessage(r: RequirementResult, operation: string, pointer: string, evidence: Evidence | undefined): string {
   const counts = r.byOperation?.[operation];
   const tally = counts ? ` ${counts.findings} of ${counts.exchanges} exchange(s) of ${operation} against it.` : '';
-  const folded = pointer === '' && r.pointersFolded?.includes(operation) ? ` It failed at more places on ${operation} than a report lists; the others are counted here.` : '';
-  if (!evidence) return `${r.id}: ${r.title}, not met on ${operation}${placeText(pointer)}.${folded}${tally} The sampled evidence is in report.html and report.json.`;
-  const said = (findingAt(r, evidence, pointer) ?? evidence.findings?.find((f) => f.requirement === r.id))?.message ?? firstLine(evidence.message ?? `${r.id}: ${r.title}`);
+  const folded =
+    pointer === '' && r.pointersFolded?.includes(operation)
+      ? ` It failed at more places on ${operation} than a report lists; the others are counted here.`
+      : '';
+  if (!evidence)
+    return `${r.id}: ${r.title}, not met on ${operation}${placeText(pointer)}.${folded}${tally} The sampled evidence is in report.html and report.json.`;
+  const said =
+    (findingAt(r, evidence, pointer) ?? evidence.findings?.find((f) => f.requirement === r.id))?.message ??
+    firstLine(evidence.message ?? `${r.id}: ${r.title}`);
   const lines = [pointer === '' ? said : `${said} (at ${pointer} of the response body)`];
   if (folded) lines.push(folded.trim());
   const exchange = evidence.exchange;
   if (exchange) {
     const outcome = exchange.response?.status ?? exchange.error ?? 'no response';
-    lines.push(`Exchange${exchange.id !== undefined ? ` ${exchange.id}` : ''}: ${exchange.request.method} ${exchange.request.url} → ${outcome} (${evidence.source}${evidence.test ? `, test "${evidence.test}"` : ''}).`);
+    lines.push(
+      `Exchange${exchange.id !== undefined ? ` ${exchange.id}` : ''}: ${exchange.request.method} ${exchange.request.url} → ${outcome} (${evidence.source}${evidence.test ? `, test "${evidence.test}"` : ''}).`,
+    );
   } else if (evidence.test) {
     lines.push(`Test "${evidence.test}" (${evidence.source}).`);
   }
@@ -231,7 +239,14 @@ function results(r: RequirementResult, ruleIndex: number): Result[] {
 function notJudgedNotifications(report: Report): Notification[] {
   return (report.traffic?.notJudged ?? []).map(({ reason, count, exchanges }) => ({
     level: 'warning',
-    message: { text: notJudgedLine('not judged', count, reason, exchanges.map((id) => `exchange ${id}`)) },
+    message: {
+      text: notJudgedLine(
+        'not judged',
+        count,
+        reason,
+        exchanges.map((id) => `exchange ${id}`),
+      ),
+    },
     descriptor: { id: 'not-judged' },
   }));
 }
@@ -243,7 +258,12 @@ function invocation(report: Report): Invocation {
     const text = `${INTERRUPTED_VERDICT}: ${interruptedSources(report).join(', ')} stopped before it ended; what it did not reach is skipped, not run`;
     notifications.unshift({ level: 'error', message: { text } });
   }
-  return { executionSuccessful: report.interrupted !== true, startTimeUtc: report.startedAt, endTimeUtc: report.finishedAt, ...(notifications.length > 0 ? { toolExecutionNotifications: notifications } : {}) };
+  return {
+    executionSuccessful: report.interrupted !== true,
+    startTimeUtc: report.startedAt,
+    endTimeUtc: report.finishedAt,
+    ...(notifications.length > 0 ? { toolExecutionNotifications: notifications } : {}),
+  };
 }
 
 export function renderSarif(report: Report): string {

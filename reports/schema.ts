@@ -21,4 +21,3 @@ export function reportSchemaError(value: unknown): string | undefined {
   if (!first) return 'does not match schemas/report.schema.json';
   return `${first.instancePath || '(top level)'} ${first.message ?? 'is invalid'}`;
 }
-

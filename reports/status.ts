@@ -33,7 +33,8 @@ export const verdict = (summary: Summary, failOn: FailOn): boolean => summary.fa
 /** What a report concluded: an interrupted one concludes nothing, whatever its requirements say. */
 export type Conclusion = 'conforming' | 'not-conforming' | 'interrupted';
 
-export const conclusionOf = (report: Pick<Report, 'passed' | 'interrupted'>): Conclusion => (report.interrupted === true ? 'interrupted' : report.passed ? 'conforming' : 'not-conforming');
+export const conclusionOf = (report: Pick<Report, 'passed' | 'interrupted'>): Conclusion =>
+  report.interrupted === true ? 'interrupted' : report.passed ? 'conforming' : 'not-conforming';
 
 /** The names of the sources that were interrupted. */
 export const interruptedSources = (report: Pick<Report, 'sources'>): string[] => report.sources.filter((s) => s.interrupted === true).map((s) => s.name);

@@ -6,7 +6,13 @@ import type { Level } from '../rules/types.ts';
 import type { Status, TestOutcome, TestResult } from './model.ts';
 
 /** `message` and `counterexample` are the outcome's, already redacted; `levelOf` reads the catalog. */
-export function testResult(source: string, outcome: TestOutcome, message: string | undefined, counterexample: string | undefined, levelOf: (id: string) => Level | undefined): TestResult {
+export function testResult(
+  source: string,
+  outcome: TestOutcome,
+  message: string | undefined,
+  counterexample: string | undefined,
+  levelOf: (id: string) => Level | undefined,
+): TestResult {
   let status: Status = outcome.status;
   const charged = chargedBy(outcome);
   if (outcome.status === 'fail') {
@@ -34,4 +40,5 @@ export const notExamined = (outcome: TestOutcome): boolean => outcome.status ===
 const NOT_EXAMINED = 'not examined: ';
 
 /** The words a not-examined test is reported with: "not examined: <why>". */
-export const notExaminedMessage = (message: string | undefined): string => (message?.startsWith(NOT_EXAMINED) ? message : `${NOT_EXAMINED}${message ?? 'the test ended early'}`);
+export const notExaminedMessage = (message: string | undefined): string =>
+  message?.startsWith(NOT_EXAMINED) ? message : `${NOT_EXAMINED}${message ?? 'the test ended early'}`;

@@ -107,8 +107,16 @@ export class TrafficTally {
   /** A copy of the statistics, or undefined when no exchange was seen (a suite run without traffic). */
   stats(): TrafficStats | undefined {
     if (this.exchanges === 0 && this.notJudged.size === 0) return undefined;
-    const stats: TrafficStats = { exchanges: this.exchanges, notCovered: this.notCovered, byOperation: this.byOperation, rateLimitSeries: this.rateLimits.points };
-    if (this.operations.size > 0) stats.operations = [...this.operations.values()].map(({ row, requirements }) => ({ ...row, requirements: [...requirements].sort() })).sort(operationOrder);
+    const stats: TrafficStats = {
+      exchanges: this.exchanges,
+      notCovered: this.notCovered,
+      byOperation: this.byOperation,
+      rateLimitSeries: this.rateLimits.points,
+    };
+    if (this.operations.size > 0)
+      stats.operations = [...this.operations.values()]
+        .map(({ row, requirements }) => ({ ...row, requirements: [...requirements].sort() }))
+        .sort(operationOrder);
     if (this.notJudged.size > 0) stats.notJudged = [...this.notJudged.values()];
     return structuredClone(stats);
   }

@@ -59,7 +59,8 @@ async function nearestExisting(dir: string): Promise<string> {
 export async function checkReportDir(dir: string, what = 'reports'): Promise<void> {
   const existing = await nearestExisting(dir);
   const kernel = KERNEL_FILE_SYSTEMS.get((await statfs(existing)).type);
-  if (kernel !== undefined) throw new UsageError(`cannot write ${what} to ${dir}: it is on ${kernel}, the kernel's view, which holds no files (choose a directory on a disk)`);
+  if (kernel !== undefined)
+    throw new UsageError(`cannot write ${what} to ${dir}: it is on ${kernel}, the kernel's view, which holds no files (choose a directory on a disk)`);
   if (existing === resolve(dir) && !(await stat(existing)).isDirectory()) throw new UsageError(`cannot write ${what} to ${dir}: it is a file, not a directory`);
   const probe = join(dir, `.tmi-conform-write-check.${process.pid}`);
   try {
@@ -77,7 +78,11 @@ export async function checkReportDir(dir: string, what = 'reports'): Promise<voi
  * checked at start (checkReportDir, a probe file written and removed), as for the proxy's rewrites
  * every report interval, which need not probe it again.
  */
-export async function writeReports(report: Report, dir: string, { jobSummary = true, dirChecked = false }: { jobSummary?: boolean; dirChecked?: boolean } = {}): Promise<string[]> {
+export async function writeReports(
+  report: Report,
+  dir: string,
+  { jobSummary = true, dirChecked = false }: { jobSummary?: boolean; dirChecked?: boolean } = {},
+): Promise<string[]> {
   if (!dirChecked) await checkReportDir(dir);
   const rendered = Object.entries(REPORT_FILES).map(([name, render]) => ({ path: join(dir, name), text: render(report) }));
   const temporaries: string[] = [];

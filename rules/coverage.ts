@@ -38,14 +38,30 @@ const metadataLimits = once(() => {
 /** The edges of `session_metadata`'s limits and its two ways of clearing, as the reports name them. */
 const metadataPoints = once(() => {
   const { maxProperties, maxLength } = metadataLimits();
-  return { cleared: 'null', empty: '{}', atMost: `${maxProperties} properties`, overMost: `over ${maxProperties} properties`, atLength: `a value of ${maxLength} characters`, overLength: `a value over ${maxLength} characters` };
+  return {
+    cleared: 'null',
+    empty: '{}',
+    atMost: `${maxProperties} properties`,
+    overMost: `over ${maxProperties} properties`,
+    atLength: `a value of ${maxLength} characters`,
+    overLength: `a value over ${maxLength} characters`,
+  };
 });
 
 /** The document's enumerations and limits, from the schemas that state them. */
 export const valueDimensions = once((): ValueDimension[] => {
   const resourceServer = loadSchema('resource-server');
-  const enumeration = (name: string): ValueDimension => ({ operation: 'getResourceServer', name, in: 'response', values: property(resourceServer, name)['enum'] as string[] });
-  return [enumeration('signing_alg'), enumeration('token_dialect'), { operation: 'updateSession', name: 'session_metadata', in: 'request', values: Object.values(metadataPoints()) }];
+  const enumeration = (name: string): ValueDimension => ({
+    operation: 'getResourceServer',
+    name,
+    in: 'response',
+    values: property(resourceServer, name)['enum'] as string[],
+  });
+  return [
+    enumeration('signing_alg'),
+    enumeration('token_dialect'),
+    { operation: 'updateSession', name: 'session_metadata', in: 'request', values: Object.values(metadataPoints()) },
+  ];
 });
 
 /** "signing_alg=RS256": one value of one dimension, as a judgement lists it. */
@@ -57,7 +73,8 @@ const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typ
  * A request's body reached the implementation's reading of it: it was answered, and not refused
  * before its body mattered (no credential, no scope, no such id, too many requests).
  */
-const bodyWasRead = (status: number | undefined): boolean => status !== undefined && status < 500 && status !== 401 && status !== 403 && status !== 404 && status !== 429;
+const bodyWasRead = (status: number | undefined): boolean =>
+  status !== undefined && status < 500 && status !== 401 && status !== 403 && status !== 404 && status !== 429;
 
 /** None reached: one shared, frozen list, so that every judgement has the same shape. */
 export const NONE_REACHED: readonly string[] = Object.freeze([]);
@@ -67,20 +84,37 @@ export const NONE_REACHED: readonly string[] = Object.freeze([]);
  * ("signing_alg=HS256", "session_metadata=25 properties"); none for an operation that has none.
  * On the hot path: the keys are made once, and most exchanges return at the first test.
  */
-export function valuesReached(operation: OperationId, status: number | undefined, requestJson: ParsedBody | undefined, responseJson: ParsedBody | undefined): readonly string[] {
+export function valuesReached(
+  operation: OperationId,
+  status: number | undefined,
+  requestJson: ParsedBody | undefined,
+  responseJson: ParsedBody | undefined,
+): readonly string[] {
   if (operation === 'getResourceServer') return responseJson?.ok && status !== undefined && status < 300 ? enumerationValues(responseJson.value) : NONE_REACHED;
-  if (operation === 'updateSession' && requestJson?.ok && bodyWasRead(status) && isRecord(requestJson.value) && 'session_metadata' in requestJson.value) return metadataValues(requestJson.value['session_metadata']);
+  if (operation === 'updateSession' && requestJson?.ok && bodyWasRead(status) && isRecord(requestJson.value) && 'session_metadata' in requestJson.value)
+    return metadataValues(requestJson.value['session_metadata']);
   return NONE_REACHED;
 }
 
 /** Per enumeration of the resource server: its name and each allowed value's key, made once. */
-const enumerationKeys = once(() => valueDimensions().filter((d) => d.operation === 'getResourceServer').map(({ name, values }) => ({ name, keys: new Map(values.map((v) => [v, valueKey(name, v)])) })));
+const enumerationKeys = once(() =>
+  valueDimensions()
+    .filter((d) => d.operation === 'getResourceServer')
+    .map(({ name, values }) => ({ name, keys: new Map(values.map((v) => [v, valueKey(name, v)])) })),
+);
 
 /** Each `session_metadata` point's key, made once. */
 const metadataKeys = once(() => {
   const points = metadataPoints();
   const key = (point: string) => valueKey('session_metadata', point);
-  return { cleared: [key(points.cleared)], empty: [key(points.empty)], atMost: key(points.atMost), overMost: key(points.overMost), atLength: key(points.atLength), overLength: key(points.overLength) };
+  return {
+    cleared: [key(points.cleared)],
+    empty: [key(points.empty)],
+    atMost: key(points.atMost),
+    overMost: key(points.overMost),
+    atLength: key(points.atLength),
+    overLength: key(points.overLength),
+  };
 });
 
 function enumerationValues(body: unknown): readonly string[] {

@@ -50,7 +50,24 @@ export const CLOCK_SKEW_SECONDS = 60;
  * A token naming anything else ("none", "None", "", an encryption algorithm) carries no
  * signature anyone can check.
  */
-const SIGNING_ALGORITHMS: ReadonlySet<string> = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES256K', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'Ed448', 'HS256', 'HS384', 'HS512']);
+const SIGNING_ALGORITHMS: ReadonlySet<string> = new Set([
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES256K',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+  'Ed448',
+  'HS256',
+  'HS384',
+  'HS512',
+]);
 
 /** The API base path an audience must name: /api/v2/, as a path or inside an absolute URL, with or without the last slash. */
 export function audienceNamesApi(audience: unknown): boolean {
@@ -164,10 +181,14 @@ export function describeCredential(state: CredentialState, token: BearerToken): 
     case 'not-jwt':
       return 'a bearer token that is not a JWT';
     case 'unsigned':
-      return token.signatureEmpty ? `an unsigned token (alg ${JSON.stringify(token.alg ?? null)}, empty signature)` : `an unsigned token (alg ${JSON.stringify(token.alg)})`;
+      return token.signatureEmpty
+        ? `an unsigned token (alg ${JSON.stringify(token.alg ?? null)}, empty signature)`
+        : `an unsigned token (alg ${JSON.stringify(token.alg)})`;
     case 'signature-invalid':
       if (token.attack !== undefined) return MADE_BY_KIT[token.attack];
-      return token.shape !== undefined && token.shape in SHAPE_SEEN ? SHAPE_SEEN[token.shape as ForgeryShape] : "a token whose signature does not verify against the tenant's keys";
+      return token.shape !== undefined && token.shape in SHAPE_SEEN
+        ? SHAPE_SEEN[token.shape as ForgeryShape]
+        : "a token whose signature does not verify against the tenant's keys";
     case 'expired':
       return `a token that had expired (exp ${String(token.claims?.['exp'])}, more than ${CLOCK_SKEW_SECONDS} s before the request)`;
     case 'not-yet-valid':

@@ -7,7 +7,17 @@ import type { TokenAttack } from './types.ts';
 
 export type ForgeryShape = Extract<
   TokenAttack,
-  'zero-signature' | 'psychic-es256' | 'psychic-es384' | 'embedded-jwk' | 'embedded-x5c' | 'jku' | 'x5u' | 'kid-path-traversal' | 'kid-sql-injection' | 'hs256-empty-secret' | 'hs256-weak-secret'
+  | 'zero-signature'
+  | 'psychic-es256'
+  | 'psychic-es384'
+  | 'embedded-jwk'
+  | 'embedded-x5c'
+  | 'jku'
+  | 'x5u'
+  | 'kid-path-traversal'
+  | 'kid-sql-injection'
+  | 'hs256-empty-secret'
+  | 'hs256-weak-secret'
 >;
 
 /** The commonest weak HMAC secrets: jwt.io's example first, then the words every secret list starts with. */
@@ -37,7 +47,8 @@ export function forgeryShape(token: string): ForgeryShape | undefined {
   const header = headerOf(head);
   if (header === undefined) return undefined;
   const bytes = Buffer.from(signature, 'base64url');
-  if (bytes.length > 0 && bytes.every((byte) => byte === 0)) return header['alg'] === 'ES256' ? 'psychic-es256' : header['alg'] === 'ES384' ? 'psychic-es384' : 'zero-signature';
+  if (bytes.length > 0 && bytes.every((byte) => byte === 0))
+    return header['alg'] === 'ES256' ? 'psychic-es256' : header['alg'] === 'ES384' ? 'psychic-es384' : 'zero-signature';
   if ('jwk' in header) return 'embedded-jwk';
   if ('x5c' in header) return 'embedded-x5c';
   if ('jku' in header) return 'jku';

@@ -205,7 +205,13 @@ export function judgeExchange(exchange: Exchange, tracker?: RateLimitTracker, la
     if (client !== undefined) tracker.record(client, rateLimit);
   }
   // `reached` always set (a shared empty list for none): one judgement shape for the report's reads.
-  const judgement: Judgement = { operation, findings, examined, rateLimit, reached: valuesReached(operation.operation, exchange.response?.status, input.requestJson, input.responseJson) };
+  const judgement: Judgement = {
+    operation,
+    findings,
+    examined,
+    rateLimit,
+    reached: valuesReached(operation.operation, exchange.response?.status, input.requestJson, input.responseJson),
+  };
   const overLimit = bodiesOverLimit(exchange);
   if (overLimit) judgement.bodiesOverLimit = overLimit;
   if (headersNotRecorded.length > 0) judgement.responseHeadersNotRecorded = headersNotRecorded;

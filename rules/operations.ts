@@ -18,7 +18,12 @@ interface Route {
 }
 
 const ROUTES: Route[] = [
-  { operation: 'deleteTokenExchangeProfile', method: 'DELETE', pattern: /^\/token-exchange-profiles\/([^/]+)\/?$/, name: 'DELETE /token-exchange-profiles/{id}' },
+  {
+    operation: 'deleteTokenExchangeProfile',
+    method: 'DELETE',
+    pattern: /^\/token-exchange-profiles\/([^/]+)\/?$/,
+    name: 'DELETE /token-exchange-profiles/{id}',
+  },
   { operation: 'updateSession', method: 'PATCH', pattern: /^\/sessions\/([^/]+)\/?$/, name: 'PATCH /sessions/{id}' },
   { operation: 'getResourceServer', method: 'GET', pattern: /^\/resource-servers\/([^/]+)\/?$/, name: 'GET /resource-servers/{id}' },
 ];
@@ -97,7 +102,12 @@ export function parseQuery(search: string): Record<string, string> {
  * API base path (named by its templated path). Undefined: the path is outside the API base path or
  * the base path itself, or the request is an OPTIONS (a CORS preflight).
  */
-export function matchOperation(method: string, url: string, base: ApiBase = DOCUMENT_API_BASE, names: PathNames = knownPathNames()): MatchedOperation | undefined {
+export function matchOperation(
+  method: string,
+  url: string,
+  base: ApiBase = DOCUMENT_API_BASE,
+  names: PathNames = knownPathNames(),
+): MatchedOperation | undefined {
   const upper = method.toUpperCase();
   const { path, search } = splitUrl(url);
   const token = upper === 'POST' ? TOKEN_ENDPOINT.exec(path) : null;
@@ -109,7 +119,8 @@ export function matchOperation(method: string, url: string, base: ApiBase = DOCU
   for (const route of ROUTES) {
     if (route.method !== upper) continue;
     const match = route.pattern.exec(under.own);
-    if (match) return { operation: route.operation, name: route.name, query: parseQuery(search), prefix: under.prefix, rawId: match[1]!, id: decodeSegment(match[1]!) };
+    if (match)
+      return { operation: route.operation, name: route.name, query: parseQuery(search), prefix: under.prefix, rawId: match[1]!, id: decodeSegment(match[1]!) };
   }
   return { operation: 'otherOperation', name: `${upper} ${templatePath(under.own, names)}`, query: parseQuery(search), prefix: under.prefix };
 }

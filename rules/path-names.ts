@@ -54,4 +54,6 @@ export class PathNames {
 }
 
 /** The public management API's paths, as schemas/management-api-paths.yaml lists them. */
-export const managementApiPaths = once((): readonly string[] => (parse(readFileSync(join(schemasDir, 'management-api-paths.yaml'), 'utf8')) as { paths: string[] }).paths);
+export const managementApiPaths = once(
+  (): readonly string[] => (parse(readFileSync(join(schemasDir, 'management-api-paths.yaml'), 'utf8')) as { paths: string[] }).paths,
+);

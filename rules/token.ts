@@ -31,7 +31,11 @@ function headerFacts(token: string): Pick<BearerToken, 'alg' | 'signatureEmpty'>
 const decodeToken = perKey(DECODED_TOKENS_KEPT, (token: string): TokenReading => {
   try {
     const shape = forgeryShape(token);
-    return Object.freeze({ claims: Object.freeze(decodeJwt(token)) as Record<string, unknown>, ...headerFacts(token), ...(shape !== undefined ? { shape } : {}) });
+    return Object.freeze({
+      claims: Object.freeze(decodeJwt(token)) as Record<string, unknown>,
+      ...headerFacts(token),
+      ...(shape !== undefined ? { shape } : {}),
+    });
   } catch (error) {
     return Object.freeze({ decodeError: (error as Error).message });
   }

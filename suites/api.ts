@@ -170,7 +170,12 @@ export class SuiteApi {
     return made;
   }
 
-  private async forge(caller: Exclude<AttackCaller, 'expired'>, operation: ApiOperation, source: string, attackWith: NonNullable<CallOptions['attackWith']>): Promise<string | undefined> {
+  private async forge(
+    caller: Exclude<AttackCaller, 'expired'>,
+    operation: ApiOperation,
+    source: string,
+    attackWith: NonNullable<CallOptions['attackWith']>,
+  ): Promise<string | undefined> {
     const { issuer, jwks } = this.tenant;
     // The no_scope client's own secret (hs256-client-secret): used as the HMAC key, never recorded.
     const credential = this.config.credentials.no_scope;
@@ -185,7 +190,11 @@ export class SuiteApi {
     return typeof made === 'string' ? made : undefined;
   }
 
-  private async authorization(caller: Caller, operation: ApiOperation, attackWith: CallOptions['attackWith']): Promise<{ token?: string; facts?: OutgoingRequest['tokenFacts'] }> {
+  private async authorization(
+    caller: Caller,
+    operation: ApiOperation,
+    attackWith: CallOptions['attackWith'],
+  ): Promise<{ token?: string; facts?: OutgoingRequest['tokenFacts'] }> {
     if (caller === 'anonymous') return {};
     if (!isTokenProfile(caller)) {
       const token = await this.attackToken(caller, operation, attackWith);
@@ -211,7 +220,11 @@ export class SuiteApi {
     const body = options.rawBody ?? (options.body !== undefined ? JSON.stringify(options.body) : undefined);
     const contentType = options.contentType === undefined ? (body !== undefined ? 'application/json' : null) : options.contentType;
     if (contentType !== null) headers['content-type'] = contentType;
-    const outgoing: OutgoingRequest = { method, url: `${this.config.baseUrl}${prefix}${options.rawId ?? encodeURIComponent(id)}${options.query ?? ''}`, headers };
+    const outgoing: OutgoingRequest = {
+      method,
+      url: `${this.config.baseUrl}${prefix}${options.rawId ?? encodeURIComponent(id)}${options.query ?? ''}`,
+      headers,
+    };
     if (body !== undefined) outgoing.body = body;
     if (options.keyUrlFetched) outgoing.keyUrlFetched = options.keyUrlFetched;
     // A raw header replaces the profile's token: the kit no longer holds what is sent.

@@ -18,7 +18,8 @@ function folded(schema: Schema): Schema {
 const safeKey = fc.string({ minLength: 1, maxLength: 24 }).filter((k) => k !== '__proto__');
 
 function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
-  if (schema['format'] === 'date-time') return fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString());
+  if (schema['format'] === 'date-time')
+    return fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString());
   const constraints: fc.StringConstraints = { unit: 'grapheme' };
   if (typeof schema['minLength'] === 'number') constraints.minLength = schema['minLength'];
   if (typeof schema['maxLength'] === 'number') constraints.maxLength = schema['maxLength'];
@@ -33,7 +34,11 @@ export function arbitraryFromSchema(input: Schema): fc.Arbitrary<unknown> {
   const schema = folded(input);
   if ('const' in schema) return fc.constant(schema['const']);
   if (Array.isArray(schema['enum'])) return fc.constantFrom(...(schema['enum'] as unknown[]));
-  const types = Array.isArray(schema['type']) ? (schema['type'] as string[]) : typeof schema['type'] === 'string' ? [schema['type'] as string] : ['string', 'integer', 'boolean', 'null'];
+  const types = Array.isArray(schema['type'])
+    ? (schema['type'] as string[])
+    : typeof schema['type'] === 'string'
+      ? [schema['type'] as string]
+      : ['string', 'integer', 'boolean', 'null'];
   return fc.oneof(...types.map((type) => arbitraryOfType(type, schema)));
 }
 
@@ -44,7 +49,10 @@ function arbitraryOfType(type: string, schema: Schema): fc.Arbitrary<unknown> {
     case 'boolean':
       return fc.boolean();
     case 'integer':
-      return fc.integer({ min: typeof schema['minimum'] === 'number' ? schema['minimum'] : -1_000_000, max: typeof schema['maximum'] === 'number' ? schema['maximum'] : 1_000_000 });
+      return fc.integer({
+        min: typeof schema['minimum'] === 'number' ? schema['minimum'] : -1_000_000,
+        max: typeof schema['maximum'] === 'number' ? schema['maximum'] : 1_000_000,
+      });
     case 'number':
       return fc.double({ noNaN: true, noDefaultInfinity: true });
     case 'string':
@@ -77,7 +85,9 @@ export function sessionMetadataSchema(): { schema: Schema; maxProperties: number
 }
 
 const exactly = (count: number, length: number, tag: string, character?: string) =>
-  Object.fromEntries(Array.from({ length: count }, (_, i) => [`${tag}_${String(i).padStart(2, '0')}`, (character ?? String.fromCharCode(97 + (i % 26))).repeat(length)]));
+  Object.fromEntries(
+    Array.from({ length: count }, (_, i) => [`${tag}_${String(i).padStart(2, '0')}`, (character ?? String.fromCharCode(97 + (i % 26))).repeat(length)]),
+  );
 
 /**
  * A property's input with its name: the edge case it is, or the family it was drawn from. A
@@ -119,13 +129,32 @@ export function invalidSessionUpdates(): fc.Arbitrary<InvalidUpdate> {
   const { maxProperties, maxLength } = sessionMetadataSchema();
   const metadata = (why: string, value: fc.Arbitrary<unknown>) => value.map((session_metadata) => ({ why, body: { session_metadata } }));
   return fc.oneof(
-    metadata(`more than ${maxProperties} properties`, fc.integer({ min: maxProperties + 1, max: maxProperties + 10 }).map((n) => exactly(n, 1, 'k'))),
-    metadata(`a value longer than ${maxLength} characters`, fc.integer({ min: maxLength + 1, max: maxLength + 300 }).map((n) => exactly(1, n, 'v'))),
-    metadata('a value that is not a string', fc.dictionary(safeKey, fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.double({ noNaN: true, noDefaultInfinity: true })), { minKeys: 1, maxKeys: 3 })),
-    metadata('a nested object', fc.dictionary(safeKey, fc.dictionary(safeKey, fc.string({ maxLength: 8 }), { minKeys: 1, maxKeys: 2 }), { minKeys: 1, maxKeys: 2 })),
+    metadata(
+      `more than ${maxProperties} properties`,
+      fc.integer({ min: maxProperties + 1, max: maxProperties + 10 }).map((n) => exactly(n, 1, 'k')),
+    ),
+    metadata(
+      `a value longer than ${maxLength} characters`,
+      fc.integer({ min: maxLength + 1, max: maxLength + 300 }).map((n) => exactly(1, n, 'v')),
+    ),
+    metadata(
+      'a value that is not a string',
+      fc.dictionary(safeKey, fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.double({ noNaN: true, noDefaultInfinity: true })), {
+        minKeys: 1,
+        maxKeys: 3,
+      }),
+    ),
+    metadata(
+      'a nested object',
+      fc.dictionary(safeKey, fc.dictionary(safeKey, fc.string({ maxLength: 8 }), { minKeys: 1, maxKeys: 2 }), { minKeys: 1, maxKeys: 2 }),
+    ),
     metadata('an array instead of an object', fc.array(fc.string({ maxLength: 8 }), { maxLength: 3 })),
     metadata('a string, number or boolean instead of an object', fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.boolean())),
-    fc.constantFrom<InvalidUpdate>({ why: 'a body that is an array', body: [] }, { why: 'a body that is a string', body: 'session_metadata' }, { why: 'a body that is a number', body: 42 }),
+    fc.constantFrom<InvalidUpdate>(
+      { why: 'a body that is an array', body: [] },
+      { why: 'a body that is a string', body: 'session_metadata' },
+      { why: 'a body that is a number', body: 42 },
+    ),
   );
 }
 
@@ -155,8 +184,39 @@ export const ODD_ID_PREFIX = 'tmi-conform-';
 
 /** Path ids with reserved, percent, unicode and control-free odd characters. */
 export function oddIds(): fc.Arbitrary<Named<string>> {
-  const odd = fc.constantFrom('/', '?', '#', '%', '%25', '..', ' ', '+', '&', '=', ';', ':', '@', '|', '\\', '"', "'", '<', '>', '{', '}', 'é', 'Ω', '✓', '𝄞', '漢字', '\u200b', 'https://api.example.com/x/');
-  return fc.array(fc.oneof(odd, fc.string({ maxLength: 6, unit: 'grapheme' })), { minLength: 1, maxLength: 5 }).map((parts) => ({ name: 'generated', value: `${ODD_ID_PREFIX}${parts.join('')}` }));
+  const odd = fc.constantFrom(
+    '/',
+    '?',
+    '#',
+    '%',
+    '%25',
+    '..',
+    ' ',
+    '+',
+    '&',
+    '=',
+    ';',
+    ':',
+    '@',
+    '|',
+    '\\',
+    '"',
+    "'",
+    '<',
+    '>',
+    '{',
+    '}',
+    'é',
+    'Ω',
+    '✓',
+    '𝄞',
+    '漢字',
+    '\u200b',
+    'https://api.example.com/x/',
+  );
+  return fc
+    .array(fc.oneof(odd, fc.string({ maxLength: 6, unit: 'grapheme' })), { minLength: 1, maxLength: 5 })
+    .map((parts) => ({ name: 'generated', value: `${ODD_ID_PREFIX}${parts.join('')}` }));
 }
 
 /** The odd ids every run sends, before the random ones (the path carries each percent-encoded once, as the client sends ids). */
@@ -200,16 +260,26 @@ export function malformedAuthorizations(): fc.Arbitrary<MalformedAuthorization> 
     fc.tuple(notJsonSegment, notJsonSegment, notJsonSegment).map(([a, b, c]) => ({ shape: '<three dot-separated parts, not JSON>', text: `${a}.${b}.${c}` })),
     fc.tuple(notJsonSegment, notJsonSegment).map(([a, b]) => ({ shape: '<two parts and a trailing dot, not JSON>', text: `${a}.${b}.` })),
   );
-  const bearer = fc.tuple(fc.constantFrom('Bearer', 'bearer', 'BEARER', 'BeArEr'), fc.constantFrom('', ' ', '  '), notJwt).map(([scheme, gap, { shape, text }]) => ({
-    name: text === '' ? scheme : gap === '' ? `${scheme}${shape} (no space)` : gap === ' ' ? `${scheme} ${shape}` : `${scheme}  ${shape} (two spaces)`,
-    value: `${scheme}${gap}${text}`.trim(),
-  }));
-  const basicCredential = fc.tuple(fc.stringMatching(/^[a-z0-9_]{1,12}$/), fc.stringMatching(/^[A-Za-z0-9]{0,16}$/)).map(([user, password]) => ({ shape: '<base64 user:password>', text: Buffer.from(`${user}:${password}`).toString('base64') }));
-  const otherScheme = fc.tuple(fc.constantFrom('Basic', 'Token', 'Digest', 'JWT', 'Negotiate', 'OAuth', 'Bearer:', 'Bearer-Token'), fc.oneof(basicCredential, notJwt)).map(([scheme, { shape, text }]) => ({
-    name: text === '' ? scheme : `${scheme} ${shape}`,
-    value: `${scheme} ${text}`.trim(),
-  }));
-  return fc.oneof(bearer, otherScheme, notJsonSegment.map((value) => ({ name: '<not a JWT> (no scheme)', value })));
+  const bearer = fc
+    .tuple(fc.constantFrom('Bearer', 'bearer', 'BEARER', 'BeArEr'), fc.constantFrom('', ' ', '  '), notJwt)
+    .map(([scheme, gap, { shape, text }]) => ({
+      name: text === '' ? scheme : gap === '' ? `${scheme}${shape} (no space)` : gap === ' ' ? `${scheme} ${shape}` : `${scheme}  ${shape} (two spaces)`,
+      value: `${scheme}${gap}${text}`.trim(),
+    }));
+  const basicCredential = fc
+    .tuple(fc.stringMatching(/^[a-z0-9_]{1,12}$/), fc.stringMatching(/^[A-Za-z0-9]{0,16}$/))
+    .map(([user, password]) => ({ shape: '<base64 user:password>', text: Buffer.from(`${user}:${password}`).toString('base64') }));
+  const otherScheme = fc
+    .tuple(fc.constantFrom('Basic', 'Token', 'Digest', 'JWT', 'Negotiate', 'OAuth', 'Bearer:', 'Bearer-Token'), fc.oneof(basicCredential, notJwt))
+    .map(([scheme, { shape, text }]) => ({
+      name: text === '' ? scheme : `${scheme} ${shape}`,
+      value: `${scheme} ${text}`.trim(),
+    }));
+  return fc.oneof(
+    bearer,
+    otherScheme,
+    notJsonSegment.map((value) => ({ name: '<not a JWT> (no scheme)', value })),
+  );
 }
 
 /**

@@ -20,9 +20,17 @@ export function boundedPredicate<A extends unknown[]>(budget: number, predicate:
  * within numRuns (with numRuns below the number of examples, the later examples never run), so
  * numRuns is both.
  */
-export async function assertEdgesThenRandom<T>(arbitrary: fc.Arbitrary<T>, edges: readonly T[], runs: number, predicate: (value: T) => Promise<void>): Promise<void> {
+export async function assertEdgesThenRandom<T>(
+  arbitrary: fc.Arbitrary<T>,
+  edges: readonly T[],
+  runs: number,
+  predicate: (value: T) => Promise<void>,
+): Promise<void> {
   const runsInAll = edges.length + runs;
-  await fc.assert(fc.asyncProperty(arbitrary, boundedPredicate(runsInAll + MAX_SHRINK_STEPS, predicate)), { examples: edges.map((edge): [T] => [edge]), numRuns: runsInAll });
+  await fc.assert(fc.asyncProperty(arbitrary, boundedPredicate(runsInAll + MAX_SHRINK_STEPS, predicate)), {
+    examples: edges.map((edge): [T] => [edge]),
+    numRuns: runsInAll,
+  });
 }
 
 /** Cases checked together before a failure stops the property: all of them are, whatever happens in between. */
@@ -54,12 +62,23 @@ export async function assertEdgesThenRandomConcurrently<T>(
   if (failures.size === 0) return;
   const first = Math.min(...failures.keys());
   const examples = edges.map((edge): [T] => [edge]);
-  await fc.assert(fc.asyncProperty(arbitrary, boundedPredicate(1 + MAX_SHRINK_STEPS, predicate)), { seed, path: String(first), examples, numRuns: cases.length });
+  await fc.assert(fc.asyncProperty(arbitrary, boundedPredicate(1 + MAX_SHRINK_STEPS, predicate)), {
+    seed,
+    path: String(first),
+    examples,
+    numRuns: cases.length,
+  });
   throw failures.get(first);
 }
 
 /** Checks every case of a round, up to parallel() at a time; each failure is kept by the case's index (from `offset`). */
-async function checkTogether<T>(cases: T[], offset: number, predicate: (value: T) => Promise<void>, parallel: () => number, failures: Map<number, unknown>): Promise<void> {
+async function checkTogether<T>(
+  cases: T[],
+  offset: number,
+  predicate: (value: T) => Promise<void>,
+  parallel: () => number,
+  failures: Map<number, unknown>,
+): Promise<void> {
   let next = 0;
   let running = 0;
   await new Promise<void>((resolve) => {

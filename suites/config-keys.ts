@@ -63,7 +63,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     kind: 'text',
     env: 'TMI_ISSUER',
     flag: { name: 'issuer', value: 'ISSUER' },
-    default: "the issuer of the tenant's discovery document, else the iss of the tokens the token endpoint issued whose signature verifies; none known: not judged",
+    default:
+      "the issuer of the tenant's discovery document, else the iss of the tokens the token endpoint issued whose signature verifies; none known: not judged",
     doc: "The issuer (iss) the tenant's tokens carry: a token naming another is judged as from another issuer.",
   },
   {
@@ -71,7 +72,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     kind: 'url-or-file',
     env: 'TMI_JWKS_URL',
     flag: { name: 'jwks', value: 'URL|FILE' },
-    default: "the jwks_uri of the discovery document, else {auth_url}/.well-known/jwks.json; when those cannot be fetched the run says so and goes on without checking signatures",
+    default:
+      'the jwks_uri of the discovery document, else {auth_url}/.well-known/jwks.json; when those cannot be fetched the run says so and goes on without checking signatures',
     doc: "The tenant's public signing keys (a JSON Web Key Set), an http(s) URL or a file: token signatures are checked against them; one given here that cannot be read stops the run (exit 2).",
   },
   {
@@ -80,7 +82,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     env: 'TMI_CALLBACK_URL',
     flag: { name: 'callback-url', value: 'URL' },
     default: 'none: a target on this machine reaches a key server the kit runs on loopback; a target elsewhere is not examined for fetching key URLs',
-    doc: "A URL at which the target reaches the kit (e.g. http://10.0.0.5:8123): the jku and x5u tokens name key URLs under it, and a fetch the kit sees there is AUTH-KEY-URL-NOT-FETCHED.",
+    doc: 'A URL at which the target reaches the kit (e.g. http://10.0.0.5:8123): the jku and x5u tokens name key URLs under it, and a fetch the kit sees there is AUTH-KEY-URL-NOT-FETCHED.',
   },
   {
     key: 'callback_listen',

@@ -16,6 +16,42 @@ const PROFILE: Schema = {
   ],
 };
 
+/** The token profiles the suites use, and the tokens the user gives for the claim attacks. */
+const CREDENTIALS: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    full: { $ref: '#/$defs/profile', description: 'A global client holding the scopes the operations need.' },
+    no_scope: { $ref: '#/$defs/profile', description: 'A global client WITHOUT delete:token_exchange_profiles.' },
+    non_global: { $ref: '#/$defs/profile', description: 'A client that is not global.' },
+    expired: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['token'],
+      properties: { token: nonEmpty },
+      description: 'A token the tenant issued that has since expired: the suites check that it is refused. Without it the expiry attack is skipped.',
+    },
+    other_audience: {
+      oneOf: [
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['client_id', 'client_secret', 'audience'],
+          properties: { client_id: nonEmpty, client_secret: nonEmpty, audience: nonEmpty },
+        },
+        { type: 'object', additionalProperties: false, required: ['token'], properties: { token: nonEmpty } },
+      ],
+      description:
+        'A token the tenant signs for another of its APIs: a client and the audience of that API (the token is asked for at each run), or the token itself. The suites check that every operation refuses it (AUTH-AUDIENCE-401); without it that is not examined.',
+    },
+    not_yet_valid: {
+      $ref: '#/$defs/profile',
+      description:
+        'A token the tenant signs whose nbf lies ahead: a client whose tokens are not valid yet, or the token itself. The suites check that every operation refuses it (AUTH-NOT-BEFORE-401); without it that is not examined.',
+    },
+  },
+};
+
 function shapeOf(key: ConfigKey): Schema {
   switch (key.kind) {
     case 'url':
@@ -28,7 +64,16 @@ function shapeOf(key: ConfigKey): Schema {
     case 'switch':
       return { type: 'boolean' };
     case 'coverage':
-      return { oneOf: [{ type: 'number', minimum: 0, maximum: 100 }, { type: 'string', pattern: '^\\s*((document|responses|values|operations)\\s*=\\s*)?\\d+(\\.\\d+)?\\s*(,\\s*(document|responses|values|operations)\\s*=\\s*\\d+(\\.\\d+)?\\s*)*$' }] };
+      return {
+        oneOf: [
+          { type: 'number', minimum: 0, maximum: 100 },
+          {
+            type: 'string',
+            pattern:
+              '^\\s*((document|responses|values|operations)\\s*=\\s*)?\\d+(\\.\\d+)?\\s*(,\\s*(document|responses|values|operations)\\s*=\\s*\\d+(\\.\\d+)?\\s*)*$',
+          },
+        ],
+      };
     case 'integer':
       return { type: 'integer', minimum: key.range!.min, maximum: key.range!.max };
     case 'ids':
@@ -49,24 +94,7 @@ function shapeOf(key: ConfigKey): Schema {
         },
       };
     case 'credentials':
-      return {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          full: { $ref: '#/$defs/profile', description: 'A global client holding the scopes the operations need.' },
-          no_scope: { $ref: '#/$defs/profile', description: 'A global client WITHOUT delete:token_exchange_profiles.' },
-          non_global: { $ref: '#/$defs/profile', description: 'A client that is not global.' },
-          expired: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: nonEmpty }, description: 'A token the tenant issued that has since expired: the suites check that it is refused. Without it the expiry attack is skipped.' },
-          other_audience: {
-            oneOf: [
-              { type: 'object', additionalProperties: false, required: ['client_id', 'client_secret', 'audience'], properties: { client_id: nonEmpty, client_secret: nonEmpty, audience: nonEmpty } },
-              { type: 'object', additionalProperties: false, required: ['token'], properties: { token: nonEmpty } },
-            ],
-            description: "A token the tenant signs for another of its APIs: a client and the audience of that API (the token is asked for at each run), or the token itself. The suites check that every operation refuses it (AUTH-AUDIENCE-401); without it that is not examined.",
-          },
-          not_yet_valid: { $ref: '#/$defs/profile', description: 'A token the tenant signs whose nbf lies ahead: a client whose tokens are not valid yet, or the token itself. The suites check that every operation refuses it (AUTH-NOT-BEFORE-401); without it that is not examined.' },
-        },
-      };
+      return CREDENTIALS;
   }
 }
 
@@ -86,7 +114,8 @@ export function configSchema(): Schema {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: 'https://tmi-conform.dev/schemas/conformance.schema.json',
     title: 'tmi-conform configuration',
-    description: 'Configuration of `tmi-conform run` (YAML). Every key can also come from an environment variable, most from a flag (flag > environment > file). A missing profile or fixture skips the tests that need it.',
+    description:
+      'Configuration of `tmi-conform run` (YAML). Every key can also come from an environment variable, most from a flag (flag > environment > file). A missing profile or fixture skips the tests that need it.',
     type: 'object',
     additionalProperties: false,
     properties,

@@ -1,4 +1,3 @@
-
 import { readFile } from 'node:fs/promises';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { parseDocument, type YAMLError } from 'yaml';
@@ -98,7 +97,11 @@ export interface RawConfig {
 
 /** The defaults of the numeric keys, as their declarations say them (suites/config-keys.ts). */
 const numericDefault = (name: string): number => Number(CONFIG_KEYS.find((k) => k.key === name)!.default);
-export const DEFAULTS = { propertyRuns: numericDefault('property_runs'), probeMaxRequests: numericDefault('probe_max_requests'), requestTimeoutMs: numericDefault('request_timeout_ms') } as const;
+export const DEFAULTS = {
+  propertyRuns: numericDefault('property_runs'),
+  probeMaxRequests: numericDefault('probe_max_requests'),
+  requestTimeoutMs: numericDefault('request_timeout_ms'),
+} as const;
 
 const configValidator = once((): ValidateFunction => createAjv().compile(configSchema()));
 function validateRaw(raw: unknown): ErrorObject[] {
@@ -129,7 +132,9 @@ function validValue(key: ConfigKey, given: unknown): string {
   switch (key.kind) {
     case 'url':
       // The commonest slip: a host and port without the scheme.
-      return typeof given === 'string' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(given) ? `an http(s) URL with its scheme, e.g. http://${given}` : 'an http(s) URL, e.g. https://tenant.example.com/api/v2';
+      return typeof given === 'string' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(given)
+        ? `an http(s) URL with its scheme, e.g. http://${given}`
+        : 'an http(s) URL, e.g. https://tenant.example.com/api/v2';
     case 'integer':
       return `a whole number from ${key.range!.min} to ${key.range!.max}${key.default !== undefined ? ` (default ${key.default})` : ''}`;
     case 'listen':
@@ -182,7 +187,9 @@ function checkLayer(raw: unknown, layer: Layer): RawConfig {
   // The schema checks the scheme only; a URL must also parse (a port above 65535 does not).
   // The schema checks the shape; a port must also be one.
   if (config.callback_listen !== undefined && listenAddress(config.callback_listen) === undefined) {
-    throw new UsageError(`run: ${layer.nameOf(keyAt('/callback_listen')!)}: ${JSON.stringify(config.callback_listen)} is not HOST:PORT with a port up to 65535`);
+    throw new UsageError(
+      `run: ${layer.nameOf(keyAt('/callback_listen')!)}: ${JSON.stringify(config.callback_listen)} is not HOST:PORT with a port up to 65535`,
+    );
   }
   for (const name of ['base_url', 'auth_url', 'jwks_url', 'callback_url'] as const) {
     const value = config[name];
@@ -208,7 +215,10 @@ export async function readConfigFile(path: string): Promise<RawConfig> {
   if (warning) {
     const tag = /^Unresolved tag: (\S+)/.exec(warning.message)?.[1];
     // A tag asks for something plain YAML does not hold (!!js/function, !Ref): the file is data only.
-    if (tag !== undefined) throw new UsageError(`run: config ${path}: unknown tag ${tag.replace(/^tag:yaml\.org,2002:/, '!!')}${lineOf(warning)} (the config is plain YAML, without tags)`);
+    if (tag !== undefined)
+      throw new UsageError(
+        `run: config ${path}: unknown tag ${tag.replace(/^tag:yaml\.org,2002:/, '!!')}${lineOf(warning)} (the config is plain YAML, without tags)`,
+      );
     throw new UsageError(`run: config ${path}: ${firstSentence(warning)}${lineOf(warning)}`);
   }
   return checkLayer(document.toJS() ?? {}, FILE_LAYER(path));
@@ -220,7 +230,13 @@ const lineOf = (problem: YAMLError): string => (problem.linePos ? ` at line ${pr
 /** The yaml package's message without its position and the excerpt it appends. */
 const firstSentence = (problem: YAMLError): string => problem.message.split('\n', 1)[0]!.replace(/ at line \d+, column \d+:?$/, '');
 
-const ENV_PROFILE: Record<TokenProfile, string> = { full: 'FULL', no_scope: 'NO_SCOPE', non_global: 'NON_GLOBAL', other_audience: 'OTHER_AUDIENCE', not_yet_valid: 'NOT_YET_VALID' };
+const ENV_PROFILE: Record<TokenProfile, string> = {
+  full: 'FULL',
+  no_scope: 'NO_SCOPE',
+  non_global: 'NON_GLOBAL',
+  other_audience: 'OTHER_AUDIENCE',
+  not_yet_valid: 'NOT_YET_VALID',
+};
 
 /** A value as a flag or the environment gives it (text, or true for a switch that is set), read as its key's kind says. */
 function readValue(key: ConfigKey, text: string | true, where: string): unknown {
@@ -309,7 +325,8 @@ export function mergeConfig(...layers: RawConfig[]): RawConfig {
  * usage error, said before the embedded reference starts, never a run with them dropped.
  */
 export function refuseTargetKeysWithoutBaseUrl(raw: RawConfig, who: string): void {
-  if (raw.base_url === undefined && (raw.credentials || raw.fixtures)) throw new UsageError(`${who}: credentials or fixtures are configured but no base_url: say which implementation they are for`);
+  if (raw.base_url === undefined && (raw.credentials || raw.fixtures))
+    throw new UsageError(`${who}: credentials or fixtures are configured but no base_url: say which implementation they are for`);
 }
 
 /** A run with no base_url goes to the embedded reference: its configuration, with what the user set about the run itself. */
@@ -331,11 +348,15 @@ function listenAddress(text: string): { host: string; port: number } | undefined
 /** callback_url with where to listen for it: callback_listen, else every address at callback_url's port. */
 function callbackOf(raw: RawConfig): SuiteConfig['callback'] {
   if (raw.callback_url === undefined) {
-    if (raw.callback_listen !== undefined) throw new UsageError('run: callback_listen is set but callback_url is not: say at which URL the target reaches the kit');
+    if (raw.callback_listen !== undefined)
+      throw new UsageError('run: callback_listen is set but callback_url is not: say at which URL the target reaches the kit');
     return undefined;
   }
   const url = new URL(raw.callback_url);
-  const listen = raw.callback_listen !== undefined ? listenAddress(raw.callback_listen)! : { host: '0.0.0.0', port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
+  const listen =
+    raw.callback_listen !== undefined
+      ? listenAddress(raw.callback_listen)!
+      : { host: '0.0.0.0', port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
   return { url: raw.callback_url.replace(/\/+$/, ''), ...listen };
 }
 

@@ -71,12 +71,20 @@ export async function runConformance(config: SuiteConfig, options: ConformanceOp
       // The suites may have spent the quota: the restore waits for the target's window, and says so.
       if (!interrupted || waitSaid) return;
       waitSaid = true;
-      print('restoring fixture sessions: the target answered 429; waiting for its rate-limit window (interrupt again to exit at once: sessions left changed, no report)');
+      print(
+        'restoring fixture sessions: the target answered 429; waiting for its rate-limit window (interrupt again to exit at once: sessions left changed, no report)',
+      );
     },
     risked429: () => {},
   });
   try {
-    const handover: Handover = { tokens: checked.tokens, tenant: tenantTokensData(tenant), notServed: checked.notServed, deletedProfiles: checked.deletedProfiles, tokenUrls };
+    const handover: Handover = {
+      tokens: checked.tokens,
+      tenant: tenantTokensData(tenant),
+      notServed: checked.notServed,
+      deletedProfiles: checked.deletedProfiles,
+      tokenUrls,
+    };
     const outcome = await runTheSuites(worker, handover, options);
     interrupted = outcome.kind === 'interrupted';
     // A session update the target does not serve changed nothing: there is nothing to put back.
@@ -159,7 +167,9 @@ async function runTheSuites(worker: SuitesWorker, handover: Handover, options: C
   interrupt.dispose();
   if (outcome.kind === 'interrupted') {
     options.builder.interrupted();
-    options.print('interrupted: stopping the suites, restoring fixture sessions, writing the reports of what ran (interrupt again to exit at once: sessions left changed, no report)');
+    options.print(
+      'interrupted: stopping the suites, restoring fixture sessions, writing the reports of what ran (interrupt again to exit at once: sessions left changed, no report)',
+    );
     // vitest starts no further test; the worker's requests and waits end at once (suites/handover.ts).
     const stopping = worker.stop(true);
     worker.offer.interrupt();
@@ -186,12 +196,22 @@ async function putBackSessions(api: SuiteApi, config: SuiteConfig, cleared: stri
  * What the tenant says of its tokens, then the preflight (suites/preflight.ts): throws
  * UsageError for a setup error. What the tenant's tokens say of its issuer is learned here too.
  */
-async function beforeTheSuites(config: SuiteConfig, cleared: string[], print: (line: string) => void, warn: (line: string) => void): Promise<{ checked: PreflightOutcome; tenant: TenantKnowledge }> {
+async function beforeTheSuites(
+  config: SuiteConfig,
+  cleared: string[],
+  print: (line: string) => void,
+  warn: (line: string) => void,
+): Promise<{ checked: PreflightOutcome; tenant: TenantKnowledge }> {
   // What the tenant says of its tokens (keys/tenant.ts): never guessed from the address the run reaches it at.
-  let tenant = await learnTenant({ ...(config.issuer !== undefined ? { issuer: config.issuer } : {}), ...(config.jwksUrlGiven ? { jwks: config.jwksUrl } : {}), wellKnownAt: config.authUrl });
+  let tenant = await learnTenant({
+    ...(config.issuer !== undefined ? { issuer: config.issuer } : {}),
+    ...(config.jwksUrlGiven ? { jwks: config.jwksUrl } : {}),
+    wellKnownAt: config.authUrl,
+  });
   const keys = tenant.keys!;
   if ('problem' in keys && config.jwksUrlGiven) throw new UsageError(`run: jwks_url: ${keys.problem}`);
-  if (cleared.length > 0) print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
+  if (cleared.length > 0)
+    print(`allow_destructive: fixture sessions given by id only will be tested and left with session_metadata cleared: ${cleared.join(', ')}`);
   // The run's own requests (preflight, restore) are judged here; the suites' in their worker (suites/context.ts), from the same knowledge.
   const checked = await preflight(config, TenantTokens.of(tenant));
   // Said once the target has answered: an unreachable target is one line of its own.
@@ -210,14 +230,19 @@ function tokensFromTheTokenEndpoint(fetched: PreflightOutcome['tokens'], config:
   return fromEndpoint.flatMap((profile) => (fetched[profile] ? [fetched[profile]!.token] : []));
 }
 
-
 /**
  * What the preflight (suites/preflight.ts) found, told: its exchanges go to the report, the
  * token endpoint's fallback is noted once, each operation not served is said, its other
  * requirements left "not examined" with the reason, and so is each fixture profile the target
  * deleted without a token. Returns which operations are served.
  */
-function afterPreflight(checked: PreflightOutcome, config: SuiteConfig, builder: ReportBuilder, print: (line: string) => void, warn: (line: string) => void): Record<ApiOperationId, boolean> {
+function afterPreflight(
+  checked: PreflightOutcome,
+  config: SuiteConfig,
+  builder: ReportBuilder,
+  print: (line: string) => void,
+  warn: (line: string) => void,
+): Record<ApiOperationId, boolean> {
   for (const { exchange, judgement } of checked.exchanges) builder.addExchange(exchange, judgement, 'run: preflight and restore');
   if (checked.tokenUrl !== config.tokenUrls[0]) {
     warn(`note: the token endpoint answered 404 at ${config.tokenUrls[0]}; tokens come from ${checked.tokenUrl} (set token_url to say so)`);
@@ -225,12 +250,19 @@ function afterPreflight(checked: PreflightOutcome, config: SuiteConfig, builder:
   const served = { deleteTokenExchangeProfile: true, updateSession: true, getResourceServer: true };
   for (const operation of checked.notServed) {
     served[operation] = false;
-    print(`not served: ${OPERATION_ROUTES[operation]} (no route at the target: 404 to every request, with and without a token): GEN-OPERATION-SERVED fails; its other requirements and tests are skipped`);
+    print(
+      `not served: ${OPERATION_ROUTES[operation]} (no route at the target: 404 to every request, with and without a token): GEN-OPERATION-SERVED fails; its other requirements and tests are skipped`,
+    );
     const own = loadRequirements().filter((r) => r.operations.includes(operation) && r.id !== 'GEN-OPERATION-SERVED');
-    builder.skip(own.map((r) => r.id), notServedReason(operation));
+    builder.skip(
+      own.map((r) => r.id),
+      notServedReason(operation),
+    );
   }
   for (const id of checked.deletedProfiles) {
-    print(`carried out although a conforming target refuses it: the preflight's DELETE of fixture profile ${id} (a security finding in the report); the profile is gone, and the suites leave it out`);
+    print(
+      `carried out although a conforming target refuses it: the preflight's DELETE of fixture profile ${id} (a security finding in the report); the profile is gone, and the suites leave it out`,
+    );
   }
   return served;
 }
@@ -256,7 +288,10 @@ async function restoreSessions(api: SuiteApi, config: SuiteConfig, print: (line:
     }
   }
   const cleared = restorable.filter((s) => s.leftCleared && done.includes(s.id)).map((s) => s.id);
-  print(failed.length === 0 ? `restored session_metadata of ${restorable.length} fixture session(s)${cleared.length > 0 ? ` (${cleared.length} given by id only: cleared)` : ''}` : `could NOT restore: ${failed.join(', ')}`);
+  print(
+    failed.length === 0
+      ? `restored session_metadata of ${restorable.length} fixture session(s)${cleared.length > 0 ? ` (${cleared.length} given by id only: cleared)` : ''}`
+      : `could NOT restore: ${failed.join(', ')}`,
+  );
   return done;
 }
-

@@ -86,7 +86,10 @@ export const evidence: TestEvidenceLog = worker.evidence;
 /** The test fails on an implementation finding about one of `ids`; other findings reach the report anyway. */
 export function expectNoFindings(judged: Judged, ...ids: string[]): void {
   failOnSecurityFindings(judged);
-  failOnFindings(judged, judged.findings.filter((f) => f.subject === 'implementation' && ids.includes(f.requirement)));
+  failOnFindings(
+    judged,
+    judged.findings.filter((f) => f.subject === 'implementation' && ids.includes(f.requirement)),
+  );
 }
 
 /**
@@ -95,7 +98,10 @@ export function expectNoFindings(judged: Judged, ...ids: string[]): void {
  */
 export function expectIssuedTokenConforms(judged: Judged, ...ids: string[]): void {
   failOnSecurityFindings(judged);
-  failOnFindings(judged, judged.findings.filter((f) => ids.includes(f.requirement)));
+  failOnFindings(
+    judged,
+    judged.findings.filter((f) => ids.includes(f.requirement)),
+  );
 }
 
 /**
@@ -116,7 +122,10 @@ function failOnFindings(judged: Judged, findings: Judged['findings']): void {
 
 /** The target carried out what it should have refused: whatever the test is about, that is what it reports. */
 function failOnSecurityFindings(judged: Judged): void {
-  failOnFindings(judged, judged.findings.filter((f) => f.security !== undefined && f.subject === 'implementation'));
+  failOnFindings(
+    judged,
+    judged.findings.filter((f) => f.security !== undefined && f.subject === 'implementation'),
+  );
 }
 
 /** "the DELETE answered 404" / "the PATCH got no response (…)": what happened, as a not-examined reason starts. */
@@ -151,7 +160,8 @@ export function expectRefused(judged: Judged, so: string): void {
 /** The target answered `status`, as `requirementId` asks: "ID: expected 200; received 201". */
 export function expectStatus(judged: Judged, status: number, requirementId: string, why?: string): void {
   failOnSecurityFindings(judged);
-  if (judged.status !== status) fail(judged, [`${requirementId}: expected ${status}${why ? ` ${why}` : ''}; received ${receivedAnswer(judged.exchange)}`], [requirementId]);
+  if (judged.status !== status)
+    fail(judged, [`${requirementId}: expected ${status}${why ? ` ${why}` : ''}; received ${receivedAnswer(judged.exchange)}`], [requirementId]);
 }
 
 /** Any other expectation that is `requirementId` itself: "ID: expected <expected>; received <received>" (default: its status). */
@@ -177,7 +187,11 @@ export function expectCarriedOut(judged: Judged, expected: string, ...requiremen
   failOnSecurityFindings(judged);
   if (isSuccess(judged.status)) return;
   if (judged.exchange.response === undefined || answersSomethingElse(judged.status)) precondition(judged, false, `${expected} could not be judged`);
-  fail(judged, requirementIds.map((id) => `${id}: expected ${expected} (2xx); received ${receivedAnswer(judged.exchange)}`), requirementIds);
+  fail(
+    judged,
+    requirementIds.map((id) => `${id}: expected ${expected} (2xx); received ${receivedAnswer(judged.exchange)}`),
+    requirementIds,
+  );
 }
 
 /** Skips the test, with the reason in the report, unless the run has what it needs. */
@@ -213,7 +227,8 @@ export const needsSession = (context: TestContext) =>
       : 'no fixture session in the configuration (fixtures.sessions)',
   );
 
-export const needsResourceServer = (context: TestContext) => needs(context, config.fixtures.resourceServers.length > 0, 'no fixture resource server in the configuration (fixtures.resource_servers)');
+export const needsResourceServer = (context: TestContext) =>
+  needs(context, config.fixtures.resourceServers.length > 0, 'no fixture resource server in the configuration (fixtures.resource_servers)');
 
 /** An id that exists nowhere: safe to send requests that a faulty target might carry out. */
 export const unknownId = (what: string) => `tmi-conform-unknown-${what}-${process.pid}`;

@@ -79,6 +79,11 @@ export function describeTestError(error: { message: string; cause?: unknown }): 
   if (!property) return { message: error.message };
   // fast-check puts the failing run's own error in `cause`, beneath its counterexample.
   const words = typeof cause === 'string' && cause !== '' ? cause : error.message.split('\n')[0]!;
-  const how = [property.shrunk !== undefined ? `shrunk ${property.shrunk} time(s)` : undefined, property.seed !== undefined ? `fast-check seed ${property.seed}, path "${property.path}"` : undefined].filter(Boolean).join('; ');
+  const how = [
+    property.shrunk !== undefined ? `shrunk ${property.shrunk} time(s)` : undefined,
+    property.seed !== undefined ? `fast-check seed ${property.seed}, path "${property.path}"` : undefined,
+  ]
+    .filter(Boolean)
+    .join('; ');
   return { message: `${words}\n  counterexample: ${property.counterexample}${how ? ` (${how})` : ''}`, counterexample: property.counterexample };
 }

@@ -4,10 +4,35 @@
 import { describe, it } from 'vitest';
 import { INCLUDE_FIELDS_VALUES } from '../rules/checks/resource-servers.ts';
 import { oddIdExamples, oddIds } from './arbitraries.ts';
-import { api, checkIndependentCases, config, covers, expectCarriedOut, expectExamined, expectNoFindings, expectRefused, expectStatus, expectSuccess, needsProfile, needsResourceServer, needsServed, unknownId } from './context.ts';
+import {
+  api,
+  checkIndependentCases,
+  config,
+  covers,
+  expectCarriedOut,
+  expectExamined,
+  expectNoFindings,
+  expectRefused,
+  expectStatus,
+  expectSuccess,
+  needsProfile,
+  needsResourceServer,
+  needsServed,
+  unknownId,
+} from './context.ts';
 import type { TestContext } from 'vitest';
 
-const SHAPE = ['RS-RESPONSE-SCHEMA', 'RS-SIGNING-ALG', 'RS-TOKEN-DIALECT', 'RS-TOKEN-ENCRYPTION', 'RS-NAME-CHARACTERS', 'RS-SIGNING-SECRET-LENGTH', 'RS-TOKEN-LIFETIME-FOR-WEB', 'RS-LOOKUP-BY-ID-OR-AUDIENCE', 'GEN-JSON-RESPONSE'];
+const SHAPE = [
+  'RS-RESPONSE-SCHEMA',
+  'RS-SIGNING-ALG',
+  'RS-TOKEN-DIALECT',
+  'RS-TOKEN-ENCRYPTION',
+  'RS-NAME-CHARACTERS',
+  'RS-SIGNING-SECRET-LENGTH',
+  'RS-TOKEN-LIFETIME-FOR-WEB',
+  'RS-LOOKUP-BY-ID-OR-AUDIENCE',
+  'GEN-JSON-RESPONSE',
+];
 
 function fixtures(context: TestContext): string[] {
   needsServed(context, 'getResourceServer');
@@ -52,11 +77,18 @@ describe('get a resource server', () => {
   // The parameter naming the fields is "not shown": the kit sends include_fields alone, as the
   // boolean the document states, and judges only the answer's documented shape.
   for (const value of INCLUDE_FIELDS_VALUES) {
-    it(...covers(`include_fields=${value} (the boolean the document states) answers the resource server in the documented shape`, 'RS-INCLUDE-FIELDS-BOOLEAN', 'RS-RESPONSE-SCHEMA'), async (context) => {
-      const answer = await api.getResourceServer(fixtures(context)[0]!, { query: `?include_fields=${value}` });
-      expectNoFindings(answer, 'RS-RESPONSE-SCHEMA');
-      expectExamined(answer, 'RS-RESPONSE-SCHEMA', 'the resource server was not seen');
-    });
+    it(
+      ...covers(
+        `include_fields=${value} (the boolean the document states) answers the resource server in the documented shape`,
+        'RS-INCLUDE-FIELDS-BOOLEAN',
+        'RS-RESPONSE-SCHEMA',
+      ),
+      async (context) => {
+        const answer = await api.getResourceServer(fixtures(context)[0]!, { query: `?include_fields=${value}` });
+        expectNoFindings(answer, 'RS-RESPONSE-SCHEMA');
+        expectExamined(answer, 'RS-RESPONSE-SCHEMA', 'the resource server was not seen');
+      },
+    );
   }
 
   it(...covers('an unknown resource server is answered with a JSON error, not a success', 'GEN-STATUS-DOCUMENTED', 'GEN-ERROR-BODY'), async (context) => {

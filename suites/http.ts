@@ -72,7 +72,14 @@ export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, sess
   const started = Date.now();
   const sent = performance.now();
   let response: Awaited<ReturnType<typeof request>>;
-  const send = () => request(outgoing.url, { method: outgoing.method as 'GET', headers: outgoing.headers, body: outgoing.body ?? null, dispatcher, ...(signal ? { signal } : {}) });
+  const send = () =>
+    request(outgoing.url, {
+      method: outgoing.method as 'GET',
+      headers: outgoing.headers,
+      body: outgoing.body ?? null,
+      dispatcher,
+      ...(signal ? { signal } : {}),
+    });
   try {
     response = await send().catch((error: { code?: string }) => {
       // A kept-alive connection the target closed as the request went out: once more, on a
@@ -108,7 +115,9 @@ export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, sess
     status,
     responseHeaders,
     responseBody: text,
-    ...(outgoing.tokenFacts || outgoing.keyUrlFetched ? { tokenFacts: { ...outgoing.tokenFacts, ...(outgoing.keyUrlFetched ? { keyUrlFetched: outgoing.keyUrlFetched() } : {}) } } : {}),
+    ...(outgoing.tokenFacts || outgoing.keyUrlFetched
+      ? { tokenFacts: { ...outgoing.tokenFacts, ...(outgoing.keyUrlFetched ? { keyUrlFetched: outgoing.keyUrlFetched() } : {}) } }
+      : {}),
     ...(bodyError !== undefined ? { error: bodyError } : {}),
   });
   const judgement = await session.judge(exchange, bearerCredential(authorizationOf(outgoing.headers)));

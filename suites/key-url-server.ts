@@ -23,7 +23,8 @@ export interface KeyUrlServer {
 }
 
 /** URLs under a name that no resolver answers (RFC 6761 .invalid): for a target that could not reach the kit anyway. */
-export const UNREACHABLE_KEY_URL = (kind: 'jku' | 'x5u', name: string): string => `https://tmi-conform-key-url.invalid/${encodeURIComponent(name)}/${kind === 'jku' ? 'jwks.json' : 'cert.pem'}`;
+export const UNREACHABLE_KEY_URL = (kind: 'jku' | 'x5u', name: string): string =>
+  `https://tmi-conform-key-url.invalid/${encodeURIComponent(name)}/${kind === 'jku' ? 'jwks.json' : 'cert.pem'}`;
 
 /** Where the server listens, and the URL the target reaches it at (default: its own loopback address). */
 export interface KeyUrlServerOptions {
@@ -70,7 +71,8 @@ export async function startKeyUrlServer(options: KeyUrlServerOptions = ON_LOOPBA
   const base = (options.publicUrl ?? `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`).replace(/\/+$/, '');
   // The path of callback_url, as a mapping that keeps paths delivers it; one that strips it delivers the rest.
   const prefix = new URL(base).pathname.replace(/\/+$/, '');
-  const under = (path: string, name: string) => [`${prefix}/${encodeURIComponent(name)}/`, `/${encodeURIComponent(name)}/`].some((start) => path.startsWith(start));
+  const under = (path: string, name: string) =>
+    [`${prefix}/${encodeURIComponent(name)}/`, `/${encodeURIComponent(name)}/`].some((start) => path.startsWith(start));
   return {
     url: (kind, name) => `${base}/${encodeURIComponent(name)}/${kind === 'jku' ? 'jwks.json' : 'cert.pem'}`,
     fetched: (name) => fetches.filter((f) => under(f.path, name)),

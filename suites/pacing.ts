@@ -303,7 +303,8 @@ export class RateLimitPacer {
     const roundTrip = this.now() - sentAt;
     if (roundTrip >= 0) this.roundTripMs = this.roundTripMs === undefined ? roundTrip : this.roundTripMs + ROUND_TRIP_WEIGHT * (roundTrip - this.roundTripMs);
     // Sent early on purpose: the pacer's own doing if refused.
-    const risked = status === 429 && (early ?? (previous !== undefined && previous.remaining <= 0 && earlyTime(previous) !== undefined && sentAt < safeTime(previous)));
+    const risked =
+      status === 429 && (early ?? (previous !== undefined && previous.remaining <= 0 && earlyTime(previous) !== undefined && sentAt < safeTime(previous)));
     if (remaining !== undefined && reset !== undefined) {
       const resetMs = reset * 1000;
       // One window: the same Reset, still ahead when the request went (a Reset already past
@@ -312,7 +313,12 @@ export class RateLimitPacer {
       // Overtaken by the answer to a request sent after it, from another window (or none): nothing to learn.
       if (previous && sentAt < previous.sentAt && !sameWindow) return { retryInMs: status === 429 ? Math.max(this.delayFor(client), SLACK_MS) : 0, risked };
       const heard = status === 429 ? 0 : remaining;
-      const quota: Quota = { ...(previous ?? fresh()), remaining: sameWindow ? Math.min(previous.remaining, heard) : heard, resetMs, sentAt: Math.max(sentAt, previous?.sentAt ?? -Infinity) };
+      const quota: Quota = {
+        ...(previous ?? fresh()),
+        remaining: sameWindow ? Math.min(previous.remaining, heard) : heard,
+        resetMs,
+        sentAt: Math.max(sentAt, previous?.sentAt ?? -Infinity),
+      };
       if (limit !== undefined) quota.limit = limit;
       if (risked) quota.risks++;
       if (status !== 429 && limit !== undefined && remaining === limit - 1) {

@@ -14,7 +14,15 @@
 // and the profile is handed to the suites as gone.
 import { UsageError } from '../core/errors.ts';
 import { isSuccess } from '../rules/checks/check.ts';
-import { answeredOnlyNoRoute, isRouterAnswer, operationIsServed, OPERATION_ROUTES, OPTIONAL_QUERIES, type ApiOperationId, type ServedProbe } from '../rules/checks/served.ts';
+import {
+  answeredOnlyNoRoute,
+  isRouterAnswer,
+  operationIsServed,
+  OPERATION_ROUTES,
+  OPTIONAL_QUERIES,
+  type ApiOperationId,
+  type ServedProbe,
+} from '../rules/checks/served.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { Exchange } from '../rules/types.ts';
 import type { TenantTokens } from '../keys/tenant.ts';
@@ -26,7 +34,8 @@ import { CredentialsRefused, TokenEndpointNotFound, type CachedToken } from './t
 export const API_OPERATION_IDS: ApiOperationId[] = ['deleteTokenExchangeProfile', 'updateSession', 'getResourceServer'];
 
 /** The skip reason of every test and requirement of an operation the target does not serve. */
-export const notServedReason = (operation: ApiOperationId): string => `not examined: the operation is not served (${OPERATION_ROUTES[operation]}, see GEN-OPERATION-SERVED)`;
+export const notServedReason = (operation: ApiOperationId): string =>
+  `not examined: the operation is not served (${OPERATION_ROUTES[operation]}, see GEN-OPERATION-SERVED)`;
 
 export interface JudgedExchange {
   exchange: Exchange;
@@ -76,11 +85,16 @@ const unknownId = (operation: ApiOperationId) => `tmi-conform-preflight-${operat
 
 export async function preflight(config: SuiteConfig, tenant: TenantTokens): Promise<PreflightOutcome> {
   const recorded: Array<{ exchange: Exchange; judged: Judged; deliberate: boolean }> = [];
-  const api = new SuiteApi(config, tenant, {}, {
-    exchange: (exchange, judged, deliberate) => recorded.push({ exchange, judged: judged as Judged, deliberate }),
-    unplanned429: () => {},
-    risked429: () => {},
-  });
+  const api = new SuiteApi(
+    config,
+    tenant,
+    {},
+    {
+      exchange: (exchange, judged, deliberate) => recorded.push({ exchange, judged: judged as Judged, deliberate }),
+      unplanned429: () => {},
+      risked429: () => {},
+    },
+  );
   let probes: Probe[];
   try {
     // The first token finds where the token endpoint is (tokens.ts tries each candidate URL);
@@ -92,7 +106,8 @@ export async function preflight(config: SuiteConfig, tenant: TenantTokens): Prom
     probes = await sendProbes(api, config);
   } catch (error) {
     if (error instanceof CredentialsRefused) throw new UsageError(`run: ${error.message}`);
-    if (error instanceof TokenEndpointNotFound) throw new UsageError(`run: ${error.message}: set token_url (TMI_TOKEN_URL, --token-url) to where the tenant serves it`);
+    if (error instanceof TokenEndpointNotFound)
+      throw new UsageError(`run: ${error.message}: set token_url (TMI_TOKEN_URL, --token-url) to where the tenant serves it`);
     if (error instanceof TargetUnreachable) throw new UsageError(`run: target unreachable: ${error.message}`);
     throw error;
   } finally {
@@ -102,7 +117,8 @@ export async function preflight(config: SuiteConfig, tenant: TenantTokens): Prom
   const findings = new Map(API_OPERATION_IDS.map((operation) => [operation, operationIsServed(operation, probesOf(probes, operation)) ?? []]));
   const notServed = API_OPERATION_IDS.filter((operation) => findings.get(operation)!.length > 0);
   // 404 or 405 to everything, JSON or not, from all three: not the target's operations at all.
-  if (API_OPERATION_IDS.every((operation) => answeredOnlyNoRoute(probesOf(probes, operation)))) throw new UsageError(`run: ${baseUrlProblem(config.baseUrl, await servedWithoutApiPath(config, tenant, api.tokens.snapshot()))}`);
+  if (API_OPERATION_IDS.every((operation) => answeredOnlyNoRoute(probesOf(probes, operation))))
+    throw new UsageError(`run: ${baseUrlProblem(config.baseUrl, await servedWithoutApiPath(config, tenant, api.tokens.snapshot()))}`);
   const stale = staleFixture(probes.filter((p) => !notServed.includes(p.operation)));
   if (stale) throw new UsageError(`run: ${FIXTURE_KEY[stale.operation]}: "${stale.fixture}" was not found by the target (404): fix the id or remove it`);
 
@@ -113,7 +129,9 @@ export async function preflight(config: SuiteConfig, tenant: TenantTokens): Prom
     const first = probes.find((p) => p.operation === probe.operation) === probe;
     return { exchange, judgement: probeJudgement(probe, findings.get(probe.operation)!, deliberate, first) };
   });
-  const deletedProfiles = probes.filter((p) => p.operation === 'deleteTokenExchangeProfile' && p.fixture !== undefined && isSuccess(p.judged.status)).map((p) => p.fixture!);
+  const deletedProfiles = probes
+    .filter((p) => p.operation === 'deleteTokenExchangeProfile' && p.fixture !== undefined && isSuccess(p.judged.status))
+    .map((p) => p.fixture!);
   return { notServed, deletedProfiles, exchanges, tokenUrl: api.tokens.tokenUrl, tokens: api.tokens.snapshot() };
 }
 
@@ -145,12 +163,20 @@ function staleFixture(probes: Probe[]): Probe | undefined {
 async function sendProbes(api: SuiteApi, config: SuiteConfig): Promise<Probe[]> {
   const planned = plannedProbes(api, config);
   const first = await sendAll(api, planned);
-  const second = API_OPERATION_IDS.filter((operation) => answeredOnlyNoRoute(probesOf(first, operation))).flatMap((operation) => secondLooks(config, operation, planned));
+  const second = API_OPERATION_IDS.filter((operation) => answeredOnlyNoRoute(probesOf(first, operation))).flatMap((operation) =>
+    secondLooks(config, operation, planned),
+  );
   const sent = second.length === 0 ? first : [...first, ...(await sendAll(api, second))];
   const profile = config.fixtures.tokenExchangeProfiles.at(-1);
   const deleteUnrouted = second.some((p) => p.operation === 'deleteTokenExchangeProfile') && answeredOnlyNoRoute(probesOf(sent, 'deleteTokenExchangeProfile'));
   if (!deleteUnrouted || profile === undefined || !api.has('no_scope')) return sent;
-  const withNoScope: PlannedProbe = { operation: 'deleteTokenExchangeProfile', id: profile, what: `with the no_scope token, for fixture ${profile}`, options: { as: 'no_scope' }, fixture: profile };
+  const withNoScope: PlannedProbe = {
+    operation: 'deleteTokenExchangeProfile',
+    id: profile,
+    what: `with the no_scope token, for fixture ${profile}`,
+    options: { as: 'no_scope' },
+    fixture: profile,
+  };
   return [...sent, ...(await sendAll(api, [withNoScope]))];
 }
 
@@ -163,13 +189,20 @@ function plannedProbes(api: SuiteApi, config: SuiteConfig): PlannedProbe[] {
     if (!full) continue;
     planned.push({ operation, id: unknownId(operation), what: 'with the full token, for an unknown id', options: body });
     if (operation === 'getResourceServer') {
-      for (const id of config.fixtures.resourceServers) planned.push({ operation, id, what: `with the full token, for fixture ${id}`, options: {}, fixture: id });
+      for (const id of config.fixtures.resourceServers)
+        planned.push({ operation, id, what: `with the full token, for fixture ${id}`, options: {}, fixture: id });
     }
     if (operation === 'updateSession') {
       // Its own original metadata changes nothing; a session given by id only is known only
       // with allow_destructive, and then it is cleared, as the run leaves it anyway.
       for (const session of config.fixtures.sessions.filter((s) => s.original !== undefined)) {
-        planned.push({ operation, id: session.id, what: `with the full token, for fixture ${session.id}`, options: { body: { session_metadata: session.original!.session_metadata } }, fixture: session.id });
+        planned.push({
+          operation,
+          id: session.id,
+          what: `with the full token, for fixture ${session.id}`,
+          options: { body: { session_metadata: session.original!.session_metadata } },
+          fixture: session.id,
+        });
       }
     }
   }
@@ -183,9 +216,12 @@ function plannedProbes(api: SuiteApi, config: SuiteConfig): PlannedProbe[] {
  */
 function secondLooks(config: SuiteConfig, operation: ApiOperationId, planned: PlannedProbe[]): PlannedProbe[] {
   const profile = operation === 'deleteTokenExchangeProfile' ? config.fixtures.tokenExchangeProfiles.at(-1) : undefined;
-  const refused: PlannedProbe[] = profile === undefined ? [] : [{ operation, id: profile, what: `without a token, for fixture ${profile}`, options: { as: 'anonymous' }, fixture: profile }];
+  const refused: PlannedProbe[] =
+    profile === undefined ? [] : [{ operation, id: profile, what: `without a token, for fixture ${profile}`, options: { as: 'anonymous' }, fixture: profile }];
   const again = [...planned.filter((p) => p.operation === operation), ...refused];
-  const withParameters = OPTIONAL_QUERIES[operation].flatMap((query) => again.map((p) => ({ ...p, what: `${p.what}, with ${query.slice(1)}`, options: { ...p.options, query } })));
+  const withParameters = OPTIONAL_QUERIES[operation].flatMap((query) =>
+    again.map((p) => ({ ...p, what: `${p.what}, with ${query.slice(1)}`, options: { ...p.options, query } })),
+  );
   return [...refused, ...withParameters];
 }
 
@@ -247,7 +283,11 @@ export function baseUrlProblem(baseUrl: string, servedAt?: string): string {
  * it, if the operations answer there as the preflight asks them (a target that serves the paths
  * at its root, as a mock of the OpenAPI description's paths does); else undefined.
  */
-async function servedWithoutApiPath(config: SuiteConfig, tenant: TenantTokens, tokens: Partial<Record<TokenProfile, CachedToken>>): Promise<string | undefined> {
+async function servedWithoutApiPath(
+  config: SuiteConfig,
+  tenant: TenantTokens,
+  tokens: Partial<Record<TokenProfile, CachedToken>>,
+): Promise<string | undefined> {
   const url = new URL(config.baseUrl);
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/api/v2') || path.endsWith('/api/v2/api/v2')) return undefined;
@@ -255,7 +295,13 @@ async function servedWithoutApiPath(config: SuiteConfig, tenant: TenantTokens, t
   const api = new SuiteApi({ ...config, baseUrl }, tenant, tokens, { exchange: () => {}, unplanned429: () => {}, risked429: () => {} });
   try {
     const probes = await sendProbes(api, api.config);
-    const served = API_OPERATION_IDS.some((operation) => operationIsServed(operation, probes.filter((p) => p.operation === operation))?.length === 0);
+    const served = API_OPERATION_IDS.some(
+      (operation) =>
+        operationIsServed(
+          operation,
+          probes.filter((p) => p.operation === operation),
+        )?.length === 0,
+    );
     return served ? baseUrl : undefined;
   } catch (error) {
     if (error instanceof TargetUnreachable) return undefined;

@@ -66,7 +66,14 @@ export class ProgressTally {
   testFinished(moduleId: string, outcome: TestOutcome, status: Status): void {
     this.file(moduleId).finished++;
     const { name, requirements, durationMs, message } = outcome;
-    this.events.test?.({ suite: suiteName(moduleId), name, status, requirements, ...(durationMs !== undefined ? { durationMs } : {}), ...(message !== undefined ? { message } : {}) });
+    this.events.test?.({
+      suite: suiteName(moduleId),
+      name,
+      status,
+      requirements,
+      ...(durationMs !== undefined ? { durationMs } : {}),
+      ...(message !== undefined ? { message } : {}),
+    });
     this.tell();
   }
 

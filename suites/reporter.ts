@@ -76,7 +76,16 @@ export class SuiteReporter implements Reporter {
   private moduleTally(moduleId: string): ModuleTally {
     let tally = this.modules.get(moduleId);
     if (!tally) {
-      tally = { startedAt: Date.now(), tests: noTests(), findings: { must: 0, should: 0 }, expected: undefined, endedAt: undefined, errors: [], printed: false, notRun: 0 };
+      tally = {
+        startedAt: Date.now(),
+        tests: noTests(),
+        findings: { must: 0, should: 0 },
+        expected: undefined,
+        endedAt: undefined,
+        errors: [],
+        printed: false,
+        notRun: 0,
+      };
       this.modules.set(moduleId, tally);
     }
     return tally;
@@ -109,7 +118,13 @@ export class SuiteReporter implements Reporter {
     const duration = testCase.diagnostic()?.duration;
     // The requirements the test declared as its tags (suites/requirement-tags.ts), never its title.
     const requirements = [...testCase.tags];
-    const outcome: TestOutcome = { name, file: basename(testCase.module.moduleId), requirements, status: 'pass', ...(duration !== undefined ? { durationMs: duration } : {}) };
+    const outcome: TestOutcome = {
+      name,
+      file: basename(testCase.module.moduleId),
+      requirements,
+      status: 'pass',
+      ...(duration !== undefined ? { durationMs: duration } : {}),
+    };
     const notRun = this.notRun(result);
     if (this.selection && !requirements.some((id) => this.selection!.requirements.includes(id))) {
       // Left out by --requirement: never run, whatever vitest made of it when the run was cancelled.

@@ -14,7 +14,14 @@ import { SuiteReporter, type RunTotals } from './reporter.ts';
 import type { ProgressTally } from './progress.ts';
 
 /** The suites, in the order they run. */
-export const SUITE_FILES = ['authentication.suite.ts', 'token-attacks.suite.ts', 'delete-token-exchange-profile.suite.ts', 'update-session.suite.ts', 'get-resource-server.suite.ts', 'rate-limits.suite.ts'];
+export const SUITE_FILES = [
+  'authentication.suite.ts',
+  'token-attacks.suite.ts',
+  'delete-token-exchange-profile.suite.ts',
+  'update-session.suite.ts',
+  'get-resource-server.suite.ts',
+  'rate-limits.suite.ts',
+];
 
 const suitesDir = join(packageRoot, 'suites');
 
@@ -53,7 +60,10 @@ export interface SuiteRunResult {
 }
 
 export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResult> {
-  const selection = options.requirements.length > 0 ? { requirements: options.requirements, notSelected: `not selected (--requirement ${options.requirements.join(' ')})` } : undefined;
+  const selection =
+    options.requirements.length > 0
+      ? { requirements: options.requirements, notSelected: `not selected (--requirement ${options.requirements.join(' ')})` }
+      : undefined;
   const reporter = new SuiteReporter(options.builder, options.print, selection, options.progress);
   const vitest = await createSuitesVitest(options, reporter, selection?.requirements);
   // An interrupt cancels the run and stops the worker before the caller touches the target again.

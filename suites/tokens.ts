@@ -39,12 +39,21 @@ export interface CachedToken {
 const RENEW_BEFORE_MS = 60_000;
 
 /** The client credentials request; the audience is the credential's own when it names one (credentials.other_audience), else the run's. */
-export function tokenRequest(config: SuiteConfig, credential: { client_id: string; client_secret: string; audience?: string }, url: string = config.tokenUrls[0]!): OutgoingRequest {
+export function tokenRequest(
+  config: SuiteConfig,
+  credential: { client_id: string; client_secret: string; audience?: string },
+  url: string = config.tokenUrls[0]!,
+): OutgoingRequest {
   return {
     method: 'POST',
     url,
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: credential.client_id, client_secret: credential.client_secret, audience: credential.audience ?? config.audience }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: credential.client_id,
+      client_secret: credential.client_secret,
+      audience: credential.audience ?? config.audience,
+    }).toString(),
   };
 }
 
@@ -226,8 +235,6 @@ export type MissingInput = 'scope' | 'jwks' | 'signing key' | 'issuer' | 'key UR
 /** Spellings of "none" that a verifier refusing only the lowercase one lets through (jwt_tool, PortSwigger's JWT labs). */
 export const NONE_SPELLINGS = { 'alg-none-capitalized': 'None', 'alg-none-uppercase': 'NONE', 'alg-none-mixed-case': 'nOnE' } as const;
 
-
-
 /** A kid that walks out of a key directory to a file that reads as empty: the token is then HMAC-keyed with nothing. */
 export const KID_PATH_TRAVERSAL = '../../../../../../dev/null';
 /** What the injected kid makes an SQL key lookup return, and so the HMAC secret of the token. */
@@ -279,10 +286,19 @@ const attackerCertificate = once(async (): Promise<{ der: Buffer; pem: string }>
   const x509 = await import('@peculiar/x509');
   const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
   const privateKey = await webcrypto.subtle.importKey('jwk', ATTACKER_PRIVATE_JWK as webcrypto.JsonWebKey, algorithm, false, ['sign']);
-  const publicKey = await webcrypto.subtle.importKey('jwk', { kty: 'RSA', n: ATTACKER_PRIVATE_JWK.n!, e: ATTACKER_PRIVATE_JWK.e! }, algorithm, true, ['verify']);
+  const publicKey = await webcrypto.subtle.importKey('jwk', { kty: 'RSA', n: ATTACKER_PRIVATE_JWK.n!, e: ATTACKER_PRIVATE_JWK.e! }, algorithm, true, [
+    'verify',
+  ]);
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned(
-    { serialNumber: '01', name: 'CN=tmi-conform attacker', notBefore: new Date(now - 86_400_000), notAfter: new Date(now + 365 * 86_400_000), keys: { privateKey, publicKey }, signingAlgorithm: algorithm },
+    {
+      serialNumber: '01',
+      name: 'CN=tmi-conform attacker',
+      notBefore: new Date(now - 86_400_000),
+      notAfter: new Date(now + 365 * 86_400_000),
+      keys: { privateKey, publicKey },
+      signingAlgorithm: algorithm,
+    },
     webcrypto as Crypto,
   );
   return { der: Buffer.from(cert.rawData), pem: cert.toString('pem') };
@@ -323,7 +339,11 @@ export async function makeAttackToken(attack: MadeAttack, source: string, inputs
 }
 
 /** The attacks of the catalogue: each the source's claims under a header the attacker chose. */
-async function makeCatalogueToken(attack: Exclude<MadeAttack, 'corrupted-signature' | 'unsigned' | 'foreign-key' | 'tampered-scope' | 'other-issuer' | 'key-confusion'>, source: string, inputs: AttackInputs): Promise<string | { missing: MissingInput }> {
+async function makeCatalogueToken(
+  attack: Exclude<MadeAttack, 'corrupted-signature' | 'unsigned' | 'foreign-key' | 'tampered-scope' | 'other-issuer' | 'key-confusion'>,
+  source: string,
+  inputs: AttackInputs,
+): Promise<string | { missing: MissingInput }> {
   const claims = decodeJwt(source);
   const header = decodeProtectedHeader(source) as Record<string, unknown>;
   switch (attack) {
@@ -351,7 +371,9 @@ async function makeCatalogueToken(attack: Exclude<MadeAttack, 'corrupted-signatu
       return signedByAttacker(source, { x5c: [(await attackerCertificate()).der.toString('base64')] });
     case 'jku':
     case 'x5u':
-      return inputs.keyUrl === undefined || inputs.keyUrl === '' ? { missing: 'key URL' } : signedByAttacker(source, { [attack]: inputs.keyUrl, kid: ATTACKER_KEY_ID });
+      return inputs.keyUrl === undefined || inputs.keyUrl === ''
+        ? { missing: 'key URL' }
+        : signedByAttacker(source, { [attack]: inputs.keyUrl, kid: ATTACKER_KEY_ID });
     case 'kid-path-traversal':
       return hmacSigned({ typ: 'JWT', kid: KID_PATH_TRAVERSAL }, claims, '');
     case 'kid-sql-injection':

@@ -18,7 +18,6 @@ const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-annotations-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-
 describe('workflowCommands', () => {
   it('one ::error per failed requirement, titled with its id and title, with what the first evidence said and its exchange', () => {
     const alg = workflowCommands(reportOfRead({ signing_alg: 'HS512' })).find((c) => c.startsWith('::error title=RS-SIGNING-ALG '))!;
@@ -29,8 +28,16 @@ describe('workflowCommands', () => {
 
   it('escapes what the runner reads: %, CR and LF in the message; also : and , in the title', () => {
     const base = reportOfRead({ signing_alg: 'HS512' });
-    const odd: RequirementResult = { ...base.requirements[0]!, id: 'X-1', title: 'a: b, c', status: 'fail', evidence: [{ source: 's', kind: 'exchange', status: 'fail', message: 'X-1: 100% wrong\r\nnext' }] };
-    expect(workflowCommands({ ...base, requirements: [odd] })).toEqual(['::error title=X-1 a%3A b%2C c::must: 100%25 wrong%0D; 0 finding(s), see the report'.replace('; 0', `; ${odd.counts.findings}`)]);
+    const odd: RequirementResult = {
+      ...base.requirements[0]!,
+      id: 'X-1',
+      title: 'a: b, c',
+      status: 'fail',
+      evidence: [{ source: 's', kind: 'exchange', status: 'fail', message: 'X-1: 100% wrong\r\nnext' }],
+    };
+    expect(workflowCommands({ ...base, requirements: [odd] })).toEqual([
+      '::error title=X-1 a%3A b%2C c::must: 100%25 wrong%0D; 0 finding(s), see the report'.replace('; 0', `; ${odd.counts.findings}`),
+    ]);
   });
 
   it('a failure the baseline accepts is not annotated', () => {
@@ -53,7 +60,10 @@ describe('validate under GITHUB_ACTIONS=true', () => {
     const journal = join(dir, 'bad.jsonl');
     writeFileSync(journal, `${JSON.stringify(harEntry(getExchange(resourceServer({ signing_alg: 'HS512' }))))}\n`);
     const validate = (env: Record<string, string>) =>
-      spawnSync(process.execPath, [BIN, 'validate', journal, '--report-dir', join(dir, 'reports')], { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '', GITHUB_ACTIONS: '', ...env } });
+      spawnSync(process.execPath, [BIN, 'validate', journal, '--report-dir', join(dir, 'reports')], {
+        encoding: 'utf8',
+        env: { ...process.env, GITHUB_STEP_SUMMARY: '', GITHUB_ACTIONS: '', ...env },
+      });
     const onGitHub = validate({ GITHUB_ACTIONS: 'true' });
     expect(onGitHub.status).toBe(1);
     expect(onGitHub.stdout).toMatch(/^::error title=RS-SIGNING-ALG .*::must: /m);

@@ -20,7 +20,9 @@ describe('library API: usage errors', () => {
   it('loadReport names a file that is not a report, and a place with none', async () => {
     const notReport = join(dir, 'report.json');
     writeFileSync(notReport, JSON.stringify({ hello: 'world' }));
-    await expect(loadReport(notReport)).rejects.toThrow(new RegExp(`^loadReport: ${notReport.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is not a tmi-conform report: `));
+    await expect(loadReport(notReport)).rejects.toThrow(
+      new RegExp(`^loadReport: ${notReport.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is not a tmi-conform report: `),
+    );
     await expect(loadReport(join(dir, 'missing'))).rejects.toThrow(`loadReport: cannot read ${join(dir, 'missing')}: no such file or directory`);
   });
 });

@@ -22,7 +22,7 @@ function usageError(argv: string[]): UsageError {
   throw new Error(`no usage error for ${JSON.stringify(argv)}`);
 }
 
-describe('parseArgs (the kit\'s strict flags)', () => {
+describe("parseArgs (the kit's strict flags)", () => {
   it('reads values given as --x V and --x=V, switches, repeats and positionals', () => {
     const args = parseArgs('demo', ['a.har', '--target', 'http://t', '--fault=one', '--verbose', '--fault', 'two', 'b.har'], SPEC);
     expect(args.flags).toEqual({ target: 'http://t', fault: ['one', 'two'], verbose: true });
@@ -62,7 +62,7 @@ describe('parseArgs (the kit\'s strict flags)', () => {
     expect(error.exitCode).toBe(2);
   });
 
-  it('through the command line: an unknown flag is one line on stderr and exit code 2; --help after -- is not the kit\'s', async () => {
+  it("through the command line: an unknown flag is one line on stderr and exit code 2; --help after -- is not the kit's", async () => {
     const written: string[] = [];
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (written.push(String(chunk)), true));
     const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
@@ -107,10 +107,19 @@ describe('errors the user caused name their cause in one line (exit 2), never "i
   };
 
   it.each([
-    [['proxy', '--listen', '127.0.0.1:70000', '--target', 'http://127.0.0.1:9'], 'tmi-conform: proxy: --listen: port 70000 is above 65535 in "127.0.0.1:70000"\n'],
-    [['proxy', '--target', 'http://h:70000'], 'tmi-conform: proxy: --target expects an http(s) URL such as https://tenant.example.com, got "http://h:70000" (port 70000 is above 65535)\n'],
+    [
+      ['proxy', '--listen', '127.0.0.1:70000', '--target', 'http://127.0.0.1:9'],
+      'tmi-conform: proxy: --listen: port 70000 is above 65535 in "127.0.0.1:70000"\n',
+    ],
+    [
+      ['proxy', '--target', 'http://h:70000'],
+      'tmi-conform: proxy: --target expects an http(s) URL such as https://tenant.example.com, got "http://h:70000" (port 70000 is above 65535)\n',
+    ],
     [['run', '--base-url', 'http://127.0.0.1:99999/api/v2'], 'tmi-conform: run: --base-url: port 99999 is above 65535 in "http://127.0.0.1:99999/api/v2"\n'],
-    [['run', '--base-url', 'http://127.0.0.1:9/api/v2', '--auth-url', 'https://[::1]:123456/'], 'tmi-conform: run: --auth-url: port 123456 is above 65535 in "https://[::1]:123456/"\n'],
+    [
+      ['run', '--base-url', 'http://127.0.0.1:9/api/v2', '--auth-url', 'https://[::1]:123456/'],
+      'tmi-conform: run: --auth-url: port 123456 is above 65535 in "https://[::1]:123456/"\n',
+    ],
   ])('%j', async (argv, message) => {
     const { code, stderr } = await runMain(argv);
     expect(code).toBe(2);

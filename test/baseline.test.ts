@@ -28,10 +28,12 @@ const file = (name: string, text: string): string => {
   return path;
 };
 
-
 describe('loadBaseline', () => {
   it('reads a YAML list: requirement, reason, an optional until date', async () => {
-    const path = file('ok.yaml', 'accepted:\n  - requirement: RS-SIGNING-ALG\n    reason: the vendor signs with HS512 until its next release\n    until: 2099-12-31\n  - requirement: TEP-DELETE-204\n    reason: "200, ticket #12"\n');
+    const path = file(
+      'ok.yaml',
+      'accepted:\n  - requirement: RS-SIGNING-ALG\n    reason: the vendor signs with HS512 until its next release\n    until: 2099-12-31\n  - requirement: TEP-DELETE-204\n    reason: "200, ticket #12"\n',
+    );
     expect(await loadBaseline(path)).toEqual({
       source: path,
       entries: [
@@ -67,7 +69,10 @@ describe('loadBaseline', () => {
 
 describe('applyBaseline', () => {
   const now = new Date('2027-01-15T12:00:00Z');
-  const accept = (until?: string) => ({ source: 'b.yaml', entries: [{ requirement: 'RS-SIGNING-ALG', reason: 'HS512 until the vendor moves', ...(until ? { until } : {}) }] });
+  const accept = (until?: string) => ({
+    source: 'b.yaml',
+    entries: [{ requirement: 'RS-SIGNING-ALG', reason: 'HS512 until the vendor moves', ...(until ? { until } : {}) }],
+  });
 
   it('accepts the failure: marked with its reason, left out of the verdict, the report still valid', () => {
     const report = applyBaseline(reportOfRead({ signing_alg: 'HS512' }), accept('2027-01-15'), now);
@@ -75,7 +80,12 @@ describe('applyBaseline', () => {
     const alg = report.requirements.find((r) => r.id === 'RS-SIGNING-ALG')!;
     expect(alg.status).toBe('fail');
     expect(alg.accepted).toEqual({ reason: 'HS512 until the vendor moves', until: '2027-01-15' });
-    expect(report.baseline).toEqual({ source: 'b.yaml', accepted: [{ requirement: 'RS-SIGNING-ALG', reason: 'HS512 until the vendor moves', until: '2027-01-15' }], fixed: [], expired: [] });
+    expect(report.baseline).toEqual({
+      source: 'b.yaml',
+      accepted: [{ requirement: 'RS-SIGNING-ALG', reason: 'HS512 until the vendor moves', until: '2027-01-15' }],
+      fixed: [],
+      expired: [],
+    });
     expect(reportSchemaError(report)).toBeUndefined();
   });
 
@@ -91,18 +101,26 @@ describe('applyBaseline', () => {
     const exchange = getExchange();
     builder.addExchange(exchange, judgeExchange(exchange));
     const report = applyBaseline(builder.build({ failOn: 'must' }), accept(), now);
-    expect(report.baseline!.fixed).toEqual([{ requirement: 'RS-SIGNING-ALG', reason: 'HS512 until the vendor moves', remove: '- requirement: RS-SIGNING-ALG' }]);
+    expect(report.baseline!.fixed).toEqual([
+      { requirement: 'RS-SIGNING-ALG', reason: 'HS512 until the vendor moves', remove: '- requirement: RS-SIGNING-ALG' },
+    ]);
   });
 
   it('a reason holding a secret is masked, as everything else in a report', () => {
     const token = `eyJhbGciOiJIUzI1NiJ9.${Buffer.from('{"sub":"x"}').toString('base64url')}.c2lnbmF0dXJl`;
-    const report = applyBaseline(reportOfRead({ signing_alg: 'HS512' }), { source: 'b.yaml', entries: [{ requirement: 'RS-SIGNING-ALG', reason: `seen with ${token}` }] }, now);
+    const report = applyBaseline(
+      reportOfRead({ signing_alg: 'HS512' }),
+      { source: 'b.yaml', entries: [{ requirement: 'RS-SIGNING-ALG', reason: `seen with ${token}` }] },
+      now,
+    );
     expect(JSON.stringify(report)).not.toContain(token);
   });
 
   it('every format says what was accepted and why; JUnit skips it, so its failure count agrees with the exit code', () => {
     const report = applyBaseline(reportOfRead({ signing_alg: 'HS512' }), accept(), now);
-    expect(renderSummary(report, { detail: 'failures' })).toEqual(expect.arrayContaining(['baseline b.yaml: 1 failure(s) accepted, 0 fixed, 0 expired', '  accepted: RS-SIGNING-ALG: HS512 until the vendor moves']));
+    expect(renderSummary(report, { detail: 'failures' })).toEqual(
+      expect.arrayContaining(['baseline b.yaml: 1 failure(s) accepted, 0 fixed, 0 expired', '  accepted: RS-SIGNING-ALG: HS512 until the vendor moves']),
+    );
     expect(renderSummary(report, { detail: 'failures' }).some((line) => line.includes('FAIL RS-SIGNING-ALG'))).toBe(false);
     expect(renderMarkdown(report)).toContain('- accepted: **RS-SIGNING-ALG**: HS512 until the vendor moves');
     const junit = renderJunit(report);
@@ -118,11 +136,18 @@ describe('applyBaseline', () => {
 
 describe('tmi-conform run --baseline, against the embedded reference', () => {
   const run = (...args: string[]) => {
-    const result = spawnSync(process.execPath, [BIN, 'run', '--property-runs', '2', '--requirement', 'TEP-DELETE-204', '--requirement', 'RS-SIGNING-ALG', ...args], { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
+    const result = spawnSync(
+      process.execPath,
+      [BIN, 'run', '--property-runs', '2', '--requirement', 'TEP-DELETE-204', '--requirement', 'RS-SIGNING-ALG', ...args],
+      { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } },
+    );
     return { code: result.status, stdout: result.stdout, stderr: result.stderr };
   };
   const baseline = (until?: string) =>
-    file(`accept-${until ?? 'always'}.yaml`, `accepted:\n  - requirement: TEP-DELETE-204\n    reason: the vendor answers 200 until ticket 12 ships\n${until ? `    until: ${until}\n` : ''}`);
+    file(
+      `accept-${until ?? 'always'}.yaml`,
+      `accepted:\n  - requirement: TEP-DELETE-204\n    reason: the vendor answers 200 until ticket 12 ships\n${until ? `    until: ${until}\n` : ''}`,
+    );
 
   it('accepted: exit 0, the reports say why; without the baseline: exit 1; a second fault on top: exit 1 naming only it; expired: exit 1', () => {
     const accepted = run('--fault', 'delete-returns-200', '--baseline', baseline(), '--report-dir', join(dir, 'accepted'));

@@ -38,12 +38,17 @@ const oneLine = (stderr: string) => stderr.trimEnd().split('\n');
 describe('the Node version', () => {
   it('an unsupported Node gets one line naming its version and the supported ones, exit 2, before any module of the kit loads', async () => {
     // Node 18 itself is not on the machine: its version is what the process reports, set before the entry point runs.
-    const child = spawn(process.execPath, ['--import', 'data:text/javascript,Object.defineProperty(process.versions,"node",{value:"18.20.4"})', BIN, 'run'], { env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'data:text/javascript,Object.defineProperty(process.versions,"node",{value:"18.20.4"})', BIN, 'run'], {
+      env: userEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (c) => (stderr += c));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).toBe(2);
-    expect(oneLine(stderr)).toEqual(['tmi-conform: Node.js 18.20.4 is not supported: use Node.js 20.19 or later, 22.12 or later, or 24 (package.json "engines")']);
+    expect(oneLine(stderr)).toEqual([
+      'tmi-conform: Node.js 18.20.4 is not supported: use Node.js 20.19 or later, 22.12 or later, or 24 (package.json "engines")',
+    ]);
   });
 });
 
@@ -52,7 +57,9 @@ describe('a report dir that cannot be written is refused before the first reques
     const started = Date.now();
     const { code, stdout, stderr } = await runCli(['run', '--base-url', baseUrl, '--report-dir', '/proc/tmi-conform-reports']);
     expect(code).toBe(2);
-    expect(oneLine(stderr)).toEqual(["tmi-conform: cannot write reports to /proc/tmi-conform-reports: it is on procfs, the kernel's view, which holds no files (choose a directory on a disk)"]);
+    expect(oneLine(stderr)).toEqual([
+      "tmi-conform: cannot write reports to /proc/tmi-conform-reports: it is on procfs, the kernel's view, which holds no files (choose a directory on a disk)",
+    ]);
     expect(stdout).toBe('');
     expect(requests).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -72,7 +79,9 @@ describe('a report dir that cannot be written is refused before the first reques
     writeFileSync(har, JSON.stringify({ log: { version: '1.2', creator: { name: 't', version: '1' }, entries: [] } }));
     const validate = await runCli(['validate', har, '--report-dir', '/sys/tmi-conform-reports']);
     expect(validate.code).toBe(2);
-    expect(oneLine(validate.stderr)).toEqual(["tmi-conform: cannot write reports to /sys/tmi-conform-reports: it is on sysfs, the kernel's view, which holds no files (choose a directory on a disk)"]);
+    expect(oneLine(validate.stderr)).toEqual([
+      "tmi-conform: cannot write reports to /sys/tmi-conform-reports: it is on sysfs, the kernel's view, which holds no files (choose a directory on a disk)",
+    ]);
     const proxy = await runCli(['proxy', '--target', baseUrl.replace('/api/v2', ''), '--listen', '127.0.0.1:0', '--report-dir', '/proc/tmi-conform-reports']);
     expect(proxy.code).toBe(2);
     expect(oneLine(proxy.stderr)).toHaveLength(1);

@@ -54,12 +54,19 @@ describe('a recording with a body over the limit', () => {
 
   it('reads the same exchange whether the entry is held whole or streamed: first bytes, size, hash, not judged', async () => {
     const path = join(dir, 'over.har');
-    writeFileSync(path, har([entry({ content: { size: body.length, mimeType: 'application/json', text: body } }), entry({ content: { size: 2, text: '{}' } })]));
+    writeFileSync(
+      path,
+      har([entry({ content: { size: body.length, mimeType: 'application/json', text: body } }), entry({ content: { size: 2, text: '{}' } })]),
+    );
     const held = await collect(readHar(path, { maxBodyBytes: LIMIT }));
     const streamed = await collect(readHar(path, { maxBodyBytes: LIMIT, streamEntryAbove: 1000, chunkSize: 4096 }));
     expect(streamed).toEqual(held);
     const [big, small] = held as [Exchange, Exchange];
-    expect(big.response!.body).toEqual({ text: body.slice(0, LIMIT), truncated: true, overLimit: { bytes: Buffer.byteLength(body), limit: LIMIT, sha256: sha256(body) } });
+    expect(big.response!.body).toEqual({
+      text: body.slice(0, LIMIT),
+      truncated: true,
+      overLimit: { bytes: Buffer.byteLength(body), limit: LIMIT, sha256: sha256(body) },
+    });
     expect(small.response!.body).toEqual({ text: '{}' });
     const judgement = judgeExchange(big);
     expect(judgement.bodiesOverLimit).toEqual([{ body: 'response', bytes: Buffer.byteLength(body), limit: LIMIT, sha256: sha256(body) }]);
@@ -82,7 +89,10 @@ describe('a recording with a body over the limit', () => {
 
   it('a 204 with a body over the limit is still a 204 with a body', async () => {
     const path = join(dir, 'no-content.har');
-    const deleted = entry({ status: 204, headers: [], content: { size: body.length, text: body } }, { method: 'DELETE', url: 'https://tenant.example.com/api/v2/token-exchange-profiles/tep_1' });
+    const deleted = entry(
+      { status: 204, headers: [], content: { size: body.length, text: body } },
+      { method: 'DELETE', url: 'https://tenant.example.com/api/v2/token-exchange-profiles/tep_1' },
+    );
     writeFileSync(path, har([deleted]));
     for (const streamEntryAbove of [1000, undefined]) {
       const [exchange] = await collect(readHar(path, { maxBodyBytes: LIMIT, ...(streamEntryAbove ? { streamEntryAbove } : {}) }));
@@ -97,7 +107,9 @@ describe('a recording with a body over the limit', () => {
     for (const streamEntryAbove of [1000, undefined]) {
       const reading = collect(readHar(path, { maxBodyBytes: LIMIT, ...(streamEntryAbove ? { streamEntryAbove } : {}) }));
       await expect(reading).rejects.toThrow(RecordingError);
-      await expect(collect(readHar(path, { maxBodyBytes: LIMIT, ...(streamEntryAbove ? { streamEntryAbove } : {}) }))).rejects.toThrow('log.entries[0]: a request header (x-padding) is 100.0 kB long, over the body limit');
+      await expect(collect(readHar(path, { maxBodyBytes: LIMIT, ...(streamEntryAbove ? { streamEntryAbove } : {}) }))).rejects.toThrow(
+        'log.entries[0]: a request header (x-padding) is 100.0 kB long, over the body limit',
+      );
     }
   });
 });
@@ -110,8 +122,13 @@ describe('validate of one 100 MB entry', () => {
 
   async function writeLarge(path: string, format: 'har' | 'jsonl'): Promise<void> {
     const out = createWriteStream(path);
-    const [before, after] = JSON.stringify(entry({ content: { size: BODY_MB << 20, mimeType: 'application/json', text: 'BODY' } })).split('"BODY"') as [string, string];
-    out.write(format === 'har' ? `{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":[${before}"{\\"name\\":\\"` : `${before}"{\\"name\\":\\"`);
+    const [before, after] = JSON.stringify(entry({ content: { size: BODY_MB << 20, mimeType: 'application/json', text: 'BODY' } })).split('"BODY"') as [
+      string,
+      string,
+    ];
+    out.write(
+      format === 'har' ? `{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":[${before}"{\\"name\\":\\"` : `${before}"{\\"name\\":\\"`,
+    );
     const chunk = 'x'.repeat(1 << 20);
     for (let i = 0; i < BODY_MB; i++) if (!out.write(chunk)) await once(out, 'drain');
     out.write(`\\"}"${after}${format === 'har' ? ']}}' : '\n'}`);
@@ -123,23 +140,27 @@ describe('validate of one 100 MB entry', () => {
   // space, and the process would die of it. The resident peak is GC slack on top (Node 24 lets the
   // young generation grow to 100 MB and more before collecting), so its bound is a loose one: the
   // body held whole cost 990 MB.
-  it.each(['har', 'jsonl'] as const)('%s: runs in a 64 MB heap, peak memory under 400 MB; the content is said not judged, with its size', async (format) => {
-    const path = join(dir, `large.${format}`);
-    await writeLarge(path, format);
-    const reportDir = join(dir, `report-${format}`);
-    const result = await runCli(['validate', path, '--report-dir', reportDir], { NODE_OPTIONS: `--require ${preload} --max-old-space-size=64` });
-    rmSync(path);
-    const maxRssMb = Number(/max-rss-kb (\d+)/.exec(result.stderr)?.[1]) / 1024;
-    expect(result.code, result.stderr).toBe(0);
-    expect(maxRssMb).toBeGreaterThan(0);
-    expect(maxRssMb).toBeLessThan(400);
-    expect(result.stdout).toMatch(/content not judged: 1 exchange\(s\), response body over the 1\.0 MB body limit: .* \(104\.9 MB\)/);
-    const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8'));
-    const id = format === 'har' ? '0' : '1';
-    // A recording with no Authorization header kept does not show the credential sent: said too.
-    expect(report.traffic.notJudged).toEqual([
-      { reason: 'response body over the 1.0 MB body limit (its content)', count: 1, exchanges: [id] },
-      { reason: 'its credential (authentication): the recording does not show the Authorization header sent', count: 1, exchanges: [id] },
-    ]);
-  }, 60_000);
+  it.each(['har', 'jsonl'] as const)(
+    '%s: runs in a 64 MB heap, peak memory under 400 MB; the content is said not judged, with its size',
+    async (format) => {
+      const path = join(dir, `large.${format}`);
+      await writeLarge(path, format);
+      const reportDir = join(dir, `report-${format}`);
+      const result = await runCli(['validate', path, '--report-dir', reportDir], { NODE_OPTIONS: `--require ${preload} --max-old-space-size=64` });
+      rmSync(path);
+      const maxRssMb = Number(/max-rss-kb (\d+)/.exec(result.stderr)?.[1]) / 1024;
+      expect(result.code, result.stderr).toBe(0);
+      expect(maxRssMb).toBeGreaterThan(0);
+      expect(maxRssMb).toBeLessThan(400);
+      expect(result.stdout).toMatch(/content not judged: 1 exchange\(s\), response body over the 1\.0 MB body limit: .* \(104\.9 MB\)/);
+      const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8'));
+      const id = format === 'har' ? '0' : '1';
+      // A recording with no Authorization header kept does not show the credential sent: said too.
+      expect(report.traffic.notJudged).toEqual([
+        { reason: 'response body over the 1.0 MB body limit (its content)', count: 1, exchanges: [id] },
+        { reason: 'its credential (authentication): the recording does not show the Authorization header sent', count: 1, exchanges: [id] },
+      ]);
+    },
+    60_000,
+  );
 });

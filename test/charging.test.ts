@@ -37,7 +37,17 @@ describe('a test that ends early charges nothing it did not examine', () => {
   it('a delete answered 404 leaves TEP-DELETE-204 and TEP-DELETE-NO-BODY not examined, with the reason, in report.json and on the console', async () => {
     const config = ref.config();
     const path = join(dir, 'stale-profile.yaml');
-    writeFileSync(path, stringify({ ...config, fixtures: { ...config.fixtures, token_exchange_profiles: ['tep_gone_long_ago'] }, allow_destructive: true, rate_limit_probe: false, property_runs: 2 }), { mode: 0o600 });
+    writeFileSync(
+      path,
+      stringify({
+        ...config,
+        fixtures: { ...config.fixtures, token_exchange_profiles: ['tep_gone_long_ago'] },
+        allow_destructive: true,
+        rate_limit_probe: false,
+        property_runs: 2,
+      }),
+      { mode: 0o600 },
+    );
     const reportDir = join(dir, 'stale-profile');
     const { stdout, stderr } = await run(['--config', path, '--report-dir', reportDir]);
     expect(stderr).toBe('');
@@ -50,7 +60,9 @@ describe('a test that ends early charges nothing it did not examine', () => {
     const test = report.tests.find((t) => t.name.includes('deleting a disposable profile answers 204 with no body'))!;
     expect(test.status).toBe('skip');
     expect(test.message).toMatch(/^not examined: the DELETE answered 404, so no 204 body was seen/);
-    expect(stdout).toContain('not examined: the DELETE answered 404, so no 204 body was seen (test "delete a token exchange profile > deleting a disposable profile answers 204');
+    expect(stdout).toContain(
+      'not examined: the DELETE answered 404, so no 204 body was seen (test "delete a token exchange profile > deleting a disposable profile answers 204',
+    );
     expect(stdout).toMatch(/skipped: TEP-DELETE-204, TEP-DELETE-NO-BODY: not examined: the DELETE answered 404/);
     // The console's counts are the report's.
     const counts = { pass: 0, fail: 0, warn: 0, skip: 0 };
@@ -67,7 +79,9 @@ describe('a security finding reads as what the target did', () => {
     const reportDir = join(dir, 'alg-none');
     const { code, stdout } = await run(['--fault', 'alg-none-accepted', '--property-runs', '2', '--report-dir', reportDir]);
     expect(code).toBe(1);
-    expect(stdout).toMatch(/FAIL AUTH-CREDENTIAL-REQUIRED +security: the target carried out a DELETE sent with an unsigned token \(alg "none", empty signature\) \(expected a refusal \(401\), received 204\)/);
+    expect(stdout).toMatch(
+      /FAIL AUTH-CREDENTIAL-REQUIRED +security: the target carried out a DELETE sent with an unsigned token \(alg "none", empty signature\) \(expected a refusal \(401\), received 204\)/,
+    );
     expect(stdout).not.toContain('to put AUTH-INVALID-SIGNATURE-401 to the test');
     const report = readReport(reportDir);
     const evidence = report.requirements.find((r) => r.id === 'AUTH-CREDENTIAL-REQUIRED')!.evidence.find((e) => e.status === 'fail' && e.kind === 'exchange')!;
@@ -84,10 +98,21 @@ describe('a security finding reads as what the target did', () => {
 // that the target carried out what it should have refused.
 
 /** What each credential carried out breaks, on the delete and on the other operations, and the status each requirement gets. */
-const FORGED_SIGNATURE_BROKEN = { 'AUTH-CREDENTIAL-REQUIRED': 'fail', 'AUTH-INVALID-SIGNATURE-401': 'fail', 'AUTH-CREDENTIAL-REQUIRED-OTHER': 'fail', 'AUTH-INVALID-SIGNATURE-401-OTHER': 'warn' } as const;
+const FORGED_SIGNATURE_BROKEN = {
+  'AUTH-CREDENTIAL-REQUIRED': 'fail',
+  'AUTH-INVALID-SIGNATURE-401': 'fail',
+  'AUTH-CREDENTIAL-REQUIRED-OTHER': 'fail',
+  'AUTH-INVALID-SIGNATURE-401-OTHER': 'warn',
+} as const;
 const MISSING_TOKEN_BROKEN = { 'AUTH-CREDENTIAL-REQUIRED': 'fail', 'AUTH-MISSING-TOKEN-401': 'fail' } as const;
 const MISSING_TOKEN_BROKEN_OTHER = { 'AUTH-CREDENTIAL-REQUIRED-OTHER': 'fail', 'AUTH-MISSING-TOKEN-401-OTHER': 'warn' } as const;
-const AUTH_REFUSALS = ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'AUTH-MISSING-TOKEN-401', 'AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER'];
+const AUTH_REFUSALS = [
+  'AUTH-CREDENTIAL-REQUIRED',
+  'AUTH-CREDENTIAL-REQUIRED-OTHER',
+  'AUTH-MISSING-TOKEN-401',
+  'AUTH-INVALID-SIGNATURE-401',
+  'AUTH-INVALID-SIGNATURE-401-OTHER',
+];
 
 /** Each requirement in `broken` has the status given, a security finding among its evidence, and nothing calls it not examined. */
 function expectBroken(report: Report, broken: Record<string, string>): void {
@@ -97,34 +122,44 @@ function expectBroken(report: Report, broken: Record<string, string>): void {
     expect(r.counts.security, id).toBeGreaterThan(0);
     expect(r.reason, id).toBeUndefined();
     const found = r.evidence.flatMap((e) => e.findings ?? []);
-    expect(found.some((f) => f.requirement === id && f.message.startsWith(`${id}: security: the target carried out a `)), id).toBe(true);
+    expect(
+      found.some((f) => f.requirement === id && f.message.startsWith(`${id}: security: the target carried out a `)),
+      id,
+    ).toBe(true);
   }
 }
 
 describe('run: a forged or missing credential carried out fails every requirement it broke', () => {
-  it.each([
-    ['delete-invalid-signature-accepted', 'read-invalid-signature-accepted'],
-    ['missing-token-accepted'],
-  ])('--fault %s', { timeout: 180_000 }, async (...faults) => {
-    const reportDir = join(dir, `carried-out-${faults[0]}`);
-    const { code, stdout } = await run([...faults.flatMap((f) => ['--fault', f]), '--property-runs', '2', '--report-dir', reportDir]);
-    expect(code).toBe(1);
-    const report = readReport(reportDir);
-    const forged = faults[0] === 'delete-invalid-signature-accepted';
-    const broken: Record<string, string> = forged ? FORGED_SIGNATURE_BROKEN : { ...MISSING_TOKEN_BROKEN, ...MISSING_TOKEN_BROKEN_OTHER };
-    expectBroken(report, broken);
-    // Each is said as a security finding, on the console too.
-    for (const id of Object.keys(broken)) expect(stdout).toMatch(new RegExp(`(FAIL|warn) ${id} +security: the target carried out a `));
-    // The suite test named after a 401 rule is charged with it, beside the credential rule.
-    const named = forged
-      ? { 'a token with an invalid signature is refused with 401 when deleting': 'AUTH-INVALID-SIGNATURE-401', 'a token with an invalid signature is refused with 401 when updating': 'AUTH-INVALID-SIGNATURE-401-OTHER' }
-      : { 'delete refuses no Authorization header': 'AUTH-MISSING-TOKEN-401', 'update session and get resource server refuse no Authorization header with 401': 'AUTH-MISSING-TOKEN-401-OTHER' };
-    for (const [name, id] of Object.entries(named)) {
-      const test = report.tests.find((t) => t.name.includes(name))!;
-      expect(test.status, name).not.toBe('pass');
-      expect(test.charged, name).toContain(id);
-    }
-  });
+  it.each([['delete-invalid-signature-accepted', 'read-invalid-signature-accepted'], ['missing-token-accepted']])(
+    '--fault %s',
+    { timeout: 180_000 },
+    async (...faults) => {
+      const reportDir = join(dir, `carried-out-${faults[0]}`);
+      const { code, stdout } = await run([...faults.flatMap((f) => ['--fault', f]), '--property-runs', '2', '--report-dir', reportDir]);
+      expect(code).toBe(1);
+      const report = readReport(reportDir);
+      const forged = faults[0] === 'delete-invalid-signature-accepted';
+      const broken: Record<string, string> = forged ? FORGED_SIGNATURE_BROKEN : { ...MISSING_TOKEN_BROKEN, ...MISSING_TOKEN_BROKEN_OTHER };
+      expectBroken(report, broken);
+      // Each is said as a security finding, on the console too.
+      for (const id of Object.keys(broken)) expect(stdout).toMatch(new RegExp(`(FAIL|warn) ${id} +security: the target carried out a `));
+      // The suite test named after a 401 rule is charged with it, beside the credential rule.
+      const named = forged
+        ? {
+            'a token with an invalid signature is refused with 401 when deleting': 'AUTH-INVALID-SIGNATURE-401',
+            'a token with an invalid signature is refused with 401 when updating': 'AUTH-INVALID-SIGNATURE-401-OTHER',
+          }
+        : {
+            'delete refuses no Authorization header': 'AUTH-MISSING-TOKEN-401',
+            'update session and get resource server refuse no Authorization header with 401': 'AUTH-MISSING-TOKEN-401-OTHER',
+          };
+      for (const [name, id] of Object.entries(named)) {
+        const test = report.tests.find((t) => t.name.includes(name))!;
+        expect(test.status, name).not.toBe('pass');
+        expect(test.charged, name).toContain(id);
+      }
+    },
+  );
 
   it('the conforming reference: each of these requirements examined and passed', { timeout: 180_000 }, async () => {
     const reportDir = join(dir, 'carried-out-none');
@@ -192,7 +227,10 @@ describe("the rate-limit probe's burst is not charged as scope tests", () => {
 });
 
 describe('the report builder charges a failed test with what it names', () => {
-  const outcome = { name: 'update session > sets metadata', requirements: ['SES-RESPONSE-SCHEMA', 'SES-REQUEST-CONTENT-TYPE', 'SES-REQUEST-BODY', 'GEN-JSON-RESPONSE'] };
+  const outcome = {
+    name: 'update session > sets metadata',
+    requirements: ['SES-RESPONSE-SCHEMA', 'SES-REQUEST-CONTENT-TYPE', 'SES-REQUEST-BODY', 'GEN-JSON-RESPONSE'],
+  };
   const statuses = (builder: ReportBuilder) => {
     const report = builder.build({ failOn: 'must' });
     return { report, status: (id: string) => report.requirements.find((r) => r.id === id)!.status };
@@ -200,7 +238,9 @@ describe('the report builder charges a failed test with what it names', () => {
 
   it('charged: only those requirements fail; the others it covers are not examined by it', () => {
     const builder = new ReportBuilder({ kind: 'run', source: 'run' });
-    expect(builder.addTest({ ...outcome, status: 'fail', charged: ['SES-RESPONSE-SCHEMA'], message: 'SES-RESPONSE-SCHEMA: expected …; received …' })).toBe('fail');
+    expect(builder.addTest({ ...outcome, status: 'fail', charged: ['SES-RESPONSE-SCHEMA'], message: 'SES-RESPONSE-SCHEMA: expected …; received …' })).toBe(
+      'fail',
+    );
     const { report, status } = statuses(builder);
     expect(status('SES-RESPONSE-SCHEMA')).toBe('fail');
     for (const id of ['SES-REQUEST-CONTENT-TYPE', 'SES-REQUEST-BODY', 'GEN-JSON-RESPONSE']) expect(status(id), id).toBe('skip');
@@ -209,7 +249,9 @@ describe('the report builder charges a failed test with what it names', () => {
 
   it('nothing charged: the test is not examined (skip), its reason on every requirement it covers, the verdict untouched', () => {
     const builder = new ReportBuilder({ kind: 'run', source: 'run' });
-    expect(builder.addTest({ ...outcome, status: 'fail', charged: [], message: 'not examined: the PATCH answered 404, so the updated session was not seen' })).toBe('skip');
+    expect(
+      builder.addTest({ ...outcome, status: 'fail', charged: [], message: 'not examined: the PATCH answered 404, so the updated session was not seen' }),
+    ).toBe('skip');
     const { report } = statuses(builder);
     expect(report.passed).toBe(true);
     expect(report.tests[0]!.status).toBe('skip');
@@ -221,7 +263,15 @@ describe('the report builder charges a failed test with what it names', () => {
 
   it('a charge outside what the test covers (a security finding) still fails that requirement', () => {
     const builder = new ReportBuilder({ kind: 'run', source: 'run' });
-    expect(builder.addTest({ name: 'refuses a forged token with 401', requirements: ['AUTH-INVALID-SIGNATURE-401'], status: 'fail', charged: ['AUTH-CREDENTIAL-REQUIRED'], message: 'AUTH-CREDENTIAL-REQUIRED: security: …' })).toBe('fail');
+    expect(
+      builder.addTest({
+        name: 'refuses a forged token with 401',
+        requirements: ['AUTH-INVALID-SIGNATURE-401'],
+        status: 'fail',
+        charged: ['AUTH-CREDENTIAL-REQUIRED'],
+        message: 'AUTH-CREDENTIAL-REQUIRED: security: …',
+      }),
+    ).toBe('fail');
     const { status } = statuses(builder);
     expect(status('AUTH-CREDENTIAL-REQUIRED')).toBe('fail');
     expect(status('AUTH-INVALID-SIGNATURE-401')).toBe('skip');
@@ -230,7 +280,15 @@ describe('the report builder charges a failed test with what it names', () => {
 
 describe("a suite file's console line", () => {
   /** The least of vitest's TestCase and TestModule the reporter reads. */
-  const moduleOf = (moduleId: string, tests = 1) => ({ moduleId, errors: () => [], children: { *allTests() { for (let i = 0; i < tests; i++) yield {}; } } });
+  const moduleOf = (moduleId: string, tests = 1) => ({
+    moduleId,
+    errors: () => [],
+    children: {
+      *allTests() {
+        for (let i = 0; i < tests; i++) yield {};
+      },
+    },
+  });
   const testCaseOf = (module: ReturnType<typeof moduleOf>, [name, { tags }]: ReturnType<typeof covers>, findings: Array<{ level: 'must' | 'should' }>) => ({
     id: `${module.moduleId} ${name}`,
     fullName: `suite > ${name}`,
@@ -243,8 +301,23 @@ describe("a suite file's console line", () => {
       tmi: {
         exchanges: [
           {
-            exchange: { startedAt: new Date().toISOString(), request: { method: 'GET', url: 'https://t.example.com/api/v2/resource-servers/a', headers: {} }, response: { status: 200, headers: {} }, token: { headerPresent: false, wellFormed: false } },
-            judgement: { findings: findings.map((f) => ({ requirement: f.level === 'must' ? 'RS-RESPONSE-SCHEMA' : 'GEN-STATUS-DOCUMENTED', level: f.level, subject: 'implementation', check: 'x', expected: 'e', received: 'r' })), examined: [] },
+            exchange: {
+              startedAt: new Date().toISOString(),
+              request: { method: 'GET', url: 'https://t.example.com/api/v2/resource-servers/a', headers: {} },
+              response: { status: 200, headers: {} },
+              token: { headerPresent: false, wellFormed: false },
+            },
+            judgement: {
+              findings: findings.map((f) => ({
+                requirement: f.level === 'must' ? 'RS-RESPONSE-SCHEMA' : 'GEN-STATUS-DOCUMENTED',
+                level: f.level,
+                subject: 'implementation',
+                check: 'x',
+                expected: 'e',
+                received: 'r',
+              })),
+              examined: [],
+            },
           },
         ],
         unplanned429: 0,
@@ -307,9 +380,18 @@ describe("an interrupted run's tests, as the reporter hands them to the report",
     reporter.onTestCaseResult(testCase(covers('pending', 'SES-METADATA-CLEARED'), { state: 'pending' }) as never);
     reporter.onTestCaseResult(testCase(covers('cancelled', 'SES-ID-MATCHES'), { state: 'skipped', note: 'The test run was aborted by the user.' }) as never);
     reporter.onTestCaseResult(testCase(covers('reached after the cancel', 'SES-RESPONSE-SCHEMA'), { state: 'skipped' }) as never);
-    reporter.onTestCaseResult(testCase(covers('cut short', 'SES-INVALID-UPDATE-REFUSED'), { state: 'failed', errors: [{ name: 'RunInterrupted', message: NOT_RUN }] }, 12) as never);
+    reporter.onTestCaseResult(
+      testCase(covers('cut short', 'SES-INVALID-UPDATE-REFUSED'), { state: 'failed', errors: [{ name: 'RunInterrupted', message: NOT_RUN }] }, 12) as never,
+    );
     reporter.onTestCaseResult(testCase(covers('no fixture', 'SES-METADATA-MAX-PROPERTIES'), { state: 'skipped', note: 'no fixture session' }) as never);
-    reporter.onTestCaseResult(testCase(covers('failed', 'SES-REQUEST-BODY'), { state: 'failed', errors: [{ name: 'ConformanceFailure', message: 'SES-REQUEST-BODY: expected 400; received 200' }] }, 20, ['SES-REQUEST-BODY']) as never);
+    reporter.onTestCaseResult(
+      testCase(
+        covers('failed', 'SES-REQUEST-BODY'),
+        { state: 'failed', errors: [{ name: 'ConformanceFailure', message: 'SES-REQUEST-BODY: expected 400; received 200' }] },
+        20,
+        ['SES-REQUEST-BODY'],
+      ) as never,
+    );
     const report = builder.build({ failOn: 'must' });
     const tests = Object.fromEntries(report.tests.map((t) => [t.name.replace('update session > ', ''), [t.status, t.message]]));
     expect(report.tests).toHaveLength(8);

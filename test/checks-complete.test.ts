@@ -6,13 +6,34 @@ import { describe, expect, it } from 'vitest';
 import { buildExchange } from '../rules/exchange.ts';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
 import type { Exchange, Finding, TokenAttack } from '../rules/types.ts';
-import { BASE, claims, deleteExchange, errorExchange, getExchange, jwt, rateLimitHeaders, resourceServer, RESET, session, STARTED_AT, updateExchange } from '../fixtures/exchanges.ts';
+import {
+  BASE,
+  claims,
+  deleteExchange,
+  errorExchange,
+  getExchange,
+  jwt,
+  rateLimitHeaders,
+  resourceServer,
+  RESET,
+  session,
+  STARTED_AT,
+  updateExchange,
+} from '../fixtures/exchanges.ts';
 
 type Level = Finding['level'];
 type Subject = Finding['subject'];
 
 /** A finding as the engine makes it; `security` only on security findings. */
-function f(check: string, requirement: string, level: Level, subject: Subject, expected: string | RegExp, received: string | RegExp, security?: string): Finding {
+function f(
+  check: string,
+  requirement: string,
+  level: Level,
+  subject: Subject,
+  expected: string | RegExp,
+  received: string | RegExp,
+  security?: string,
+): Finding {
   const text = (value: string | RegExp) => (typeof value === 'string' ? value : (expect.stringMatching(value) as unknown as string));
   const made: Finding = { requirement, level, subject, check, expected: text(expected), received: text(received) };
   if (security !== undefined) made.security = security;
@@ -37,7 +58,9 @@ describe('general checks: complete findings', () => {
     expectFindings(getExchange(resourceServer(), 'rs_1', { responseHeaders: { 'content-type': 'text/html', ...rateLimitHeaders() } }), [
       f('responseBodyIsJson', 'GEN-JSON-RESPONSE', 'must', 'implementation', expected, '"text/html"'),
     ]);
-    expectFindings(getExchange(resourceServer(), 'rs_1', { responseHeaders: rateLimitHeaders() }), [f('responseBodyIsJson', 'GEN-JSON-RESPONSE', 'must', 'implementation', expected, 'no Content-Type')]);
+    expectFindings(getExchange(resourceServer(), 'rs_1', { responseHeaders: rateLimitHeaders() }), [
+      f('responseBodyIsJson', 'GEN-JSON-RESPONSE', 'must', 'implementation', expected, 'no Content-Type'),
+    ]);
     // The media type is the start of the header, and it is json itself, not a word that begins with json.
     for (const type of ['text/plain; profile=application/json', 'application/jsonx', 'application/json-seq']) {
       expectFindings(getExchange(resourceServer(), 'rs_1', { responseHeaders: { 'content-type': type, ...rateLimitHeaders() } }), [
@@ -56,7 +79,9 @@ describe('general checks: complete findings', () => {
   });
 
   it('responseBodyIsJson: a 204 or a 304 is not judged for JSON, whatever it carries', () => {
-    expectFindings(deleteExchange({ responseBody: 'deleted' }), [f('noContentHasNoBody', 'TEP-DELETE-NO-BODY', 'must', 'implementation', 'a 204 with no body', 'a body of 7 characters: "deleted"')]);
+    expectFindings(deleteExchange({ responseBody: 'deleted' }), [
+      f('noContentHasNoBody', 'TEP-DELETE-NO-BODY', 'must', 'implementation', 'a 204 with no body', 'a body of 7 characters: "deleted"'),
+    ]);
     expectFindings(getExchange(resourceServer(), 'rs_1', { status: 304, responseHeaders: rateLimitHeaders(), responseBody: 'cached' }), [
       f('statusCodeIsDocumented', 'GEN-STATUS-DOCUMENTED', 'should', 'implementation', 'one of 200, 401, 429, 4XX for getResourceServer', '304'),
     ]);
@@ -78,7 +103,13 @@ describe('general checks: complete findings', () => {
   });
 
   it('an exchange without a response is not judged by the status or body checks', () => {
-    const unanswered = buildExchange({ startedAt: STARTED_AT, method: 'DELETE', url: `${BASE}/token-exchange-profiles/tep_1`, requestHeaders: bearer(), error: 'ECONNRESET' });
+    const unanswered = buildExchange({
+      startedAt: STARTED_AT,
+      method: 'DELETE',
+      url: `${BASE}/token-exchange-profiles/tep_1`,
+      requestHeaders: bearer(),
+      error: 'ECONNRESET',
+    });
     expectFindings(unanswered, []);
     expect(examined(unanswered)).toEqual(['AUTH-BEARER-HEADER', 'AUTH-TOKEN-IS-JWT', 'SCOPE-FORMAT', 'SCOPE-IN-CATALOG']);
   });
@@ -98,7 +129,9 @@ describe('authentication checks: complete findings', () => {
   const refusal = (base: Exchange) => errorExchange(base, 401, { statusCode: 401, message: 'Unauthorized' });
 
   it('requestCarriesBearerToken: no header, or a header of another scheme shown by its scheme word only', () => {
-    expectFindings(refusal(deleteExchange({ requestHeaders: {} })), [f('requestCarriesBearerToken', 'AUTH-BEARER-HEADER', 'must', 'client', BEARER_EXPECTED, 'no Authorization header')]);
+    expectFindings(refusal(deleteExchange({ requestHeaders: {} })), [
+      f('requestCarriesBearerToken', 'AUTH-BEARER-HEADER', 'must', 'client', BEARER_EXPECTED, 'no Authorization header'),
+    ]);
     expectFindings(refusal(deleteExchange({ requestHeaders: { authorization: 'Basic dXNlcjpzM2NyM3Q=' } })), [
       f('requestCarriesBearerToken', 'AUTH-BEARER-HEADER', 'must', 'client', BEARER_EXPECTED, 'Authorization: "Basic …"'),
     ]);
@@ -128,7 +161,15 @@ describe('authentication checks: complete findings', () => {
     expectFindings(getExchange(resourceServer(), 'rs_1', { requestHeaders: { authorization: 'Basic dXNlcjpzM2NyM3Q=' } }), [
       f('requestCarriesBearerToken', 'AUTH-BEARER-HEADER', 'must', 'client', BEARER_EXPECTED, 'Authorization: "Basic …"'),
       f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'must', 'implementation', 'a refusal (401)', '200', basic),
-      f('missingTokenRefused', 'AUTH-MISSING-TOKEN-401-OTHER', 'should', 'implementation', '401 for a request whose Authorization header is not "Bearer <token>"', '200', basic),
+      f(
+        'missingTokenRefused',
+        'AUTH-MISSING-TOKEN-401-OTHER',
+        'should',
+        'implementation',
+        '401 for a request whose Authorization header is not "Bearer <token>"',
+        '200',
+        basic,
+      ),
     ]);
     const opaque = carried('a bearer token that is not a JWT', 'GET');
     expectFindings(getExchange(resourceServer(), 'rs_1', { requestHeaders: { authorization: 'Bearer opaque-token-123' } }), [
@@ -147,10 +188,26 @@ describe('authentication checks: complete findings', () => {
     const expired = bearer(undefined, { exp: 1_800_000_000 - 3600 });
     const what = 'a token that had expired (exp 1799996400, more than 60 s before the request)';
     expectFindings(deleteExchange({ requestHeaders: expired }), [
-      f('expiredOrMisdirectedTokenNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED', 'must', 'implementation', 'a refusal (401)', '204', `the target carried out a DELETE sent with ${what}`),
+      f(
+        'expiredOrMisdirectedTokenNotCarriedOut',
+        'AUTH-CREDENTIAL-REQUIRED',
+        'must',
+        'implementation',
+        'a refusal (401)',
+        '204',
+        `the target carried out a DELETE sent with ${what}`,
+      ),
     ]);
     expectFindings(getExchange(resourceServer(), 'rs_1', { requestHeaders: expired }), [
-      f('expiredOrMisdirectedTokenNotCarriedOut', 'AUTH-TOKEN-VALIDITY-OTHER', 'should', 'implementation', 'a refusal (401)', '200', `the target carried out a GET sent with ${what}`),
+      f(
+        'expiredOrMisdirectedTokenNotCarriedOut',
+        'AUTH-TOKEN-VALIDITY-OTHER',
+        'should',
+        'implementation',
+        'a refusal (401)',
+        '200',
+        `the target carried out a GET sent with ${what}`,
+      ),
     ]);
     // Refused with a 401, or throttled: nothing to report.
     expectFindings(refusal(deleteExchange({ requestHeaders: expired })), []);
@@ -159,16 +216,31 @@ describe('authentication checks: complete findings', () => {
 
   it('a token for another audience or not yet valid: its own 401 rule (should) on every operation, beside the rule against carrying it out', () => {
     const cases: Array<[Record<string, unknown>, string, string, string]> = [
-      [{ aud: 'https://orders.example.com/api' }, 'otherAudienceRefused', 'AUTH-AUDIENCE-401', 'a token for another audience (aud "https://orders.example.com/api", not the API base path /api/v2/)'],
+      [
+        { aud: 'https://orders.example.com/api' },
+        'otherAudienceRefused',
+        'AUTH-AUDIENCE-401',
+        'a token for another audience (aud "https://orders.example.com/api", not the API base path /api/v2/)',
+      ],
       [{ nbf: 1_800_000_000 + 3600 }, 'notYetValidRefused', 'AUTH-NOT-BEFORE-401', 'a token not yet valid (nbf 1800003600, more than 60 s after the request)'],
     ];
     for (const [extra, check, id, what] of cases) {
       const headers = bearer(undefined, extra);
       expectFindings(deleteExchange({ requestHeaders: headers }), [
-        f('expiredOrMisdirectedTokenNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED', 'must', 'implementation', 'a refusal (401)', '204', `the target carried out a DELETE sent with ${what}`),
+        f(
+          'expiredOrMisdirectedTokenNotCarriedOut',
+          'AUTH-CREDENTIAL-REQUIRED',
+          'must',
+          'implementation',
+          'a refusal (401)',
+          '204',
+          `the target carried out a DELETE sent with ${what}`,
+        ),
         f(check, id, 'should', 'implementation', `401 for ${what}`, '204', `the target carried out a DELETE sent with ${what}`),
       ]);
-      expectFindings(errorExchange(getExchange(resourceServer(), 'rs_1', { requestHeaders: headers }), 403, { statusCode: 403 }, rateLimitHeaders()), [f(check, id, 'should', 'implementation', `401 for ${what}`, '403')]);
+      expectFindings(errorExchange(getExchange(resourceServer(), 'rs_1', { requestHeaders: headers }), 403, { statusCode: 403 }, rateLimitHeaders()), [
+        f(check, id, 'should', 'implementation', `401 for ${what}`, '403'),
+      ]);
       expectFindings(refusal(deleteExchange({ requestHeaders: headers })), []);
     }
   });
@@ -179,7 +251,14 @@ describe('authentication checks: complete findings', () => {
     expectFindings(errorExchange(deleteExchange({ requestHeaders: {} }), 404, { message: 'Not found' }), [
       f('statusCodeIsDocumented', 'GEN-STATUS-DOCUMENTED', 'should', 'implementation', 'one of 204, 401, 403, 429 for deleteTokenExchangeProfile', '404'),
       missing,
-      f('missingTokenRefused', 'AUTH-MISSING-TOKEN-401', 'must', 'implementation', expected, '404 for a request without a valid token: the caller was not refused with 401'),
+      f(
+        'missingTokenRefused',
+        'AUTH-MISSING-TOKEN-401',
+        'must',
+        'implementation',
+        expected,
+        '404 for a request without a valid token: the caller was not refused with 401',
+      ),
     ]);
     expectFindings(errorExchange(deleteExchange({ requestHeaders: {} }), 403, { message: 'Forbidden delete:token_exchange_profiles' }), [
       missing,
@@ -199,22 +278,75 @@ describe('authentication checks: complete findings', () => {
   it('a token the kit forged is described by what the kit did, never as a verification it did not make (a run without the JWKS)', () => {
     const made = (attack: TokenAttack) => ({ tokenFacts: { signatureValid: false, attack } });
     expectFindings(deleteExchange(made('corrupted-signature')), [
-      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED', 'must', 'implementation', 'a refusal (401)', '204', "the target carried out a DELETE sent with a token of the tenant's whose signature the kit corrupted"),
+      f(
+        'missingOrForgedCredentialNotCarriedOut',
+        'AUTH-CREDENTIAL-REQUIRED',
+        'must',
+        'implementation',
+        'a refusal (401)',
+        '204',
+        "the target carried out a DELETE sent with a token of the tenant's whose signature the kit corrupted",
+      ),
       // Carried out, it broke the 401 rule as well: charged to both.
-      f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401', 'must', 'implementation', "401 for a token of the tenant's whose signature the kit corrupted", '204', "the target carried out a DELETE sent with a token of the tenant's whose signature the kit corrupted"),
+      f(
+        'invalidSignatureRefused',
+        'AUTH-INVALID-SIGNATURE-401',
+        'must',
+        'implementation',
+        "401 for a token of the tenant's whose signature the kit corrupted",
+        '204',
+        "the target carried out a DELETE sent with a token of the tenant's whose signature the kit corrupted",
+      ),
     ]);
     expectFindings(getExchange(resourceServer(), 'rs_1', made('foreign-key')), [
-      f('missingOrForgedCredentialNotCarriedOut', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'must', 'implementation', 'a refusal (401)', '200', "the target carried out a GET sent with a token the kit signed with a key that is not the tenant's"),
-      f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401-OTHER', 'should', 'implementation', "401 for a token the kit signed with a key that is not the tenant's", '200', "the target carried out a GET sent with a token the kit signed with a key that is not the tenant's"),
+      f(
+        'missingOrForgedCredentialNotCarriedOut',
+        'AUTH-CREDENTIAL-REQUIRED-OTHER',
+        'must',
+        'implementation',
+        'a refusal (401)',
+        '200',
+        "the target carried out a GET sent with a token the kit signed with a key that is not the tenant's",
+      ),
+      f(
+        'invalidSignatureRefused',
+        'AUTH-INVALID-SIGNATURE-401-OTHER',
+        'should',
+        'implementation',
+        "401 for a token the kit signed with a key that is not the tenant's",
+        '200',
+        "the target carried out a GET sent with a token the kit signed with a key that is not the tenant's",
+      ),
     ]);
     expectFindings(errorExchange(getExchange(resourceServer(), 'rs_1', made('tampered-scope')), 400, { message: 'no' }), [
-      f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401-OTHER', 'should', 'implementation', "401 for a token of the tenant's whose scope the kit widened after it was signed", '400'),
+      f(
+        'invalidSignatureRefused',
+        'AUTH-INVALID-SIGNATURE-401-OTHER',
+        'should',
+        'implementation',
+        "401 for a token of the tenant's whose scope the kit widened after it was signed",
+        '400',
+      ),
     ]);
     expectFindings(errorExchange(deleteExchange(made('key-confusion')), 403, { message: 'delete:token_exchange_profiles' }), [
-      f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401', 'must', 'implementation', "401 for a token the kit signed HS256 with the tenant's public key as the secret", '403'),
+      f(
+        'invalidSignatureRefused',
+        'AUTH-INVALID-SIGNATURE-401',
+        'must',
+        'implementation',
+        "401 for a token the kit signed HS256 with the tenant's public key as the secret",
+        '403',
+      ),
     ]);
     expectFindings(errorExchange(deleteExchange(made('other-issuer')), 403, { message: 'delete:token_exchange_profiles' }), [
-      f('invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401', 'must', 'implementation', "401 for a token naming another issuer, signed by the kit with a key that is not the tenant's", '403'),
+      f(
+        'invalidSignatureRefused',
+        'AUTH-INVALID-SIGNATURE-401',
+        'must',
+        'implementation',
+        "401 for a token naming another issuer, signed by the kit with a key that is not the tenant's",
+        '403',
+      ),
     ]);
   });
 
@@ -231,7 +363,15 @@ describe('authentication checks: complete findings', () => {
   it('nonGlobalClientRefused: carried out is a security finding, another refusal than 401 a finding, a 401 or a 429 none', () => {
     const nonGlobal = deleteExchange({ tokenFacts: { clientGlobal: false } });
     expectFindings(nonGlobal, [
-      f('nonGlobalClientRefused', 'AUTH-NON-GLOBAL-401', 'must', 'implementation', '401', '204', 'the target carried out a DELETE for a client that is not global'),
+      f(
+        'nonGlobalClientRefused',
+        'AUTH-NON-GLOBAL-401',
+        'must',
+        'implementation',
+        '401',
+        '204',
+        'the target carried out a DELETE for a client that is not global',
+      ),
     ]);
     expectFindings(errorExchange(nonGlobal, 403, { message: 'delete:token_exchange_profiles' }), [
       f('nonGlobalClientRefused', 'AUTH-NON-GLOBAL-401', 'must', 'implementation', '401 for a client that is not global', '403'),
@@ -241,8 +381,12 @@ describe('authentication checks: complete findings', () => {
     expect(examined(errorExchange(nonGlobal, 429, { statusCode: 429 }, rateLimitHeaders(0)))).not.toContain('AUTH-NON-GLOBAL-401');
     // A client of unknown standing, or a credential that is invalid anyway, is not judged by this rule.
     expect(examined(deleteExchange())).not.toContain('AUTH-NON-GLOBAL-401');
-    expect(examined(errorExchange(deleteExchange({ tokenFacts: { clientGlobal: false, signatureValid: false } }), 401, {}))).not.toContain('AUTH-NON-GLOBAL-401');
-    expect(examined(errorExchange(deleteExchange({ requestHeaders: { authorization: 'Bearer opaque-token-123' }, tokenFacts: { clientGlobal: false } }), 401, {}))).not.toContain('AUTH-NON-GLOBAL-401');
+    expect(examined(errorExchange(deleteExchange({ tokenFacts: { clientGlobal: false, signatureValid: false } }), 401, {}))).not.toContain(
+      'AUTH-NON-GLOBAL-401',
+    );
+    expect(
+      examined(errorExchange(deleteExchange({ requestHeaders: { authorization: 'Bearer opaque-token-123' }, tokenFacts: { clientGlobal: false } }), 401, {})),
+    ).not.toContain('AUTH-NON-GLOBAL-401');
   });
 
   it('tokenRequestNamesAudience: no audience, or one that does not end with /api/v2/', () => {
@@ -256,12 +400,29 @@ describe('authentication checks: complete findings', () => {
         responseBody: '{}',
         responseHeaders: { 'content-type': 'application/json' },
       });
-    const none = f('tokenRequestNamesAudience', 'AUTH-TOKEN-AUDIENCE', 'must', 'client', 'the form parameter audience set to the API base path /api/v2/', 'no audience');
+    const none = f(
+      'tokenRequestNamesAudience',
+      'AUTH-TOKEN-AUDIENCE',
+      'must',
+      'client',
+      'the form parameter audience set to the API base path /api/v2/',
+      'no audience',
+    );
     expectFindings(token('grant_type=client_credentials&client_id=a'), [none]);
     expectFindings(token('grant_type=client_credentials&audience=', 'application/x-www-form-urlencoded'), [none]);
-    expectFindings(token(JSON.stringify({ grant_type: 'client_credentials', audience: 'https://tenant.example.com/api/v2' }), 'application/json; charset=utf-8'), [
-      f('tokenRequestNamesAudience', 'AUTH-TOKEN-AUDIENCE', 'must', 'client', 'the audience to end with the API base path /api/v2/', '"https://tenant.example.com/api/v2"'),
-    ]);
+    expectFindings(
+      token(JSON.stringify({ grant_type: 'client_credentials', audience: 'https://tenant.example.com/api/v2' }), 'application/json; charset=utf-8'),
+      [
+        f(
+          'tokenRequestNamesAudience',
+          'AUTH-TOKEN-AUDIENCE',
+          'must',
+          'client',
+          'the audience to end with the API base path /api/v2/',
+          '"https://tenant.example.com/api/v2"',
+        ),
+      ],
+    );
     expectFindings(token(JSON.stringify({ grant_type: 'client_credentials', audience: 'https://tenant.example.com/api/v2/' }), 'application/json'), []);
     expectFindings(token(JSON.stringify({ grant_type: 'client_credentials', audience: 'https://tenant.example.com/api/v2' }), 'text/plain'), []);
     expectFindings(token('"client_credentials"', 'application/json'), []);
@@ -287,32 +448,72 @@ describe('scope checks: complete findings', () => {
     const unknown = 'abcdefghijk'.split('').map((l) => `read:${l}`);
     expectFindings(
       deleteExchange({ requestHeaders: bearer(`delete:token_exchange_profiles ${unknown.join(' ')}`) }),
-      unknown.slice(0, 10).map((scope) => f('tokenScopesAreWellFormed', 'SCOPE-IN-CATALOG', 'should', 'client', "scopes from the document's scope catalog", `"${scope}"`)),
+      unknown
+        .slice(0, 10)
+        .map((scope) => f('tokenScopesAreWellFormed', 'SCOPE-IN-CATALOG', 'should', 'client', "scopes from the document's scope catalog", `"${scope}"`)),
     );
     const long = `read:${'x'.repeat(60)}`;
     expectFindings(deleteExchange({ requestHeaders: bearer(`delete:token_exchange_profiles ${long}`) }), [
-      f('tokenScopesAreWellFormed', 'SCOPE-IN-CATALOG', 'should', 'client', "scopes from the document's scope catalog", `${JSON.stringify(long).slice(0, 40)}…`),
+      f(
+        'tokenScopesAreWellFormed',
+        'SCOPE-IN-CATALOG',
+        'should',
+        'client',
+        "scopes from the document's scope catalog",
+        `${JSON.stringify(long).slice(0, 40)}…`,
+      ),
     ]);
     for (const odd of ['read:Users', '1read:users', 'read:users:all', 'read users', ':users', 'read:']) {
       const scope = `delete:token_exchange_profiles ${odd}`;
       const findings = judgeExchange(deleteExchange({ requestHeaders: bearer(scope) })).findings;
-      expect(findings.map((x) => x.requirement), odd).toContain('SCOPE-FORMAT');
+      expect(
+        findings.map((x) => x.requirement),
+        odd,
+      ).toContain('SCOPE-FORMAT');
     }
   });
 
   it('requiredScopeEnforced: carried out without the scope, with the scopes the token had', () => {
     expectFindings(deleteExchange({ requestHeaders: bearer('read:users') }), [
-      f('requiredScopeEnforced', 'SCOPE-DELETE-REQUIRED', 'must', 'implementation', 'a refusal (403)', '204', 'the target carried out a DELETE for a token without delete:token_exchange_profiles (its scopes: "read:users")'),
+      f(
+        'requiredScopeEnforced',
+        'SCOPE-DELETE-REQUIRED',
+        'must',
+        'implementation',
+        'a refusal (403)',
+        '204',
+        'the target carried out a DELETE for a token without delete:token_exchange_profiles (its scopes: "read:users")',
+      ),
     ]);
     expectFindings(getExchange(resourceServer(), 'rs_1', { requestHeaders: bearer('') }), [
-      f('requiredScopeEnforced', 'SCOPE-READ-RESOURCE-SERVER', 'should', 'implementation', 'a refusal (403)', '200', 'the target carried out a GET for a token without read:resource_servers (its scopes: "(none)")'),
+      f(
+        'requiredScopeEnforced',
+        'SCOPE-READ-RESOURCE-SERVER',
+        'should',
+        'implementation',
+        'a refusal (403)',
+        '200',
+        'the target carried out a GET for a token without read:resource_servers (its scopes: "(none)")',
+      ),
     ]);
     expectFindings(getExchange(resourceServer(), 'rs_1', { requestHeaders: bearer(undefined, { scope: undefined }) }), [
-      f('requiredScopeEnforced', 'SCOPE-READ-RESOURCE-SERVER', 'should', 'implementation', 'a refusal (403)', '200', 'the target carried out a GET for a token without read:resource_servers (its scopes: "(none)")'),
+      f(
+        'requiredScopeEnforced',
+        'SCOPE-READ-RESOURCE-SERVER',
+        'should',
+        'implementation',
+        'a refusal (403)',
+        '200',
+        'the target carried out a GET for a token without read:resource_servers (its scopes: "(none)")',
+      ),
     ]);
     // Refused, or throttled: the scope was enforced, or not put to the test.
-    expect(examined(errorExchange(deleteExchange({ requestHeaders: bearer('read:users') }), 403, { message: 'delete:token_exchange_profiles' }))).toContain('SCOPE-DELETE-REQUIRED');
-    expect(examined(errorExchange(deleteExchange({ requestHeaders: bearer('read:users') }), 429, { statusCode: 429 }, rateLimitHeaders(0)))).not.toContain('SCOPE-DELETE-REQUIRED');
+    expect(examined(errorExchange(deleteExchange({ requestHeaders: bearer('read:users') }), 403, { message: 'delete:token_exchange_profiles' }))).toContain(
+      'SCOPE-DELETE-REQUIRED',
+    );
+    expect(examined(errorExchange(deleteExchange({ requestHeaders: bearer('read:users') }), 429, { statusCode: 429 }, rateLimitHeaders(0)))).not.toContain(
+      'SCOPE-DELETE-REQUIRED',
+    );
     expect(examined(deleteExchange())).not.toContain('SCOPE-DELETE-REQUIRED');
   });
 
@@ -324,7 +525,9 @@ describe('scope checks: complete findings', () => {
     expectFindings(deleteExchange({ requestHeaders: bearer('read:users'), status: 403 }), [
       f('insufficientScopeNamesExpectedScope', 'SCOPE-DELETE-403', 'must', 'implementation', expected, 'a 403 with no body'),
     ]);
-    expect(examined(deleteExchange({ requestHeaders: bearer('read:users'), status: 403, responseBody: { text: '{"message":"Insuff', truncated: true } }))).not.toContain('SCOPE-DELETE-403');
+    expect(
+      examined(deleteExchange({ requestHeaders: bearer('read:users'), status: 403, responseBody: { text: '{"message":"Insuff', truncated: true } })),
+    ).not.toContain('SCOPE-DELETE-403');
   });
 });
 
@@ -361,8 +564,21 @@ describe('delete checks: complete findings', () => {
 describe('schema checks: complete findings', () => {
   it('responseBodyMatchesSchema: two different violations in one body are two findings, each with its requirement', () => {
     expectFindings(getExchange(resourceServer({ signing_alg: 'HS512', token_dialect: 'opaque' })), [
-      at('/signing_alg', f('responseBodyMatchesSchema', 'RS-SIGNING-ALG', 'must', 'implementation', 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"', '"HS512"')),
-      at('/token_dialect', f('responseBodyMatchesSchema', 'RS-TOKEN-DIALECT', 'must', 'implementation', 'token_dialect to be one of "access_token", "access_token_authz", "rfc9068_profile", "rfc9068_profile_authz"', '"opaque"')),
+      at(
+        '/signing_alg',
+        f('responseBodyMatchesSchema', 'RS-SIGNING-ALG', 'must', 'implementation', 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"', '"HS512"'),
+      ),
+      at(
+        '/token_dialect',
+        f(
+          'responseBodyMatchesSchema',
+          'RS-TOKEN-DIALECT',
+          'must',
+          'implementation',
+          'token_dialect to be one of "access_token", "access_token_authz", "rfc9068_profile", "rfc9068_profile_authz"',
+          '"opaque"',
+        ),
+      ),
     ]);
   });
 
@@ -375,13 +591,38 @@ describe('schema checks: complete findings', () => {
 
   it('responseBodyMatchesSchema: a secret by its length, a value inside a secret never shown, a body that is no object', () => {
     expectFindings(getExchange(resourceServer({ signing_secret: 'hunter2-secret' })), [
-      at('/signing_secret', f('responseBodyMatchesSchema', 'RS-SIGNING-SECRET-LENGTH', 'must', 'implementation', 'signing_secret must NOT have fewer than 16 characters', 'a secret of 14 characters (redacted)')),
+      at(
+        '/signing_secret',
+        f(
+          'responseBodyMatchesSchema',
+          'RS-SIGNING-SECRET-LENGTH',
+          'must',
+          'implementation',
+          'signing_secret must NOT have fewer than 16 characters',
+          'a secret of 14 characters (redacted)',
+        ),
+      ),
     ]);
     expectFindings(getExchange(resourceServer({ token_encryption: { format: 'jwe', encryption_key: { pem: 7, name: 'k', kid: '1' } } })), [
-      at('/token_encryption/format', f('responseBodyMatchesSchema', 'RS-TOKEN-ENCRYPTION', 'must', 'implementation', 'token_encryption.format to be "compact-nested-jwe"', '"jwe"')),
-      at('/token_encryption/encryption_key/pem', f('responseBodyMatchesSchema', 'RS-TOKEN-ENCRYPTION', 'must', 'implementation', 'token_encryption.encryption_key.pem must be string', 'a secret (redacted)')),
+      at(
+        '/token_encryption/format',
+        f('responseBodyMatchesSchema', 'RS-TOKEN-ENCRYPTION', 'must', 'implementation', 'token_encryption.format to be "compact-nested-jwe"', '"jwe"'),
+      ),
+      at(
+        '/token_encryption/encryption_key/pem',
+        f(
+          'responseBodyMatchesSchema',
+          'RS-TOKEN-ENCRYPTION',
+          'must',
+          'implementation',
+          'token_encryption.encryption_key.pem must be string',
+          'a secret (redacted)',
+        ),
+      ),
     ]);
-    expectFindings(getExchange(['rs_1']), [at('', f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'the body must be object', '["rs_1"]'))]);
+    expectFindings(getExchange(['rs_1']), [
+      at('', f('responseBodyMatchesSchema', 'RS-RESPONSE-SCHEMA', 'must', 'implementation', 'the body must be object', '["rs_1"]')),
+    ]);
   });
 
   it('responseBodyMatchesSchema: a success without a body', () => {
@@ -398,19 +639,52 @@ describe('schema checks: complete findings', () => {
   it('updateRequestMatchesSchema and invalidUpdateRefused: the client finding, and the update accepted', () => {
     const tooMany = Object.fromEntries(Array.from({ length: 26 }, (_, i) => [`k${i}`, 'v']));
     const shownTooMany = `${JSON.stringify(tooMany).slice(0, 80)}…`;
-    const tooManyFinding = at('/session_metadata', f('updateRequestMatchesSchema', 'SES-METADATA-MAX-PROPERTIES', 'must', 'client', 'session_metadata must NOT have more than 25 properties', shownTooMany));
+    const tooManyFinding = at(
+      '/session_metadata',
+      f('updateRequestMatchesSchema', 'SES-METADATA-MAX-PROPERTIES', 'must', 'client', 'session_metadata must NOT have more than 25 properties', shownTooMany),
+    );
     expectFindings(updateExchange({ session_metadata: tooMany }, session(tooMany)), [
-      at('/session_metadata', f('responseBodyMatchesSchema', 'SES-METADATA-MAX-PROPERTIES', 'must', 'implementation', 'session_metadata must NOT have more than 25 properties', shownTooMany)),
+      at(
+        '/session_metadata',
+        f(
+          'responseBodyMatchesSchema',
+          'SES-METADATA-MAX-PROPERTIES',
+          'must',
+          'implementation',
+          'session_metadata must NOT have more than 25 properties',
+          shownTooMany,
+        ),
+      ),
       tooManyFinding,
-      f('invalidUpdateRefused', 'SES-INVALID-UPDATE-REFUSED', 'must', 'implementation', 'a 4xx refusal of a body that breaks the rules (SES-METADATA-MAX-PROPERTIES: expected session_metadata must NOT have more than 25 properties)', '200, the update was accepted'),
+      f(
+        'invalidUpdateRefused',
+        'SES-INVALID-UPDATE-REFUSED',
+        'must',
+        'implementation',
+        'a 4xx refusal of a body that breaks the rules (SES-METADATA-MAX-PROPERTIES: expected session_metadata must NOT have more than 25 properties)',
+        '200, the update was accepted',
+      ),
     ]);
     // Four errors: each is a finding; the refusal names the first three.
     const long = 'x'.repeat(256);
     const broken = { a: 1, b: { c: 'd' }, e: long, g: [1] };
     expectFindings(updateExchange({ session_metadata: broken }, session(null)), [
       at('/session_metadata/*', f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.a must be string', '1')),
-      at('/session_metadata/*', f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.b must be string', '{"c":"d"}')),
-      at('/session_metadata/*', f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.e must NOT have more than 255 characters', `${JSON.stringify(long).slice(0, 80)}…`)),
+      at(
+        '/session_metadata/*',
+        f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.b must be string', '{"c":"d"}'),
+      ),
+      at(
+        '/session_metadata/*',
+        f(
+          'updateRequestMatchesSchema',
+          'SES-METADATA-VALUE-LENGTH',
+          'must',
+          'client',
+          'session_metadata.e must NOT have more than 255 characters',
+          `${JSON.stringify(long).slice(0, 80)}…`,
+        ),
+      ),
       at('/session_metadata/*', f('updateRequestMatchesSchema', 'SES-METADATA-VALUE-LENGTH', 'must', 'client', 'session_metadata.g must be string', '[1]')),
       f(
         'invalidUpdateRefused',
@@ -420,12 +694,24 @@ describe('schema checks: complete findings', () => {
         'a 4xx refusal of a body that breaks the rules (SES-METADATA-VALUE-LENGTH: expected session_metadata.a must be string | SES-METADATA-VALUE-LENGTH: expected session_metadata.b must be string | SES-METADATA-VALUE-LENGTH: expected session_metadata.e must NOT have more than 255 characters)',
         '200, the update was accepted',
       ),
-      at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', `session_metadata ${JSON.stringify(broken).slice(0, 120)}… as sent`, 'null')),
+      at(
+        '/session_metadata',
+        f(
+          'sessionMetadataEchoed',
+          'SES-METADATA-ECHOED',
+          'should',
+          'implementation',
+          `session_metadata ${JSON.stringify(broken).slice(0, 120)}… as sent`,
+          'null',
+        ),
+      ),
     ]);
     // Refused, or throttled: the client's finding only.
     expectFindings(updateExchange({ session_metadata: tooMany }, { statusCode: 400, message: 'Too many properties' }, { status: 400 }), [tooManyFinding]);
     expectFindings(errorExchange(updateExchange({ session_metadata: tooMany }), 429, { statusCode: 429 }, rateLimitHeaders(0)), [tooManyFinding]);
-    expect(examined(errorExchange(updateExchange({ session_metadata: tooMany }), 429, { statusCode: 429 }, rateLimitHeaders(0)))).not.toContain('SES-INVALID-UPDATE-REFUSED');
+    expect(examined(errorExchange(updateExchange({ session_metadata: tooMany }), 429, { statusCode: 429 }, rateLimitHeaders(0)))).not.toContain(
+      'SES-INVALID-UPDATE-REFUSED',
+    );
     expect(examined(errorExchange(updateExchange({ session_metadata: tooMany }), 400, { statusCode: 400 }))).toContain('SES-INVALID-UPDATE-REFUSED');
     expect(examined(updateExchange())).not.toContain('SES-INVALID-UPDATE-REFUSED');
   });
@@ -437,7 +723,10 @@ describe('schema checks: complete findings', () => {
     expectFindings(updateExchange(undefined, undefined, { requestBody: '{"session_metadata":', status: 400, responseBody: '{"statusCode":400}' }), [
       f('updateRequestMatchesSchema', 'SES-REQUEST-BODY', 'must', 'client', 'a JSON body', /^"\{\\"session_metadata\\":" \(.+\)$/),
     ]);
-    expectFindings(updateExchange(undefined, undefined, { requestBody: { text: '{"session_metadata":', truncated: true }, status: 400, responseBody: '{"statusCode":400}' }), []);
+    expectFindings(
+      updateExchange(undefined, undefined, { requestBody: { text: '{"session_metadata":', truncated: true }, status: 400, responseBody: '{"statusCode":400}' }),
+      [],
+    );
   });
 });
 
@@ -445,7 +734,17 @@ describe('update session checks: complete findings', () => {
   it('sessionMetadataCleared: what was sent, and what was left', () => {
     for (const sent of [null, {}]) {
       expectFindings(updateExchange({ session_metadata: sent }, session({ a: 'b' })), [
-        at('/session_metadata', f('sessionMetadataCleared', 'SES-METADATA-CLEARED', 'must', 'implementation', `no session metadata left after sending ${JSON.stringify(sent)}`, 'session_metadata {"a":"b"}')),
+        at(
+          '/session_metadata',
+          f(
+            'sessionMetadataCleared',
+            'SES-METADATA-CLEARED',
+            'must',
+            'implementation',
+            `no session metadata left after sending ${JSON.stringify(sent)}`,
+            'session_metadata {"a":"b"}',
+          ),
+        ),
       ]);
       expectFindings(updateExchange({ session_metadata: sent }, session({})), []);
     }
@@ -457,15 +756,24 @@ describe('update session checks: complete findings', () => {
   it('sessionMetadataEchoed: metadata that comes back different, missing or null', () => {
     const expected = 'session_metadata {"plan":"gold"} as sent';
     const echoed = (returned: unknown) => updateExchange({ session_metadata: { plan: 'gold' } }, session(returned));
-    expectFindings(echoed({ plan: 'silver' }), [at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"plan":"silver"}'))]);
-    expectFindings(echoed({ plan: 'gold', old: 'kept' }), [at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"plan":"gold","old":"kept"}'))]);
-    expectFindings(echoed({ other: 'gold' }), [at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"other":"gold"}'))]);
+    expectFindings(echoed({ plan: 'silver' }), [
+      at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"plan":"silver"}')),
+    ]);
+    expectFindings(echoed({ plan: 'gold', old: 'kept' }), [
+      at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"plan":"gold","old":"kept"}')),
+    ]);
+    expectFindings(echoed({ other: 'gold' }), [
+      at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '{"other":"gold"}')),
+    ]);
     expectFindings(echoed(null), [at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, 'null'))]);
     expectFindings(updateExchange({ session_metadata: { plan: 'gold' } }, (({ session_metadata: _m, ...rest }) => rest)(session())), [
       at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, 'nothing')),
     ]);
     expectFindings(echoed('gold'), [
-      at('/session_metadata', f('responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA', 'must', 'implementation', 'session_metadata must be object,null', '"gold"')),
+      at(
+        '/session_metadata',
+        f('responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA', 'must', 'implementation', 'session_metadata must be object,null', '"gold"'),
+      ),
       at('/session_metadata', f('sessionMetadataEchoed', 'SES-METADATA-ECHOED', 'should', 'implementation', expected, '"gold"')),
     ]);
     expectFindings(echoed({ plan: 'gold' }), []);
@@ -479,10 +787,13 @@ describe('update session checks: complete findings', () => {
   });
 
   it('updateRequestIsJson: the Content-Type sent, or its absence', () => {
-    const sentAs = (type?: string) => updateExchange(undefined, undefined, { requestHeaders: { ...bearer(), ...(type === undefined ? {} : { 'content-type': type }) } });
+    const sentAs = (type?: string) =>
+      updateExchange(undefined, undefined, { requestHeaders: { ...bearer(), ...(type === undefined ? {} : { 'content-type': type }) } });
     expectFindings(sentAs(), [f('updateRequestIsJson', 'SES-REQUEST-CONTENT-TYPE', 'must', 'client', 'Content-Type: application/json', 'no Content-Type')]);
     for (const type of ['text/plain', 'application/jsonp', 'x-application/json', 'application/merge-patch+json']) {
-      expectFindings(sentAs(type), [f('updateRequestIsJson', 'SES-REQUEST-CONTENT-TYPE', 'must', 'client', 'Content-Type: application/json', JSON.stringify(type))]);
+      expectFindings(sentAs(type), [
+        f('updateRequestIsJson', 'SES-REQUEST-CONTENT-TYPE', 'must', 'client', 'Content-Type: application/json', JSON.stringify(type)),
+      ]);
     }
     for (const type of ['application/json', 'Application/JSON; charset=utf-8', 'application/json ;charset=utf-8']) expectFindings(sentAs(type), []);
   });
@@ -491,14 +802,31 @@ describe('update session checks: complete findings', () => {
 describe('resource server checks: complete findings', () => {
   it('tokenLifetimeForWebWithinTokenLifetime: the two lifetimes', () => {
     expectFindings(getExchange(resourceServer({ token_lifetime_for_web: 86401 })), [
-      at('/token_lifetime_for_web', f('tokenLifetimeForWebWithinTokenLifetime', 'RS-TOKEN-LIFETIME-FOR-WEB', 'must', 'implementation', 'token_lifetime_for_web not greater than token_lifetime (86400)', '86401')),
+      at(
+        '/token_lifetime_for_web',
+        f(
+          'tokenLifetimeForWebWithinTokenLifetime',
+          'RS-TOKEN-LIFETIME-FOR-WEB',
+          'must',
+          'implementation',
+          'token_lifetime_for_web not greater than token_lifetime (86400)',
+          '86401',
+        ),
+      ),
     ]);
     expectFindings(getExchange(resourceServer({ token_lifetime_for_web: 86400 })), []);
   });
 
   it('resourceServerMatchesLookup: the id asked for and the server returned', () => {
     expectFindings(getExchange(resourceServer(), 'rs_2'), [
-      f('resourceServerMatchesLookup', 'RS-LOOKUP-BY-ID-OR-AUDIENCE', 'must', 'implementation', 'the resource server whose id or identifier is "rs_2"', 'id "rs_1", identifier "https://api.example.com/orders/"'),
+      f(
+        'resourceServerMatchesLookup',
+        'RS-LOOKUP-BY-ID-OR-AUDIENCE',
+        'must',
+        'implementation',
+        'the resource server whose id or identifier is "rs_2"',
+        'id "rs_1", identifier "https://api.example.com/orders/"',
+      ),
     ]);
     // Either the id or the identifier may be what was asked for.
     expectFindings(getExchange(resourceServer({ id: 'rs_9' }), encodeURIComponent('https://api.example.com/orders/')), []);
@@ -523,10 +851,24 @@ describe('rate-limit checks: complete findings', () => {
   it('rateLimitHeadersOn429: the headers missing, as the document names them', () => {
     const { 'x-ratelimit-remaining': _r, ...withoutRemaining } = rateLimitHeaders(0);
     expectFindings(throttled(withoutRemaining), [
-      f('rateLimitHeadersOn429', 'RL-429-HEADERS', 'must', 'implementation', 'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', 'a 429 without X-RateLimit-Remaining'),
+      f(
+        'rateLimitHeadersOn429',
+        'RL-429-HEADERS',
+        'must',
+        'implementation',
+        'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset',
+        'a 429 without X-RateLimit-Remaining',
+      ),
     ]);
     expectFindings(throttled({}), [
-      f('rateLimitHeadersOn429', 'RL-429-HEADERS', 'must', 'implementation', 'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', 'a 429 without X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset'),
+      f(
+        'rateLimitHeadersOn429',
+        'RL-429-HEADERS',
+        'must',
+        'implementation',
+        'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset',
+        'a 429 without X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
+      ),
     ]);
   });
 
@@ -540,7 +882,14 @@ describe('rate-limit checks: complete findings', () => {
     ]);
     expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(100, 100) }), []);
     expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(99, 100, '30') }), [
-      f('rateLimitHeadersWellFormed', 'RL-HEADER-VALUES', 'should', 'implementation', 'X-RateLimit-Reset as UNIX epoch seconds near the response time', '30 (-1799999970 s from the request)'),
+      f(
+        'rateLimitHeadersWellFormed',
+        'RL-HEADER-VALUES',
+        'should',
+        'implementation',
+        'X-RateLimit-Reset as UNIX epoch seconds near the response time',
+        '30 (-1799999970 s from the request)',
+      ),
     ]);
     expectFindings(errorExchange(deleteExchange(), 429, {}, rateLimitHeaders(5)), [
       f('rateLimitHeadersWellFormed', 'RL-HEADER-VALUES', 'should', 'implementation', 'X-RateLimit-Remaining 0 on a 429', '5'),
@@ -549,25 +898,59 @@ describe('rate-limit checks: complete findings', () => {
     expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(99, 100, String(start + 24 * 3600)) }), []);
     expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(99, 100, String(start - 24 * 3600)) }), []);
     expectFindings(deleteExchange({ responseHeaders: rateLimitHeaders(99, 100, String(start + 24 * 3600 + 1)) }), [
-      f('rateLimitHeadersWellFormed', 'RL-HEADER-VALUES', 'should', 'implementation', 'X-RateLimit-Reset as UNIX epoch seconds near the response time', '1800086401 (86401 s from the request)'),
+      f(
+        'rateLimitHeadersWellFormed',
+        'RL-HEADER-VALUES',
+        'should',
+        'implementation',
+        'X-RateLimit-Reset as UNIX epoch seconds near the response time',
+        '1800086401 (86401 s from the request)',
+      ),
     ]);
     expect(examined(deleteExchange({ responseHeaders: {} }))).not.toContain('RL-HEADER-VALUES');
     expect(examined(deleteExchange({ responseHeaders: { 'x-ratelimit-reset': RESET } }))).toContain('RL-HEADER-VALUES');
   });
 
   it('rateLimitSequenceIsConsistent and throttledRequestAnswered429: what the earlier answer said', () => {
-    const at = (offsetMs: number, parts: Parameters<typeof deleteExchange>[0]) => deleteExchange({ startedAt: new Date(Date.parse(STARTED_AT) + offsetMs).toISOString(), durationMs: 10, ...parts });
+    const at = (offsetMs: number, parts: Parameters<typeof deleteExchange>[0]) =>
+      deleteExchange({ startedAt: new Date(Date.parse(STARTED_AT) + offsetMs).toISOString(), durationMs: 10, ...parts });
     const tracker = new RateLimitTracker();
     expectFindings(at(0, { responseHeaders: rateLimitHeaders(5) }), [], tracker);
-    expectFindings(at(20, { responseHeaders: rateLimitHeaders(6) }), [
-      f('rateLimitSequenceIsConsistent', 'RL-SEQUENCE', 'should', 'implementation', 'X-RateLimit-Remaining at most 5 (an earlier request of this client in the same window, reset 1800000030)', '6'),
-    ], tracker);
+    expectFindings(
+      at(20, { responseHeaders: rateLimitHeaders(6) }),
+      [
+        f(
+          'rateLimitSequenceIsConsistent',
+          'RL-SEQUENCE',
+          'should',
+          'implementation',
+          'X-RateLimit-Remaining at most 5 (an earlier request of this client in the same window, reset 1800000030)',
+          '6',
+        ),
+      ],
+      tracker,
+    );
     const spent = new RateLimitTracker();
     expectFindings(at(0, { responseHeaders: rateLimitHeaders(0) }), [], spent);
     // A refusal that is not a 429 and names no window: placed in the window last heard of, which was spent.
-    const refused = at(20, { status: 403, responseHeaders: { 'content-type': 'application/json' }, responseBody: '{"message":"delete:token_exchange_profiles"}' });
-    expectFindings(refused, [
-      f('throttledRequestAnswered429', 'RL-THROTTLED-429', 'must', 'implementation', '429 for a request over the rate limit (an earlier request of this client had X-RateLimit-Remaining 0, window resetting at 1800000030)', '403'),
-    ], spent);
+    const refused = at(20, {
+      status: 403,
+      responseHeaders: { 'content-type': 'application/json' },
+      responseBody: '{"message":"delete:token_exchange_profiles"}',
+    });
+    expectFindings(
+      refused,
+      [
+        f(
+          'throttledRequestAnswered429',
+          'RL-THROTTLED-429',
+          'must',
+          'implementation',
+          '429 for a request over the rate limit (an earlier request of this client had X-RateLimit-Remaining 0, window resetting at 1800000030)',
+          '403',
+        ),
+      ],
+      spent,
+    );
   });
 });

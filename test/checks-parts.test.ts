@@ -1,7 +1,17 @@
 // The parts every check is made of (rules/checks/check.ts) and the preflight's served check
 // (rules/checks/served.ts), called directly with exact results.
 import { describe, expect, it } from 'vitest';
-import { defineCheck, finding, isSuccess, jsonObject, securityFinding, show, UndeclaredRequirement, type CheckInput, type CheckResult } from '../rules/checks/check.ts';
+import {
+  defineCheck,
+  finding,
+  isSuccess,
+  jsonObject,
+  securityFinding,
+  show,
+  UndeclaredRequirement,
+  type CheckInput,
+  type CheckResult,
+} from '../rules/checks/check.ts';
 import { operationIsServed, type ServedProbe } from '../rules/checks/served.ts';
 import { buildExchange } from '../rules/exchange.ts';
 import { deleteExchange, getExchange } from '../fixtures/exchanges.ts';
@@ -51,9 +61,25 @@ describe('defineCheck, finding, securityFinding', () => {
     const narrow = defineCheck(judgeTwo, ['GEN-STATUS-DOCUMENTED']);
     expect(narrow.operations).toEqual(['deleteTokenExchangeProfile', 'updateSession', 'getResourceServer']);
     expect(() => narrow.run(input)).toThrow(UndeclaredRequirement);
-    expect(() => narrow.run(input)).toThrow('check judgeTwo made a finding about GEN-NO-SERVER-ERROR, which it does not declare (it declares GEN-STATUS-DOCUMENTED)');
-    expect(defineCheck(function nothing() { return undefined; }, ['GEN-STATUS-DOCUMENTED']).run(input)).toBeUndefined();
-    expect(defineCheck(function none() { return []; }, ['GEN-STATUS-DOCUMENTED']).run(input)).toEqual([]);
+    expect(() => narrow.run(input)).toThrow(
+      'check judgeTwo made a finding about GEN-NO-SERVER-ERROR, which it does not declare (it declares GEN-STATUS-DOCUMENTED)',
+    );
+    expect(
+      defineCheck(
+        function nothing() {
+          return undefined;
+        },
+        ['GEN-STATUS-DOCUMENTED'],
+      ).run(input),
+    ).toBeUndefined();
+    expect(
+      defineCheck(
+        function none() {
+          return [];
+        },
+        ['GEN-STATUS-DOCUMENTED'],
+      ).run(input),
+    ).toEqual([]);
   });
 
   it('a security finding is an implementation finding that says what was carried out', () => {
@@ -72,7 +98,10 @@ describe('defineCheck, finding, securityFinding', () => {
 describe('operationIsServed', () => {
   const probe = (what: string, status?: number, type?: string): ServedProbe => ({
     what,
-    exchange: status === undefined ? buildExchange({ method: 'GET', url: '/api/v2/resource-servers/x', error: 'ECONNREFUSED' }) : getExchange({}, 'x', { status, responseHeaders: type === undefined ? {} : { 'content-type': type }, responseBody: '' }),
+    exchange:
+      status === undefined
+        ? buildExchange({ method: 'GET', url: '/api/v2/resource-servers/x', error: 'ECONNREFUSED' })
+        : getExchange({}, 'x', { status, responseHeaders: type === undefined ? {} : { 'content-type': type }, responseBody: '' }),
   });
   const route = 'GET /resource-servers/{id}';
 
@@ -83,7 +112,13 @@ describe('operationIsServed', () => {
   });
 
   it('one answer to every request is said once, with each request', () => {
-    expect(operationIsServed('getResourceServer', [probe('without a token', 404, 'text/html; charset=utf-8'), probe('with a token', 404, 'text/html'), probe('lost')])).toEqual([
+    expect(
+      operationIsServed('getResourceServer', [
+        probe('without a token', 404, 'text/html; charset=utf-8'),
+        probe('with a token', 404, 'text/html'),
+        probe('lost'),
+      ]),
+    ).toEqual([
       {
         requirement: 'GEN-OPERATION-SERVED',
         level: 'must',
@@ -102,7 +137,12 @@ describe('operationIsServed', () => {
   });
 
   it("served when the one answer is the interface's JSON: a 404 in JSON is the operation's own", () => {
-    expect(operationIsServed('getResourceServer', [probe('without a token', 404, 'application/json'), probe('with a token', 404, 'application/json; charset=utf-8')])).toEqual([]);
+    expect(
+      operationIsServed('getResourceServer', [
+        probe('without a token', 404, 'application/json'),
+        probe('with a token', 404, 'application/json; charset=utf-8'),
+      ]),
+    ).toEqual([]);
     expect(operationIsServed('getResourceServer', [probe('without a token', 405, 'application/problem+json')])).toEqual([]);
   });
 });

@@ -30,13 +30,19 @@ async function runWith(name: string, args: string[]): Promise<{ code: number | s
 const statusOf = (report: Report, id: string) => report.requirements.find((r) => r.id === id)!;
 
 describe('the claim profiles', () => {
-  it('accepted by the target (wrong-audience-accepted, not-yet-valid-accepted): a security warning of each; refused by the conforming reference: a pass', { timeout: 180_000 }, async () => {
+  it('accepted by the target (wrong-audience-accepted, not-yet-valid-accepted): a security warning of each; refused by the conforming reference: a pass', {
+    timeout: 180_000,
+  }, async () => {
     const faulty = await runWith('faulty', ['--fault', 'wrong-audience-accepted', '--fault', 'not-yet-valid-accepted']);
     expect(faulty.code).toBe(1);
     for (const id of CLAIM_RULES) expect(statusOf(faulty.report, id).status, id).toBe('warn');
     const failed = faulty.report.tests.filter((t) => t.name.startsWith('token attacks > every operation refuses a token') && t.status === 'fail');
-    expect(failed.map((t) => t.message).join('\n')).toMatch(/AUTH-AUDIENCE-401: security: the target carried out a DELETE sent with a token for another audience \(aud "https:\/\/orders\.example\.com\/api"/);
-    expect(failed.map((t) => t.message).join('\n')).toMatch(/AUTH-NOT-BEFORE-401: security: the target carried out a DELETE sent with a token not yet valid \(nbf \d+/);
+    expect(failed.map((t) => t.message).join('\n')).toMatch(
+      /AUTH-AUDIENCE-401: security: the target carried out a DELETE sent with a token for another audience \(aud "https:\/\/orders\.example\.com\/api"/,
+    );
+    expect(failed.map((t) => t.message).join('\n')).toMatch(
+      /AUTH-NOT-BEFORE-401: security: the target carried out a DELETE sent with a token not yet valid \(nbf \d+/,
+    );
     // A delete without a valid credential was carried out as well: the stated rule fails.
     expect(statusOf(faulty.report, 'AUTH-CREDENTIAL-REQUIRED').status).toBe('fail');
 

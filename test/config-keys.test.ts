@@ -35,7 +35,8 @@ function sample(key: ConfigKey): { text: string; value: unknown } {
   }
 }
 
-const valueAt = (raw: RawConfig, key: string): unknown => key.split('.').reduce<unknown>((at, part) => (at as Record<string, unknown> | undefined)?.[part], raw);
+const valueAt = (raw: RawConfig, key: string): unknown =>
+  key.split('.').reduce<unknown>((at, part) => (at as Record<string, unknown> | undefined)?.[part], raw);
 const schemaAt = (key: string): Record<string, unknown> | undefined => {
   const [first, nested] = key.split('.') as [string, string | undefined];
   const properties = configSchema()['properties'] as Record<string, { properties?: Record<string, unknown> }>;
@@ -62,11 +63,20 @@ describe('the table of configuration keys', () => {
   it.each(CONFIG_KEYS.filter((k) => k.flag).map((k) => [k.key, k] as const))('%s: its flag sets it', (_name, key) => {
     const { text, value } = sample(key);
     const given = key.kind === 'switch' ? true : text;
-    expect(valueAt(configFromFlags((name) => (name === key.flag!.name ? given : undefined)), key.key)).toEqual(value);
+    expect(
+      valueAt(
+        configFromFlags((name) => (name === key.flag!.name ? given : undefined)),
+        key.key,
+      ),
+    ).toEqual(value);
   });
 
   it('keys without a flag are secrets or structures, which stay off command lines', () => {
-    expect(CONFIG_KEYS.filter((k) => !k.flag).map((k) => k.kind).sort()).toEqual(['credentials', 'ids', 'ids', 'sessions']);
+    expect(
+      CONFIG_KEYS.filter((k) => !k.flag)
+        .map((k) => k.kind)
+        .sort(),
+    ).toEqual(['credentials', 'ids', 'ids', 'sessions']);
   });
 
   it.each(CONFIG_KEYS.map((k) => [k.key, k] as const))('%s: documented in --help and in the schema, whose description is its line', (_name, key) => {
@@ -77,7 +87,11 @@ describe('the table of configuration keys', () => {
 
   it('a numeric default is what a run gets when the key is not given', () => {
     const resolved = resolveConfig(mergeConfig({ base_url: 'https://t.example.com/api/v2' }));
-    const byKey: Record<string, unknown> = { property_runs: resolved.propertyRuns, probe_max_requests: resolved.probeMaxRequests, request_timeout_ms: resolved.requestTimeoutMs };
+    const byKey: Record<string, unknown> = {
+      property_runs: resolved.propertyRuns,
+      probe_max_requests: resolved.probeMaxRequests,
+      request_timeout_ms: resolved.requestTimeoutMs,
+    };
     for (const key of CONFIG_KEYS.filter((k) => k.kind === 'integer' && k.key in byKey)) expect(byKey[key.key], key.key).toBe(Number(key.default));
   });
 
@@ -88,6 +102,8 @@ describe('the table of configuration keys', () => {
   it('a value out of its range or of the wrong kind is refused, naming where it came from', () => {
     expect(() => configFromEnv({ TMI_REQUEST_TIMEOUT_MS: '5' })).toThrow(/^run: TMI_REQUEST_TIMEOUT_MS: 5 is not a whole number from 100 to /);
     expect(() => configFromEnv({ TMI_PROBE_MAX_REQUESTS: 'many' })).toThrow(/^run: TMI_PROBE_MAX_REQUESTS: "many" is not a whole number from 1 to /);
-    expect(() => configFromFlags((name) => (name === 'property-runs' ? '0' : undefined))).toThrow('run: --property-runs: 0 is not a whole number from 1 to 1000 (default 25)');
+    expect(() => configFromFlags((name) => (name === 'property-runs' ? '0' : undefined))).toThrow(
+      'run: --property-runs: 0 is not a whole number from 1 to 1000 (default 25)',
+    );
   });
 });

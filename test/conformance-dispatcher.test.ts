@@ -35,7 +35,10 @@ async function tokenOf(reference: RunningReference, dispatcher: ConformanceDispa
 /** The application's calls: one of each operation, by undici.request and by fetch. */
 async function callEachOperation(reference: RunningReference, dispatcher: ConformanceDispatcher, token: string): Promise<void> {
   const authorization = `Bearer ${token}`;
-  const read = await request(`${reference.baseUrl}/resource-servers/${encodeURIComponent(reference.fixtures.resource_servers[0]!)}`, { dispatcher, headers: { authorization } });
+  const read = await request(`${reference.baseUrl}/resource-servers/${encodeURIComponent(reference.fixtures.resource_servers[0]!)}`, {
+    dispatcher,
+    headers: { authorization },
+  });
   await read.body.text();
   const update = await undiciFetch(`${reference.baseUrl}/sessions/${encodeURIComponent(reference.fixtures.sessions[0]!)}`, {
     dispatcher,
@@ -44,7 +47,11 @@ async function callEachOperation(reference: RunningReference, dispatcher: Confor
     body: JSON.stringify({ session_metadata: { team: 'blue' } }),
   });
   await update.text();
-  const remove = await request(`${reference.baseUrl}/token-exchange-profiles/${encodeURIComponent(reference.fixtures.token_exchange_profiles[0]!)}`, { dispatcher, method: 'DELETE', headers: { authorization } });
+  const remove = await request(`${reference.baseUrl}/token-exchange-profiles/${encodeURIComponent(reference.fixtures.token_exchange_profiles[0]!)}`, {
+    dispatcher,
+    method: 'DELETE',
+    headers: { authorization },
+  });
   await remove.body.text();
 }
 
@@ -62,7 +69,9 @@ interface EncodedAnswer {
 }
 
 /** A tenant on 127.0.0.1 answering each request as `answer` says, its body content-encoded; what it sent, by path. */
-async function compressingTenant(answer: (request: IncomingMessage) => EncodedAnswer): Promise<{ origin: string; sent: Map<string, Buffer>; close: () => Promise<void> }> {
+async function compressingTenant(
+  answer: (request: IncomingMessage) => EncodedAnswer,
+): Promise<{ origin: string; sent: Map<string, Buffer>; close: () => Promise<void> }> {
   const sent = new Map<string, Buffer>();
   const server = createServer((request, response) => {
     request.resume();
@@ -83,7 +92,8 @@ async function compressingTenant(answer: (request: IncomingMessage) => EncodedAn
 
 /** The three operations answered with JSON: the resource server gzip-encoded, the session deflate-encoded, the delete's error brotli-encoded. */
 const encodedJson = (request: IncomingMessage): EncodedAnswer => {
-  if (request.url!.includes('/resource-servers/')) return { status: 200, coding: 'gzip', body: JSON.stringify({ id: 'rs_1', identifier: 'https://api.example.com', name: 'API' }) };
+  if (request.url!.includes('/resource-servers/'))
+    return { status: 200, coding: 'gzip', body: JSON.stringify({ id: 'rs_1', identifier: 'https://api.example.com', name: 'API' }) };
   if (request.url!.includes('/sessions/')) return { status: 200, coding: 'deflate', body: JSON.stringify({ id: 's_1', session_metadata: { team: 'blue' } }) };
   return { status: 403, coding: 'br', body: JSON.stringify({ statusCode: 403, error: 'Forbidden', message: 'Insufficient scope' }) };
 };
@@ -133,7 +143,10 @@ describe('conformanceDispatcher', () => {
       const dispatcher = await conformanceDispatcher({ target: reference.origin });
       const token = await tokenOf(reference, dispatcher);
       const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${token.split('.')[1]}.`;
-      const response = await request(`${reference.baseUrl}/resource-servers/${encodeURIComponent(reference.fixtures.resource_servers[0]!)}`, { dispatcher, headers: { authorization: `Bearer ${unsigned}` } });
+      const response = await request(`${reference.baseUrl}/resource-servers/${encodeURIComponent(reference.fixtures.resource_servers[0]!)}`, {
+        dispatcher,
+        headers: { authorization: `Bearer ${unsigned}` },
+      });
       expect(response.statusCode).toBe(200);
       await response.body.text();
       const report = await dispatcher.report();
@@ -156,7 +169,10 @@ describe('conformanceDispatcher', () => {
       setGlobalDispatcher(dispatcher);
       const elsewhere = await fetch(`${otherOrigin}/api/v2/token-exchange-profiles/x`, { method: 'DELETE' });
       expect(await elsewhere.text()).toBe('not the tenant');
-      const removed = await fetch(`${reference.baseUrl}/token-exchange-profiles/${encodeURIComponent(reference.fixtures.token_exchange_profiles[0]!)}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+      const removed = await fetch(`${reference.baseUrl}/token-exchange-profiles/${encodeURIComponent(reference.fixtures.token_exchange_profiles[0]!)}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(removed.status).toBe(200);
       await removed.text();
       const report = await dispatcher.report();
@@ -179,7 +195,12 @@ describe('conformanceDispatcher', () => {
         ['PATCH', '/api/v2/sessions/s_1', JSON.stringify({ session_metadata: { team: 'blue' } })],
         ['DELETE', '/api/v2/token-exchange-profiles/tep_1', undefined],
       ] as const) {
-        const response = await request(`${tenant.origin}${path}`, { dispatcher, method, headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip, deflate, br' }, body });
+        const response = await request(`${tenant.origin}${path}`, {
+          dispatcher,
+          method,
+          headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip, deflate, br' },
+          body,
+        });
         received.set(path, Buffer.from(await response.body.arrayBuffer()));
       }
       const report = await dispatcher.report();
@@ -200,7 +221,12 @@ describe('conformanceDispatcher', () => {
       const dispatcher = await conformanceDispatcher({ target: tenant.origin });
       const read = await undiciFetch(`${tenant.origin}/api/v2/resource-servers/rs_1`, { dispatcher });
       expect(await read.json()).toMatchObject({ id: 'rs_1' });
-      const update = await undiciFetch(`${tenant.origin}/api/v2/sessions/s_1`, { dispatcher, method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session_metadata: { team: 'blue' } }) });
+      const update = await undiciFetch(`${tenant.origin}/api/v2/sessions/s_1`, {
+        dispatcher,
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ session_metadata: { team: 'blue' } }),
+      });
       expect(await update.json()).toMatchObject({ id: 's_1' });
       const remove = await undiciFetch(`${tenant.origin}/api/v2/token-exchange-profiles/tep_1`, { dispatcher, method: 'DELETE' });
       expect(await remove.json()).toMatchObject({ statusCode: 403 });
@@ -233,7 +259,9 @@ describe('conformanceDispatcher', () => {
     const notJson = '<html>not json</html>'.repeat(20);
     const hashes = Array.from({ length: 8 }, (_, i) => createHash('sha256').update(String(i)).digest('hex')).join('');
     // Over the limit on the wire (brotli barely shrinks hex of hashes), and under it on the wire but over it decoded (gzip of a repeated text).
-    const tenant = await compressingTenant((req) => (req.url!.includes('/wire') ? { status: 200, coding: 'br', body: hashes } : { status: 200, coding: 'gzip', body: notJson }));
+    const tenant = await compressingTenant((req) =>
+      req.url!.includes('/wire') ? { status: 200, coding: 'br', body: hashes } : { status: 200, coding: 'gzip', body: notJson },
+    );
     try {
       const maxBodyBytes = 64;
       expect(gzipSync(Buffer.from(notJson)).length).toBeLessThan(maxBodyBytes);
@@ -246,7 +274,9 @@ describe('conformanceDispatcher', () => {
       const report = await dispatcher.report();
       expect(dispatcher.exchanges).toBe(2);
       expect(failed(report)).not.toContain('GEN-JSON-RESPONSE');
-      expect(report.traffic?.notJudged).toEqual([expect.objectContaining({ reason: expect.stringContaining('response body over the 64 bytes body limit'), exchanges: ['dispatcher-1'] })]);
+      expect(report.traffic?.notJudged).toEqual([
+        expect.objectContaining({ reason: expect.stringContaining('response body over the 64 bytes body limit'), exchanges: ['dispatcher-1'] }),
+      ]);
       await dispatcher.close();
     } finally {
       await tenant.close();
@@ -256,9 +286,31 @@ describe('conformanceDispatcher', () => {
   it("reads undici's header shapes alike: a flat list, pairs, an iterable of pairs, a record with a list value", () => {
     const expected = { 'content-type': 'application/json', accept: 'application/json, text/plain', 'x-count': '2' };
     expect(undiciHeaders(['Content-Type', 'application/json', 'Accept', 'application/json', 'accept', 'text/plain', 'X-Count', '2'])).toEqual(expected);
-    expect(undiciHeaders([['Content-Type', 'application/json'], ['Accept', 'application/json'], ['accept', 'text/plain'], ['X-Count', '2']] as unknown as string[])).toEqual(expected);
-    expect(undiciHeaders(new Map<string, string | string[]>([['Content-Type', 'application/json'], ['Accept', ['application/json', 'text/plain']], ['X-Count', '2']]))).toEqual(expected);
-    expect(undiciHeaders({ 'Content-Type': 'application/json', Accept: ['application/json', 'text/plain'], 'X-Count': 2, 'x-absent': undefined } as unknown as Record<string, string>)).toEqual(expected);
+    expect(
+      undiciHeaders([
+        ['Content-Type', 'application/json'],
+        ['Accept', 'application/json'],
+        ['accept', 'text/plain'],
+        ['X-Count', '2'],
+      ] as unknown as string[]),
+    ).toEqual(expected);
+    expect(
+      undiciHeaders(
+        new Map<string, string | string[]>([
+          ['Content-Type', 'application/json'],
+          ['Accept', ['application/json', 'text/plain']],
+          ['X-Count', '2'],
+        ]),
+      ),
+    ).toEqual(expected);
+    expect(
+      undiciHeaders({
+        'Content-Type': 'application/json',
+        Accept: ['application/json', 'text/plain'],
+        'X-Count': 2,
+        'x-absent': undefined,
+      } as unknown as Record<string, string>),
+    ).toEqual(expected);
     expect(undiciHeaders(null)).toEqual({});
   });
 

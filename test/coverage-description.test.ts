@@ -75,7 +75,16 @@ writeFileSync(otherPath, DESCRIPTION.replace("'201': { description: created }", 
 
 const auth = { authorization: `Bearer ${jwt(claims())}`, 'content-type': 'application/json' };
 const call = (method: string, path: string, status: number, overrides: Partial<ExchangeParts> = {}): Exchange =>
-  buildExchange({ startedAt: STARTED_AT, method, url: `${BASE}${path}`, requestHeaders: auth, status, responseHeaders: { 'content-type': 'application/json' }, responseBody: '{"message":"x"}', ...overrides });
+  buildExchange({
+    startedAt: STARTED_AT,
+    method,
+    url: `${BASE}${path}`,
+    requestHeaders: auth,
+    status,
+    responseHeaders: { 'content-type': 'application/json' },
+    responseBody: '{"message":"x"}',
+    ...overrides,
+  });
 
 /** GET /users 200, 404, 418 (its 4XX), 500 (only `default`); POST /users 400 (undeclared); one resource server. */
 const TRAFFIC = (): Exchange[] => [
@@ -96,7 +105,12 @@ beforeAll(async () => {
 
 function reportOf(exchanges: Exchange[], description = openapi, options: { frameAtStart?: boolean } = {}): Report {
   const layout = new ApiLayout({ openapi: description });
-  const builder = new ReportBuilder({ kind: 'validate', source: 'validate:chosen', openapi: true, ...(options.frameAtStart ? { description: description.coverageFrame() } : {}) });
+  const builder = new ReportBuilder({
+    kind: 'validate',
+    source: 'validate:chosen',
+    openapi: true,
+    ...(options.frameAtStart ? { description: description.coverageFrame() } : {}),
+  });
   for (const exchange of exchanges) builder.addExchange(exchange, judgeExchange(exchange, undefined, layout));
   return builder.build({ failOn: 'must' });
 }
@@ -105,7 +119,7 @@ const exercised = (report: Report) => report.coverage!.description!.byOperation.
 const seenOf = (report: Report) => Object.fromEntries(report.coverage!.description!.byOperation.map((o) => [o.operation, o.seen]));
 
 describe('what one exchange exercised of the description (Judgement.described)', () => {
-  it('the operation it matched, the document\'s too, and the declared status its response selected', () => {
+  it("the operation it matched, the document's too, and the declared status its response selected", () => {
     const layout = new ApiLayout({ openapi });
     const described = (exchange: Exchange) => {
       const { described: d } = judgeExchange(exchange, undefined, layout);
@@ -132,11 +146,22 @@ describe('the description coverage of a report', () => {
   it('counts the operations exercised and the declared statuses seen, and report.json holds it under its schema', () => {
     const report = reportOf(TRAFFIC());
     const description = report.coverage!.description!;
-    expect(description).toMatchObject({ title: 'Users API', version: '1.2', operations: { examined: 3, applicable: 5 }, responses: { examined: 4, applicable: 7 } });
+    expect(description).toMatchObject({
+      title: 'Users API',
+      version: '1.2',
+      operations: { examined: 3, applicable: 5 },
+      responses: { examined: 4, applicable: 7 },
+    });
     expect(description.identity).toMatch(/^[0-9a-f]{16}$/);
     expect(exercised(report)).toEqual(['GET /users/{id}', 'POST /users', 'GET /resource-servers/{id}']);
     // `default` is no status; 400, which POST /users does not declare, is never missing.
-    expect(description.byOperation.find((o) => o.operation === 'GET /users/{id}')).toEqual({ operation: 'GET /users/{id}', operationId: 'get_user', exercised: true, statuses: ['200', '404', '4XX'], seen: ['200', '404', '4XX'] });
+    expect(description.byOperation.find((o) => o.operation === 'GET /users/{id}')).toEqual({
+      operation: 'GET /users/{id}',
+      operationId: 'get_user',
+      exercised: true,
+      statuses: ['200', '404', '4XX'],
+      seen: ['200', '404', '4XX'],
+    });
     expect(description.byOperation.find((o) => o.operation === 'POST /users')).toMatchObject({ exercised: true, statuses: ['201'], seen: [] });
     expect(description.byOperation.find((o) => o.operation === 'GET /health')).toMatchObject({ exercised: false, statuses: [], seen: [] });
     expect(reportSchemaError(JSON.parse(JSON.stringify(report)))).toBeUndefined();
@@ -147,7 +172,10 @@ describe('the description coverage of a report', () => {
     for (const exchange of TRAFFIC()) builder.addExchange(exchange, judgeExchange(exchange));
     expect(builder.build({ failOn: 'must' }).coverage!.description).toBeUndefined();
     expect(reportOf([], openapi).coverage!.description).toBeUndefined();
-    expect(reportOf([], openapi, { frameAtStart: true }).coverage!.description).toMatchObject({ operations: { examined: 0, applicable: 5 }, responses: { examined: 0, applicable: 7 } });
+    expect(reportOf([], openapi, { frameAtStart: true }).coverage!.description).toMatchObject({
+      operations: { examined: 0, applicable: 5 },
+      responses: { examined: 0, applicable: 7 },
+    });
   });
 
   it('every format says it: the console, report.md, report.html, junit.xml', () => {
@@ -179,7 +207,11 @@ describe('report merge and report diff', () => {
     const merged = mergeReports([{ report: first() }, { report: second() }], { failOn: 'must' });
     expect(exercised(merged)).toEqual(['GET /users/{id}', 'DELETE /users/{id}', 'POST /users']);
     expect(seenOf(merged)).toMatchObject({ 'GET /users/{id}': ['200', '404'], 'POST /users': ['201'], 'DELETE /users/{id}': ['204'] });
-    expect(merged.coverage!.description).toMatchObject({ title: 'Users API', operations: { examined: 3, applicable: 5 }, responses: { examined: 4, applicable: 7 } });
+    expect(merged.coverage!.description).toMatchObject({
+      title: 'Users API',
+      operations: { examined: 3, applicable: 5 },
+      responses: { examined: 4, applicable: 7 },
+    });
     // A report without one takes nothing away.
     const withRun = mergeReports([{ report: first() }, { report: reportOf([], openapi) }], { failOn: 'must' });
     expect(withRun.coverage!.description!.operations).toEqual({ examined: 1, applicable: 5 });
@@ -191,7 +223,9 @@ describe('report merge and report diff', () => {
     expect(merged.coverage!.description).toBeUndefined();
     expect(merged.coverage!.descriptionsNotMerged).toEqual(['Users API 1.2']);
     expect(renderSummary(merged, { detail: 'table' }).join('\n')).toContain('; description: not merged (the reports judged different ones: Users API 1.2)');
-    expect(belowCoverageGate(merged, { description: 10 })).toBe('coverage below --min-coverage: description < 10 %: the merged reports judged different OpenAPI descriptions (Users API 1.2), so none is counted');
+    expect(belowCoverageGate(merged, { description: 10 })).toBe(
+      'coverage below --min-coverage: description < 10 %: the merged reports judged different OpenAPI descriptions (Users API 1.2), so none is counted',
+    );
     expect(reportSchemaError(JSON.parse(JSON.stringify(merged)))).toBeUndefined();
     // Merged again with a third report of the first description: still not added up.
     expect(mergeReports([{ report: merged }, { report: second() }], { failOn: 'must' }).coverage!.description).toBeUndefined();
@@ -199,7 +233,9 @@ describe('report merge and report diff', () => {
 
   it('report diff names the description operations and statuses gained and lost', () => {
     const diff = diffReports(first(), second());
-    expect(diff.coverage!.gained).toEqual(expect.arrayContaining(['description operation DELETE /users/{id}', 'description operation POST /users', 'description response POST /users 201']));
+    expect(diff.coverage!.gained).toEqual(
+      expect.arrayContaining(['description operation DELETE /users/{id}', 'description operation POST /users', 'description response POST /users 201']),
+    );
     expect(diff.coverage!.lost).toEqual(expect.arrayContaining(['description operation GET /users/{id}', 'description response GET /users/{id} 404']));
     expect(diff.coverage!.after).toContain('description operations 2/5, statuses 2/7');
   });
@@ -207,27 +243,45 @@ describe('report merge and report diff', () => {
 
 describe('the gate: description= and description-responses=', () => {
   it('reads them beside the document parts; run, which judges no description, refuses them', () => {
-    expect(parseMinCoverage('document=50,description=80,description-responses=50', '--min-coverage')).toEqual({ document: 50, description: 80, 'description-responses': 50 });
-    expect(() => parseMinCoverage('description=80', 'run: coverage', DOCUMENT_COVERAGE_PARTS)).toThrow('run: coverage: "description=80" is not a percentage (0 to 100) or PART=N,… with PART one of document, responses, values, operations');
+    expect(parseMinCoverage('document=50,description=80,description-responses=50', '--min-coverage')).toEqual({
+      document: 50,
+      description: 80,
+      'description-responses': 50,
+    });
+    expect(() => parseMinCoverage('description=80', 'run: coverage', DOCUMENT_COVERAGE_PARTS)).toThrow(
+      'run: coverage: "description=80" is not a percentage (0 to 100) or PART=N,… with PART one of document, responses, values, operations',
+    );
   });
 
   it('passes at the share, fails above it naming the operations not exercised or the statuses not seen', () => {
     const report = reportOf(TRAFFIC());
     expect(belowCoverageGate(report, { description: 60, 'description-responses': 57 })).toBeUndefined();
-    expect(belowCoverageGate(report, { description: 61 })).toBe('coverage below --min-coverage: description 3/5 (60 %) < 61 %; largest gap: 2 operation(s) of the description not exercised (DELETE /users/{id}, GET /health)');
-    expect(belowCoverageGate(report, { 'description-responses': 58 })).toBe('coverage below --min-coverage: description-responses 4/7 (57 %) < 58 %; largest gap: DELETE /users/{id}: 204 not seen');
+    expect(belowCoverageGate(report, { description: 61 })).toBe(
+      'coverage below --min-coverage: description 3/5 (60 %) < 61 %; largest gap: 2 operation(s) of the description not exercised (DELETE /users/{id}, GET /health)',
+    );
+    expect(belowCoverageGate(report, { 'description-responses': 58 })).toBe(
+      'coverage below --min-coverage: description-responses 4/7 (57 %) < 58 %; largest gap: DELETE /users/{id}: 204 not seen',
+    );
   });
 
   it('a report without a description is below any description gate, and the line says why', () => {
     const builder = new ReportBuilder({ kind: 'validate', source: 'validate:x' });
-    expect(belowCoverageGate(builder.build({ failOn: 'must' }), { description: 0 })).toBe('coverage below --min-coverage: description < 0 %: the report judged no OpenAPI description (--openapi)');
+    expect(belowCoverageGate(builder.build({ failOn: 'must' }), { description: 0 })).toBe(
+      'coverage below --min-coverage: description < 0 %: the report judged no OpenAPI description (--openapi)',
+    );
   });
 
   it('a baseline accepts a description gap by its name in report diff', () => {
-    const report = applyBaseline(reportOf(TRAFFIC()), { source: 'gaps.yaml', entries: [], gaps: [{ gap: 'description operation GET /health', reason: 'a probe only the load balancer calls' }] });
+    const report = applyBaseline(reportOf(TRAFFIC()), {
+      source: 'gaps.yaml',
+      entries: [],
+      gaps: [{ gap: 'description operation GET /health', reason: 'a probe only the load balancer calls' }],
+    });
     expect(report.coverage!.accepted!.map((g) => g.gap)).toEqual(['description operation GET /health']);
     expect(belowCoverageGate(report, { description: 80 })).toBeUndefined();
-    expect(belowCoverageGate(report, { description: 81 })).toContain('description 4/5 (80 %) with 1 accepted gap(s) < 81 %; largest gap: 1 operation(s) of the description not exercised (DELETE /users/{id})');
+    expect(belowCoverageGate(report, { description: 81 })).toContain(
+      'description 4/5 (80 %) with 1 accepted gap(s) < 81 %; largest gap: 1 operation(s) of the description not exercised (DELETE /users/{id})',
+    );
   });
 });
 
@@ -236,8 +290,19 @@ function harOf(exchanges: Exchange[]): string {
   const entries = exchanges.map((e) => ({
     startedDateTime: e.startedAt,
     time: 1,
-    request: { method: e.request.method, url: e.request.url, httpVersion: 'HTTP/1.1', headers: headers(e.request.headers), ...(e.request.body ? { postData: { mimeType: 'application/json', text: e.request.body.text } } : {}) },
-    response: { status: e.response!.status, httpVersion: 'HTTP/1.1', headers: headers(e.response!.headers), content: { size: 0, mimeType: 'application/json', text: e.response!.body?.text ?? '' } },
+    request: {
+      method: e.request.method,
+      url: e.request.url,
+      httpVersion: 'HTTP/1.1',
+      headers: headers(e.request.headers),
+      ...(e.request.body ? { postData: { mimeType: 'application/json', text: e.request.body.text } } : {}),
+    },
+    response: {
+      status: e.response!.status,
+      httpVersion: 'HTTP/1.1',
+      headers: headers(e.response!.headers),
+      content: { size: 0, mimeType: 'application/json', text: e.response!.body?.text ?? '' },
+    },
   }));
   const path = join(dir, 'traffic.har');
   writeFileSync(path, JSON.stringify({ log: { version: '1.2', creator: { name: 'x', version: '1' }, entries } }));
@@ -245,7 +310,11 @@ function harOf(exchanges: Exchange[]): string {
 }
 
 describe('validate --openapi and the job summary', () => {
-  const validate = (...args: string[]) => spawnSync(process.execPath, [BIN, 'validate', harOf(TRAFFIC()), '--openapi', descriptionPath, ...args], { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
+  const validate = (...args: string[]) =>
+    spawnSync(process.execPath, [BIN, 'validate', harOf(TRAFFIC()), '--openapi', descriptionPath, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
+    });
 
   it('report.json holds the description coverage; the console line says it; --min-coverage description= gates it', { timeout: 60_000 }, () => {
     const reportDir = join(dir, 'validated');
@@ -256,7 +325,9 @@ describe('validate --openapi and the job summary', () => {
     expect(report.coverage!.description).toMatchObject({ operations: { examined: 3, applicable: 5 }, responses: { examined: 4, applicable: 7 } });
     const below = validate('--report-dir', reportDir, '--min-coverage', 'description-responses=100');
     expect(below.status).toBe(1);
-    expect(below.stderr.trim().split('\n')).toEqual(['tmi-conform validate: coverage below --min-coverage: description-responses 4/7 (57 %) < 100 %; largest gap: DELETE /users/{id}: 204 not seen']);
+    expect(below.stderr.trim().split('\n')).toEqual([
+      'tmi-conform validate: coverage below --min-coverage: description-responses 4/7 (57 %) < 100 %; largest gap: DELETE /users/{id}: 204 not seen',
+    ]);
   });
 
   it('the job summary (GITHUB_STEP_SUMMARY) gets the coverage line under the verdict, and the tables', async () => {
@@ -275,7 +346,9 @@ describe('validate --openapi and the job summary', () => {
     const line = text.indexOf('**Coverage**: document ');
     expect(verdictTable).toBeGreaterThan(0);
     // Right under the verdict's table, before anything else.
-    expect(text.slice(verdictTable).split('\n\n')[1]).toMatch(/^\*\*Coverage\*\*: document \d+\/\d+ requirements .*; description Users API 1\.2: operations 3\/5, declared statuses 4\/7 \(below: what was not reached\)\.$/);
+    expect(text.slice(verdictTable).split('\n\n')[1]).toMatch(
+      /^\*\*Coverage\*\*: document \d+\/\d+ requirements .*; description Users API 1\.2: operations 3\/5, declared statuses 4\/7 \(below: what was not reached\)\.$/,
+    );
     expect(line).toBeGreaterThan(verdictTable);
     expect(text).toContain('| description | 3/5 (60 %) operations of the description Users API 1.2 exercised |');
     expect(text).toContain('| GET /users/{id} (get_user) | ✓ | 200 ✓ 404 ✓ 4XX ✓ |');

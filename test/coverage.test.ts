@@ -52,8 +52,19 @@ function harOf(exchanges: Exchange[]): string {
   const entries = exchanges.map((e) => ({
     startedDateTime: e.startedAt,
     time: e.durationMs ?? 0,
-    request: { method: e.request.method, url: e.request.url, httpVersion: 'HTTP/1.1', headers: headers(e.request.headers), ...(e.request.body ? { postData: { mimeType: 'application/json', text: e.request.body.text } } : {}) },
-    response: { status: e.response!.status, httpVersion: 'HTTP/1.1', headers: headers(e.response!.headers), content: { size: e.response!.body?.text.length ?? 0, mimeType: 'application/json', ...(e.response!.body ? { text: e.response!.body.text } : {}) } },
+    request: {
+      method: e.request.method,
+      url: e.request.url,
+      httpVersion: 'HTTP/1.1',
+      headers: headers(e.request.headers),
+      ...(e.request.body ? { postData: { mimeType: 'application/json', text: e.request.body.text } } : {}),
+    },
+    response: {
+      status: e.response!.status,
+      httpVersion: 'HTTP/1.1',
+      headers: headers(e.response!.headers),
+      content: { size: e.response!.body?.text.length ?? 0, mimeType: 'application/json', ...(e.response!.body ? { text: e.response!.body.text } : {}) },
+    },
   }));
   return JSON.stringify({ log: { version: '1.2', creator: { name: 'test', version: '1' }, entries } });
 }
@@ -62,13 +73,21 @@ const metadataOf = (properties: number, length = 1) => Object.fromEntries(Array.
 
 describe('what one exchange reaches of the document (Judgement.reached)', () => {
   it('a resource server names its signing_alg and token_dialect; a value outside the enumeration, or an error, reaches none', () => {
-    expect(judgeExchange(getExchange(resourceServer({ signing_alg: 'PS256', token_dialect: 'rfc9068_profile' }))).reached).toEqual(['signing_alg=PS256', 'token_dialect=rfc9068_profile']);
+    expect(judgeExchange(getExchange(resourceServer({ signing_alg: 'PS256', token_dialect: 'rfc9068_profile' }))).reached).toEqual([
+      'signing_alg=PS256',
+      'token_dialect=rfc9068_profile',
+    ]);
     expect(judgeExchange(getExchange(resourceServer({ signing_alg: 'none' }))).reached).toEqual(['token_dialect=access_token']);
     expect(judgeExchange(errorExchange(getExchange(), 404, { message: 'no such resource server' })).reached).toEqual([]);
   });
 
   it('session_metadata sent reaches the edges of its limits and its ways of clearing, when the target read the body', () => {
-    const reached = (metadata: unknown, status = 200) => judgeExchange(status === 200 ? updateExchange({ session_metadata: metadata }, session(metadata)) : errorExchange(updateExchange({ session_metadata: metadata }), status, { message: 'x' })).reached ?? [];
+    const reached = (metadata: unknown, status = 200) =>
+      judgeExchange(
+        status === 200
+          ? updateExchange({ session_metadata: metadata }, session(metadata))
+          : errorExchange(updateExchange({ session_metadata: metadata }), status, { message: 'x' }),
+      ).reached ?? [];
     expect(reached(null)).toEqual(['session_metadata=null']);
     expect(reached({})).toEqual(['session_metadata={}']);
     expect(reached(metadataOf(25))).toEqual(['session_metadata=25 properties']);
@@ -83,7 +102,11 @@ describe('what one exchange reaches of the document (Judgement.reached)', () => 
 });
 
 describe('coverage of a report built from chosen exchanges', () => {
-  const report = reportOf([deleteExchange(), errorExchange(deleteExchange(), 403, { message: 'Insufficient scope, expected: delete:token_exchange_profiles' }), getExchange(resourceServer({ signing_alg: 'RS512' }))]);
+  const report = reportOf([
+    deleteExchange(),
+    errorExchange(deleteExchange(), 403, { message: 'Insufficient scope, expected: delete:token_exchange_profiles' }),
+    getExchange(resourceServer({ signing_alg: 'RS512' })),
+  ]);
   const { coverage } = report;
 
   it('counts what they examined and nothing else, and report.json holds it under its schema', () => {
@@ -110,7 +133,10 @@ describe('coverage of a report built from chosen exchanges', () => {
 describe('report merge adds coverage up', () => {
   it('a report that never saw a 429 merged with one that did covers the 429, and the values either reached', () => {
     const run = reportOf([deleteExchange(), getExchange()]);
-    const recording = reportOf([errorExchange(deleteExchange(), 429, { message: 'Too Many Requests' }, rateLimitHeaders(0)), getExchange(resourceServer({ signing_alg: 'RS256' }))]);
+    const recording = reportOf([
+      errorExchange(deleteExchange(), 429, { message: 'Too Many Requests' }, rateLimitHeaders(0)),
+      getExchange(resourceServer({ signing_alg: 'RS256' })),
+    ]);
     expect(seenBy(run.coverage!).deleteTokenExchangeProfile).toEqual(['204']);
     const merged = mergeReports([{ report: run }, { report: recording }], { failOn: 'must' });
     expect(seenBy(merged.coverage!).deleteTokenExchangeProfile).toEqual(['204', '429']);
@@ -176,34 +202,46 @@ describe('a proxy fed a handful of chosen exchanges', () => {
     return { text, gauge };
   };
 
-  it.skipIf(!promtool)(promtool ? '/metrics exposes the coverage gauges, rising as traffic comes in (promtool check metrics)' : '/metrics coverage gauges: SKIPPED, no promtool found (apt-get install prometheus)', async () => {
-    const under = await startTestProxy(origin, { admin: { host: '127.0.0.1', port: 0 } });
-    try {
-      const before = await scrape(under.proxy.adminUrl!);
-      expect(before.gauge('tmi_conform_coverage_examined', 'responses')).toBe(0);
-      expect(before.gauge('tmi_conform_coverage_applicable', 'responses')).toBe(4);
-      await fetch(`${under.proxy.url}/api/v2/token-exchange-profiles/tep_busy`, { method: 'DELETE', headers: { authorization: `Bearer ${jwt(claims())}` } }).then((r) => r.text());
-      await fetch(`${under.proxy.url}/api/v2/resource-servers/rs_1`, { headers: { authorization: `Bearer ${jwt(claims())}` } }).then((r) => r.text());
-      await recorded(under.proxy, 2);
-      const after = await scrape(under.proxy.adminUrl!);
-      expect(after.gauge('tmi_conform_coverage_examined', 'responses')).toBe(1);
-      expect(after.gauge('tmi_conform_coverage_ratio', 'responses')).toBe(0.25);
-      expect(after.gauge('tmi_conform_coverage_examined', 'values')).toBe(2);
-      expect(after.gauge('tmi_conform_coverage_examined', 'operations')).toBe(2);
-      expect(after.gauge('tmi_conform_coverage_examined', 'document')).toBeGreaterThan(before.gauge('tmi_conform_coverage_examined', 'document'));
-      const check = spawnSync('promtool', ['check', 'metrics'], { input: after.text, encoding: 'utf8' });
-      expect(check.status, check.stdout + check.stderr).toBe(0);
-    } finally {
-      await under.dispose();
-    }
-  });
+  it.skipIf(!promtool)(
+    promtool
+      ? '/metrics exposes the coverage gauges, rising as traffic comes in (promtool check metrics)'
+      : '/metrics coverage gauges: SKIPPED, no promtool found (apt-get install prometheus)',
+    async () => {
+      const under = await startTestProxy(origin, { admin: { host: '127.0.0.1', port: 0 } });
+      try {
+        const before = await scrape(under.proxy.adminUrl!);
+        expect(before.gauge('tmi_conform_coverage_examined', 'responses')).toBe(0);
+        expect(before.gauge('tmi_conform_coverage_applicable', 'responses')).toBe(4);
+        await fetch(`${under.proxy.url}/api/v2/token-exchange-profiles/tep_busy`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${jwt(claims())}` },
+        }).then((r) => r.text());
+        await fetch(`${under.proxy.url}/api/v2/resource-servers/rs_1`, { headers: { authorization: `Bearer ${jwt(claims())}` } }).then((r) => r.text());
+        await recorded(under.proxy, 2);
+        const after = await scrape(under.proxy.adminUrl!);
+        expect(after.gauge('tmi_conform_coverage_examined', 'responses')).toBe(1);
+        expect(after.gauge('tmi_conform_coverage_ratio', 'responses')).toBe(0.25);
+        expect(after.gauge('tmi_conform_coverage_examined', 'values')).toBe(2);
+        expect(after.gauge('tmi_conform_coverage_examined', 'operations')).toBe(2);
+        expect(after.gauge('tmi_conform_coverage_examined', 'document')).toBeGreaterThan(before.gauge('tmi_conform_coverage_examined', 'document'));
+        const check = spawnSync('promtool', ['check', 'metrics'], { input: after.text, encoding: 'utf8' });
+        expect(check.status, check.stdout + check.stderr).toBe(0);
+      } finally {
+        await under.dispose();
+      }
+    },
+  );
 
   it('reports exactly the statuses, values and operations they carried', async () => {
     const under = await startTestProxy(origin);
     try {
       const bearer = { authorization: `Bearer ${jwt(claims())}` };
       const send = (method: string, path: string, body?: unknown) =>
-        fetch(under.proxy.url + path, { method, headers: { ...bearer, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) }).then((r) => r.text());
+        fetch(under.proxy.url + path, {
+          method,
+          headers: { ...bearer, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        }).then((r) => r.text());
       await send('GET', '/api/v2/resource-servers/rs_1');
       await send('DELETE', '/api/v2/token-exchange-profiles/tep_1');
       await send('DELETE', '/api/v2/token-exchange-profiles/tep_busy');
@@ -222,15 +260,22 @@ describe('a proxy fed a handful of chosen exchanges', () => {
   });
 });
 
-
 describe('report diff and report matrix say coverage', () => {
   const before = reportOf([deleteExchange(), getExchange()]);
-  const after = reportOf([deleteExchange(), errorExchange(deleteExchange(), 429, { message: 'Too Many Requests' }, rateLimitHeaders(0)), updateExchange({ session_metadata: null }, session(null))]);
+  const after = reportOf([
+    deleteExchange(),
+    errorExchange(deleteExchange(), 429, { message: 'Too Many Requests' }, rateLimitHeaders(0)),
+    updateExchange({ session_metadata: null }, session(null)),
+  ]);
 
   it('report diff names each part gained and lost', () => {
     const diff = diffReports(before, after);
-    expect(diff.coverage!.gained).toEqual(expect.arrayContaining(['response DELETE /token-exchange-profiles/{id} 429', 'value session_metadata null', 'operation PATCH /sessions/{id}']));
-    expect(diff.coverage!.lost).toEqual(expect.arrayContaining(['value signing_alg HS256', 'value token_dialect access_token', 'operation GET /resource-servers/{id}']));
+    expect(diff.coverage!.gained).toEqual(
+      expect.arrayContaining(['response DELETE /token-exchange-profiles/{id} 429', 'value session_metadata null', 'operation PATCH /sessions/{id}']),
+    );
+    expect(diff.coverage!.lost).toEqual(
+      expect.arrayContaining(['value signing_alg HS256', 'value token_dialect access_token', 'operation GET /resource-servers/{id}']),
+    );
     // Requirements only the resource server's exchange examined are lost; the session update's are gained.
     expect(diff.coverage!.lost).toContain('requirement RS-SIGNING-ALG');
     expect(diff.coverage!.gained).toContain('requirement SES-METADATA-CLEARED');
@@ -248,7 +293,11 @@ describe('report diff and report matrix say coverage', () => {
       { report: after, origin: 'b/report.json', label: 'b' },
     ]);
     const cell = (r: Report) => `${r.coverage!.document.examined}/${r.coverage!.document.applicable}`;
-    expect(renderMatrixMarkdown(matrix)).toMatch(new RegExp(`\\| \\*\\*coverage\\*\\* \\| ${cell(before)} \\(\\d+ %\\) requirements · responses 1/4 · values 2/14 · operations 2/3 \\| ${cell(after)} .* responses 2/4 · values 1/14 · operations 2/3 \\|`));
+    expect(renderMatrixMarkdown(matrix)).toMatch(
+      new RegExp(
+        `\\| \\*\\*coverage\\*\\* \\| ${cell(before)} \\(\\d+ %\\) requirements · responses 1/4 · values 2/14 · operations 2/3 \\| ${cell(after)} .* responses 2/4 · values 1/14 · operations 2/3 \\|`,
+      ),
+    );
     expect(renderMatrixConsole(matrix)).toContain(`coverage a: ${matrix.targets[0]!.coverage}`);
   });
 });
@@ -257,7 +306,14 @@ describe('the coverage gate (--min-coverage)', () => {
   // Three exchanges: 204 and 403 of the delete, one resource server; the session update never called.
   const har = () => {
     const path = join(dir, 'gate.har');
-    writeFileSync(path, harOf([deleteExchange(), errorExchange(deleteExchange(), 403, { message: 'Insufficient scope, expected: delete:token_exchange_profiles' }), getExchange()]));
+    writeFileSync(
+      path,
+      harOf([
+        deleteExchange(),
+        errorExchange(deleteExchange(), 403, { message: 'Insufficient scope, expected: delete:token_exchange_profiles' }),
+        getExchange(),
+      ]),
+    );
     return path;
   };
   const validate = (...args: string[]) => cli(['validate', har(), '--report-dir', join(dir, 'gate'), ...args]);
@@ -273,10 +329,16 @@ describe('the coverage gate (--min-coverage)', () => {
     expect(below.code).toBe(1);
     const lines = below.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^tmi-conform validate: coverage below --min-coverage: document ${document.examined}/${document.applicable} \\(${share} %\\) < ${share + 1} %; largest gap: \\d+ requirement\\(s\\) not examined \\(.+\\): no test or exchange examined it$`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^tmi-conform validate: coverage below --min-coverage: document ${document.examined}/${document.applicable} \\(${share} %\\) < ${share + 1} %; largest gap: \\d+ requirement\\(s\\) not examined \\(.+\\): no test or exchange examined it$`,
+      ),
+    );
     const responses = await validate('--min-coverage', `document=${share},responses=75`);
     expect(responses.code).toBe(1);
-    expect(responses.stderr.trim()).toBe('tmi-conform validate: coverage below --min-coverage: responses 2/4 (50 %) < 75 %; largest gap: DELETE /token-exchange-profiles/{id}: 401, 429 not seen');
+    expect(responses.stderr.trim()).toBe(
+      'tmi-conform validate: coverage below --min-coverage: responses 2/4 (50 %) < 75 %; largest gap: DELETE /token-exchange-profiles/{id}: 401, 429 not seen',
+    );
   });
 
   it('a baseline accepts a known gap with a reason; past its until: it counts again', async () => {
@@ -294,14 +356,19 @@ describe('the coverage gate (--min-coverage)', () => {
     const accepted = await validate('--min-coverage', 'document=0,responses=100', '--baseline', baseline);
     expect(accepted.code, accepted.stderr).toBe(0);
     const report = readReport(join(dir, 'gate'));
-    expect(report.coverage!.accepted!.map((g) => g.gap)).toEqual(['response DELETE /token-exchange-profiles/{id} 429', 'response DELETE /token-exchange-profiles/{id} 401']);
+    expect(report.coverage!.accepted!.map((g) => g.gap)).toEqual([
+      'response DELETE /token-exchange-profiles/{id} 429',
+      'response DELETE /token-exchange-profiles/{id} 401',
+    ]);
     // The figures stay what was examined.
     expect(report.coverage!.responses).toMatchObject({ examined: 2, applicable: 4 });
     expect(reportSchemaError(report)).toBeUndefined();
     writeFileSync(baseline, gaps('2020-01-01'));
     const expired = await validate('--min-coverage', 'responses=100', '--baseline', baseline);
     expect(expired.code).toBe(1);
-    expect(expired.stderr.trim()).toBe('tmi-conform validate: coverage below --min-coverage: responses 3/4 (75 %) with 1 accepted gap(s) < 100 %; largest gap: DELETE /token-exchange-profiles/{id}: 429 not seen');
+    expect(expired.stderr.trim()).toBe(
+      'tmi-conform validate: coverage below --min-coverage: responses 3/4 (75 %) with 1 accepted gap(s) < 100 %; largest gap: DELETE /token-exchange-profiles/{id}: 429 not seen',
+    );
   });
 
   it('a value that is no percentage is a usage error: exit 2, one line', async () => {
@@ -314,41 +381,59 @@ describe('the coverage gate (--min-coverage)', () => {
   it('report merge and run take it too', { timeout: 120_000 }, async () => {
     const merged = await cli(['report', 'merge', join(dir, 'gate'), '--out', join(dir, 'gate-merged'), '--min-coverage', 'operations=100']);
     expect(merged.code).toBe(1);
-    expect(merged.stderr.trim()).toBe('tmi-conform report merge: coverage below --min-coverage: operations 2/3 (66 %) < 100 %; largest gap: PATCH /sessions/{id} not called');
+    expect(merged.stderr.trim()).toBe(
+      'tmi-conform report merge: coverage below --min-coverage: operations 2/3 (66 %) < 100 %; largest gap: PATCH /sessions/{id} not called',
+    );
     const run = await cli(['run', '--requirement', 'TEP-DELETE-204', '--report-dir', join(dir, 'gate-run'), '--min-coverage', '90']);
     expect(run.code).toBe(1);
-    expect(run.stderr.trim()).toMatch(/^tmi-conform run: coverage below --min-coverage: document \d+\/\d+ \(\d+ %\) < 90 %; largest gap: \d+ requirement\(s\) not examined \(.+\): not selected \(--requirement TEP-DELETE-204\)$/);
+    expect(run.stderr.trim()).toMatch(
+      /^tmi-conform run: coverage below --min-coverage: document \d+\/\d+ \(\d+ %\) < 90 %; largest gap: \d+ requirement\(s\) not examined \(.+\): not selected \(--requirement TEP-DELETE-204\)$/,
+    );
   });
 });
 
 const chromiumPath = findChromium();
-describe.skipIf(!chromiumPath)(chromiumPath ? 'report.html shows the coverage table in headless Chromium' : 'report.html coverage: SKIPPED, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)', () => {
-  it('operation × status and requirement × operation, greyed where not examined; a screenshot for people to look at', { timeout: 60_000 }, async () => {
-    const report = reportOf([deleteExchange(), errorExchange(deleteExchange(), 403, { message: 'Insufficient scope, expected: delete:token_exchange_profiles' }), getExchange(resourceServer({ signing_alg: 'RS256' })), updateExchange({ session_metadata: null }, session(null))]);
-    const out = join(dir, 'html');
-    const written = await writeReports(report, out);
-    const browser = await chromium.launch({ executablePath: chromiumPath!, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
-    try {
-      const page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
-      const errors: string[] = [];
-      page.on('console', (message) => {
-        if (message.type() === 'error') errors.push(message.text());
-      });
-      await page.goto(pathToFileURL(written.find((p) => p.endsWith('report.html'))!).href, { waitUntil: 'load' });
-      expect(errors).toEqual([]);
-      const section = page.locator('#coverage');
-      expect(await section.isVisible()).toBe(true);
-      // The delete's row: 204 and 403 seen, 401 and 429 not, in grey.
-      const cells = await section.locator('table.cov').first().locator('tbody tr td').evaluateAll((tds) => tds.map((td) => [td.textContent, td.className, getComputedStyle(td).backgroundColor]));
-      expect(cells.map(([text, cls]) => `${text} ${cls}`)).toEqual(['✓ seen', '✗ unseen', '✓ seen', '✗ unseen']);
-      expect(cells[1]![2]).not.toBe(cells[0]![2]);
-      const notExamined = await section.locator('table.cov td.skip').count();
-      expect(notExamined).toBeGreaterThan(0);
-      await page.locator('#coverage').scrollIntoViewIfNeeded();
-      mkdirSync('/work/shots', { recursive: true });
-      await section.screenshot({ path: '/work/shots/coverage-report-html.png' });
-    } finally {
-      await browser.close();
-    }
-  });
-});
+describe.skipIf(!chromiumPath)(
+  chromiumPath
+    ? 'report.html shows the coverage table in headless Chromium'
+    : 'report.html coverage: SKIPPED, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)',
+  () => {
+    it('operation × status and requirement × operation, greyed where not examined; a screenshot for people to look at', { timeout: 60_000 }, async () => {
+      const report = reportOf([
+        deleteExchange(),
+        errorExchange(deleteExchange(), 403, { message: 'Insufficient scope, expected: delete:token_exchange_profiles' }),
+        getExchange(resourceServer({ signing_alg: 'RS256' })),
+        updateExchange({ session_metadata: null }, session(null)),
+      ]);
+      const out = join(dir, 'html');
+      const written = await writeReports(report, out);
+      const browser = await chromium.launch({ executablePath: chromiumPath!, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+        const errors: string[] = [];
+        page.on('console', (message) => {
+          if (message.type() === 'error') errors.push(message.text());
+        });
+        await page.goto(pathToFileURL(written.find((p) => p.endsWith('report.html'))!).href, { waitUntil: 'load' });
+        expect(errors).toEqual([]);
+        const section = page.locator('#coverage');
+        expect(await section.isVisible()).toBe(true);
+        // The delete's row: 204 and 403 seen, 401 and 429 not, in grey.
+        const cells = await section
+          .locator('table.cov')
+          .first()
+          .locator('tbody tr td')
+          .evaluateAll((tds) => tds.map((td) => [td.textContent, td.className, getComputedStyle(td).backgroundColor]));
+        expect(cells.map(([text, cls]) => `${text} ${cls}`)).toEqual(['✓ seen', '✗ unseen', '✓ seen', '✗ unseen']);
+        expect(cells[1]![2]).not.toBe(cells[0]![2]);
+        const notExamined = await section.locator('table.cov td.skip').count();
+        expect(notExamined).toBeGreaterThan(0);
+        await page.locator('#coverage').scrollIntoViewIfNeeded();
+        mkdirSync('/work/shots', { recursive: true });
+        await section.screenshot({ path: '/work/shots/coverage-report-html.png' });
+      } finally {
+        await browser.close();
+      }
+    });
+  },
+);

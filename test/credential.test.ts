@@ -7,18 +7,34 @@ import { buildExchange } from '../rules/exchange.ts';
 import { judgeExchange, RateLimitTracker } from '../rules/index.ts';
 import { findingMessage } from '../rules/message.ts';
 import type { Exchange, Finding } from '../rules/types.ts';
-import { BASE, claims, deleteExchange, errorExchange, getExchange, jwt, rateLimitHeaders, resourceServer, STARTED_AT, updateExchange } from '../fixtures/exchanges.ts';
+import {
+  BASE,
+  claims,
+  deleteExchange,
+  errorExchange,
+  getExchange,
+  jwt,
+  rateLimitHeaders,
+  resourceServer,
+  STARTED_AT,
+  updateExchange,
+} from '../fixtures/exchanges.ts';
 
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const token = (header: Record<string, unknown>, body: Record<string, unknown>, signature = 'c2lnbmF0dXJl') => `${b64url(header)}.${b64url(body)}.${signature}`;
 const bearer = (t: string) => ({ Authorization: `Bearer ${t}` });
 const at = Date.parse(STARTED_AT) / 1000;
 
-const implementationFindings = (exchange: Exchange, tracker?: RateLimitTracker): Finding[] => judgeExchange(exchange, tracker).findings.filter((f) => f.subject === 'implementation');
+const implementationFindings = (exchange: Exchange, tracker?: RateLimitTracker): Finding[] =>
+  judgeExchange(exchange, tracker).findings.filter((f) => f.subject === 'implementation');
 const ids = (findings: Finding[]) => findings.map((f) => f.requirement);
 
 /** One exchange per operation with these request headers and token facts, answered with success (204/200) or `status`. */
-function onEveryOperation(requestHeaders: Record<string, string>, status: number | 'success', tokenFacts: { signatureValid?: boolean } = {}): Record<string, Exchange> {
+function onEveryOperation(
+  requestHeaders: Record<string, string>,
+  status: number | 'success',
+  tokenFacts: { signatureValid?: boolean } = {},
+): Record<string, Exchange> {
   const overrides = { requestHeaders, tokenFacts };
   const bases = {
     deleteTokenExchangeProfile: deleteExchange(overrides),
@@ -57,9 +73,13 @@ describe('credentialState', () => {
   });
 
   it('reads the audience leniently: a path or a URL, with or without the last slash, one entry of an array', () => {
-    for (const aud of ['/api/v2/', '/api/v2', 'https://tenant.auth0.com/api/v2/', 'https://tenant.auth0.com/api/v2', 'http://127.0.0.1:4010/api/v2/']) expect(audienceNamesApi(aud), aud).toBe(true);
-    for (const aud of ['https://api.example.com/orders/', 'https://tenant.auth0.com/userinfo', '/api/v2/users', 'api', 42]) expect(audienceNamesApi(aud), String(aud)).toBe(false);
-    const exchange = deleteExchange({ requestHeaders: bearer(jwt({ ...claims(), aud: ['https://tenant.auth0.com/userinfo', 'https://tenant.auth0.com/api/v2/'] })) });
+    for (const aud of ['/api/v2/', '/api/v2', 'https://tenant.auth0.com/api/v2/', 'https://tenant.auth0.com/api/v2', 'http://127.0.0.1:4010/api/v2/'])
+      expect(audienceNamesApi(aud), aud).toBe(true);
+    for (const aud of ['https://api.example.com/orders/', 'https://tenant.auth0.com/userinfo', '/api/v2/users', 'api', 42])
+      expect(audienceNamesApi(aud), String(aud)).toBe(false);
+    const exchange = deleteExchange({
+      requestHeaders: bearer(jwt({ ...claims(), aud: ['https://tenant.auth0.com/userinfo', 'https://tenant.auth0.com/api/v2/'] })),
+    });
     expect(credentialState(exchange)).toBe('unverified');
   });
 
@@ -92,23 +112,26 @@ describe('a request without a valid credential is never carried out', () => {
     ['a signature that does not verify', bearer(jwt(claims())), { signatureValid: false }, BADLY_SIGNED],
   ];
 
-  it.each(forged)('%s, carried out: must on every operation, marked security, and its 401 rule broken too', (_name, headers, facts, [deleteRule, otherRule, refusedCheck]) => {
-    for (const [operation, exchange] of Object.entries(onEveryOperation(headers, 'success', facts))) {
-      const onDelete = operation === 'deleteTokenExchangeProfile';
-      const findings = implementationFindings(exchange).filter((f) => f.requirement.startsWith('AUTH-'));
-      expect(ids(findings), operation).toEqual(onDelete ? ['AUTH-CREDENTIAL-REQUIRED', deleteRule] : ['AUTH-CREDENTIAL-REQUIRED-OTHER', otherRule]);
-      const [carried, refusal] = findings as [Finding, Finding];
-      expect(carried.level).toBe('must');
-      expect(carried.check).toBe('missingOrForgedCredentialNotCarriedOut');
-      expect(carried.security).toMatch(/^the target carried out a (DELETE|PATCH|GET) sent with /);
-      expect(findingMessage(carried)).toMatch(/: security: the target carried out a .* \(expected a refusal \(401\), received 2\d\d\)$/);
-      // The 2xx is no refusal at all: the 401 rule is broken, and says it as the same security finding.
-      expect(refusal.level).toBe(onDelete ? 'must' : 'should');
-      expect(refusal.check).toBe(refusedCheck);
-      expect(refusal.security).toBe(carried.security);
-      expect(findingMessage(refusal)).toMatch(/: security: the target carried out a .* \(expected 401 for .*, received 2\d\d\)$/);
-    }
-  });
+  it.each(forged)(
+    '%s, carried out: must on every operation, marked security, and its 401 rule broken too',
+    (_name, headers, facts, [deleteRule, otherRule, refusedCheck]) => {
+      for (const [operation, exchange] of Object.entries(onEveryOperation(headers, 'success', facts))) {
+        const onDelete = operation === 'deleteTokenExchangeProfile';
+        const findings = implementationFindings(exchange).filter((f) => f.requirement.startsWith('AUTH-'));
+        expect(ids(findings), operation).toEqual(onDelete ? ['AUTH-CREDENTIAL-REQUIRED', deleteRule] : ['AUTH-CREDENTIAL-REQUIRED-OTHER', otherRule]);
+        const [carried, refusal] = findings as [Finding, Finding];
+        expect(carried.level).toBe('must');
+        expect(carried.check).toBe('missingOrForgedCredentialNotCarriedOut');
+        expect(carried.security).toMatch(/^the target carried out a (DELETE|PATCH|GET) sent with /);
+        expect(findingMessage(carried)).toMatch(/: security: the target carried out a .* \(expected a refusal \(401\), received 2\d\d\)$/);
+        // The 2xx is no refusal at all: the 401 rule is broken, and says it as the same security finding.
+        expect(refusal.level).toBe(onDelete ? 'must' : 'should');
+        expect(refusal.check).toBe(refusedCheck);
+        expect(refusal.security).toBe(carried.security);
+        expect(findingMessage(refusal)).toMatch(/: security: the target carried out a .* \(expected 401 for .*, received 2\d\d\)$/);
+      }
+    },
+  );
 
   it.each(forged)('%s, refused with 401: no finding on any operation', (_name, headers, facts) => {
     for (const exchange of Object.values(onEveryOperation(headers, 401, facts))) expect(implementationFindings(exchange)).toEqual([]);
@@ -127,7 +150,10 @@ describe('a request without a valid credential is never carried out', () => {
     const del = implementationFindings(deleteExchange({ requestHeaders: headers })).filter((f) => f.requirement.startsWith('AUTH-'));
     expect(ids(del)).toEqual(['AUTH-CREDENTIAL-REQUIRED', ...claimRule]);
     expect(del[0]!.check).toBe('expiredOrMisdirectedTokenNotCarriedOut');
-    for (const exchange of [getExchange(resourceServer(), 'rs_1', { requestHeaders: headers }), updateExchange(undefined, undefined, { requestHeaders: { ...headers, 'Content-Type': 'application/json' } })]) {
+    for (const exchange of [
+      getExchange(resourceServer(), 'rs_1', { requestHeaders: headers }),
+      updateExchange(undefined, undefined, { requestHeaders: { ...headers, 'Content-Type': 'application/json' } }),
+    ]) {
       const other = implementationFindings(exchange).filter((f) => f.requirement.startsWith('AUTH-'));
       expect(ids(other)).toEqual(['AUTH-TOKEN-VALIDITY-OTHER', ...claimRule]);
       for (const found of other) {
@@ -200,7 +226,9 @@ describe('throttledRequestAnswered429', () => {
     });
   const throttledFindings = (...exchanges: Exchange[]) => {
     const tracker = new RateLimitTracker();
-    return exchanges.map((e) => judgeExchange(e, tracker)).map((j) => ({ findings: j.findings.filter((f) => f.requirement === 'RL-THROTTLED-429'), examined: j.examined.includes('RL-THROTTLED-429') }));
+    return exchanges
+      .map((e) => judgeExchange(e, tracker))
+      .map((j) => ({ findings: j.findings.filter((f) => f.requirement === 'RL-THROTTLED-429'), examined: j.examined.includes('RL-THROTTLED-429') }));
   };
 
   it('fires when a request after the quota was spent gets 503, 500 or 403 in the same window', () => {
@@ -220,7 +248,8 @@ describe('throttledRequestAnswered429', () => {
     expect(last!.findings).toEqual([]);
     expect(limited!.findings).toEqual([]);
     expect(limited!.examined).toBe(true);
-    for (const status of [404, 401, 400]) expect(throttledFindings(call(0, 204, rateLimitHeaders(0, 10, reset)), call(100, status, rateLimitHeaders(0, 10, reset)))[1]!.findings).toEqual([]);
+    for (const status of [404, 401, 400])
+      expect(throttledFindings(call(0, 204, rateLimitHeaders(0, 10, reset)), call(100, status, rateLimitHeaders(0, 10, reset)))[1]!.findings).toEqual([]);
   });
 
   it('is not judged on an answer whose recording kept none of its headers: whether it still reported quota left is not known', () => {
@@ -242,7 +271,9 @@ describe('throttledRequestAnswered429', () => {
     // Overlapping: the second started before the first finished.
     expect(throttledFindings(call(0, 204, rateLimitHeaders(0, 10, reset)), call(5, 503, rateLimitHeaders(0, 10, reset)))[1]!.findings).toEqual([]);
     // Another client.
-    expect(throttledFindings(call(0, 204, rateLimitHeaders(0, 10, reset)), call(100, 503, rateLimitHeaders(0, 10, reset), 'client-other'))[1]!.findings).toEqual([]);
+    expect(
+      throttledFindings(call(0, 204, rateLimitHeaders(0, 10, reset)), call(100, 503, rateLimitHeaders(0, 10, reset), 'client-other'))[1]!.findings,
+    ).toEqual([]);
     // The window reset before the request (Reset in the past), or the response names a new window.
     expect(throttledFindings(call(0, 204, rateLimitHeaders(0, 10, reset)), call(31_000, 503, undefined))[1]!.findings).toEqual([]);
     expect(throttledFindings(call(0, 204, rateLimitHeaders(0, 10, reset)), call(100, 503, rateLimitHeaders(9, 10, String(at + 90))))[1]!.findings).toEqual([]);

@@ -11,17 +11,37 @@ import type { TokenAttack } from '../rules/types.ts';
 
 /** The words a shell makes of `command` (echoed back by printf), with TOKEN set. */
 const words = (command: string, env: Record<string, string> = {}) =>
-  execFileSync('sh', ['-c', `set -- ${command.replace(/^curl /, '')}; printf '%s\\n' "$@"`], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env }, encoding: 'utf8' }).split('\n').slice(0, -1);
+  execFileSync('sh', ['-c', `set -- ${command.replace(/^curl /, '')}; printf '%s\\n' "$@"`], {
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env },
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .slice(0, -1);
 
 describe('curlCommand', () => {
   it('a GET: the URL and the headers as sent, the bearer token as $TOKEN, nothing curl sets itself', () => {
     const token = jwt(claims());
-    const exchange = getExchange(undefined, 'rs_1', { requestHeaders: { Authorization: `Bearer ${token}`, Accept: 'application/json', Host: 'tenant.example.com', 'Content-Length': '0', 'User-Agent': 'sdk/1.0' } });
+    const exchange = getExchange(undefined, 'rs_1', {
+      requestHeaders: {
+        Authorization: `Bearer ${token}`,
+        Accept: 'application/json',
+        Host: 'tenant.example.com',
+        'Content-Length': '0',
+        'User-Agent': 'sdk/1.0',
+      },
+    });
     const command = curlCommand(exchangeEvidence(exchange));
     expect(command).toBe(`curl -i 'https://tenant.example.com/api/v2/resource-servers/rs_1' -H "authorization: Bearer $TOKEN" -H 'accept: application/json'`);
     expect(command).not.toContain(token.split('.')[1]!);
     expect(curlVariables(command)).toEqual(['TOKEN']);
-    expect(words(command, { TOKEN: 'abc' })).toEqual(['-i', 'https://tenant.example.com/api/v2/resource-servers/rs_1', '-H', 'authorization: Bearer abc', '-H', 'accept: application/json']);
+    expect(words(command, { TOKEN: 'abc' })).toEqual([
+      '-i',
+      'https://tenant.example.com/api/v2/resource-servers/rs_1',
+      '-H',
+      'authorization: Bearer abc',
+      '-H',
+      'accept: application/json',
+    ]);
   });
 
   it('a PATCH with a body: -X and --data-raw, quotes in the body and the URL survive the shell', () => {
@@ -36,9 +56,14 @@ describe('curlCommand', () => {
   });
 
   it('other masked credentials become variables too; a URL without its origin takes the target', () => {
-    const evidence = { startedAt: '2027-01-15T08:00:00.000Z', request: { method: 'GET', url: '/api/v2/resource-servers/[x]', headers: { 'x-api-key': '[REDACTED]******', authorization: 'Basic [REDACTED]' } } };
+    const evidence = {
+      startedAt: '2027-01-15T08:00:00.000Z',
+      request: { method: 'GET', url: '/api/v2/resource-servers/[x]', headers: { 'x-api-key': '[REDACTED]******', authorization: 'Basic [REDACTED]' } },
+    };
     const command = curlCommand(evidence, 'http://127.0.0.1:4010/api/v2');
-    expect(command).toBe(`curl -i --globoff 'http://127.0.0.1:4010/api/v2/resource-servers/[x]' -H "x-api-key: $X_API_KEY" -H "authorization: Basic $BASIC_CREDENTIALS"`);
+    expect(command).toBe(
+      `curl -i --globoff 'http://127.0.0.1:4010/api/v2/resource-servers/[x]' -H "x-api-key: $X_API_KEY" -H "authorization: Basic $BASIC_CREDENTIALS"`,
+    );
     expect(curlVariables(command)).toEqual(['X_API_KEY', 'BASIC_CREDENTIALS']);
     expect(curlCommand(evidence)).toContain(`"$TARGET_ORIGIN"'/api/v2/resource-servers/[x]'`);
   });
@@ -51,7 +76,8 @@ describe('curlCommand', () => {
 
 describe('curlCommand of an attack case', () => {
   /** The evidence of a DELETE the suite sent with an attack token (as suites/api.ts marks it). */
-  const attacked = (attack: TokenAttack, operation = true) => exchangeEvidence(deleteExchange({ tokenFacts: { signatureValid: false, attack } }), operation ? 'deleteTokenExchangeProfile' : undefined);
+  const attacked = (attack: TokenAttack, operation = true) =>
+    exchangeEvidence(deleteExchange({ tokenFacts: { signatureValid: false, attack } }), operation ? 'deleteTokenExchangeProfile' : undefined);
   const URL = `'https://tenant.example.com/api/v2/token-exchange-profiles/tep_1'`;
 
   it('makes the attack token from $TOKEN with tmi-conform token, never sends $TOKEN itself as the credential', () => {
@@ -70,7 +96,9 @@ describe('curlCommand of an attack case', () => {
     // A test's exchange comes without its operation: the URL tells it.
     for (const operation of [true, false]) {
       const tampered = curlCommand(attacked('tampered-scope', operation));
-      expect(tampered).toBe(`curl -s -o /dev/null -X 'DELETE' ${URL} -H "authorization: Bearer $TOKEN"; curl -i -X 'DELETE' ${URL} -H "authorization: Bearer $(npx tmi-conform token --attack tampered-scope --scope delete:token_exchange_profiles)"`);
+      expect(tampered).toBe(
+        `curl -s -o /dev/null -X 'DELETE' ${URL} -H "authorization: Bearer $TOKEN"; curl -i -X 'DELETE' ${URL} -H "authorization: Bearer $(npx tmi-conform token --attack tampered-scope --scope delete:token_exchange_profiles)"`,
+      );
     }
     const confused = curlCommand(attacked('key-confusion'));
     expect(confused).toContain(`-H "authorization: Bearer $(npx tmi-conform token --attack key-confusion --jwks "$JWKS")"`);
@@ -83,7 +111,11 @@ describe('curlCommand of an attack case', () => {
 
   it('the shell reads the command as one curl call whose credential is the output of tmi-conform token', () => {
     // A stand-in for npx that says what it was asked: the quoting survives the shell.
-    const argv = execFileSync('sh', ['-c', `npx() { printf 'made(%s)' "$*"; }; set -- ${curlCommand(attacked('key-confusion')).replace(/^curl /, '')}; printf '%s\\n' "$@"`], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', JWKS: 'https://tenant.example.com/.well-known/jwks.json' }, encoding: 'utf8' }).split('\n');
+    const argv = execFileSync(
+      'sh',
+      ['-c', `npx() { printf 'made(%s)' "$*"; }; set -- ${curlCommand(attacked('key-confusion')).replace(/^curl /, '')}; printf '%s\\n' "$@"`],
+      { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', JWKS: 'https://tenant.example.com/.well-known/jwks.json' }, encoding: 'utf8' },
+    ).split('\n');
     expect(argv).toContain('authorization: Bearer made(tmi-conform token --attack key-confusion --jwks https://tenant.example.com/.well-known/jwks.json)');
   });
 });

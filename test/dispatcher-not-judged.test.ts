@@ -23,7 +23,11 @@ vi.mock('../rules/index.ts', async (original) => {
 let tenant: Server;
 let origin: string;
 beforeAll(async () => {
-  tenant = createServer((req, res) => (req.url?.startsWith('/.well-known/') ? res.writeHead(404).end() : res.writeHead(401, { 'content-type': 'application/json' }).end('{"statusCode":401,"error":"Unauthorized","message":"Missing authentication"}')));
+  tenant = createServer((req, res) =>
+    req.url?.startsWith('/.well-known/')
+      ? res.writeHead(404).end()
+      : res.writeHead(401, { 'content-type': 'application/json' }).end('{"statusCode":401,"error":"Unauthorized","message":"Missing authentication"}'),
+  );
   await new Promise<void>((resolve) => tenant.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(tenant.address() as AddressInfo).port}`;
 });

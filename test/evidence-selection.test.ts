@@ -39,7 +39,17 @@ describe("a requirement's failures kept as evidence", () => {
   });
 
   it('beyond the limit, every attack a target let through is still kept, once each', () => {
-    const catalogue: TokenAttack[] = [...ATTACKS, 'alg-none-capitalized', 'signature-empty', 'zero-signature', 'psychic-es256', 'embedded-jwk', 'jku', 'kid-sql-injection', 'hs256-weak-secret'];
+    const catalogue: TokenAttack[] = [
+      ...ATTACKS,
+      'alg-none-capitalized',
+      'signature-empty',
+      'zero-signature',
+      'psychic-es256',
+      'embedded-jwk',
+      'jku',
+      'kid-sql-injection',
+      'hs256-weak-secret',
+    ];
     const builder = new ReportBuilder({ kind: 'run', source: 'run' });
     for (const attack of [...catalogue, ...catalogue]) carriedOut(builder, attack, `attacks > ${attack}`);
     const kept = keptFailures(builder).map((e) => e.exchange?.credential?.attack);
@@ -48,7 +58,11 @@ describe("a requirement's failures kept as evidence", () => {
   });
 
   it('interleaved in any order, the kinds kept are the same', () => {
-    const orders = [ATTACKS.flatMap((a) => [a, a, a]), [...ATTACKS, ...ATTACKS, ...ATTACKS].reverse(), ATTACKS.flatMap((a, i) => Array.from({ length: i + 1 }, () => a))];
+    const orders = [
+      ATTACKS.flatMap((a) => [a, a, a]),
+      [...ATTACKS, ...ATTACKS, ...ATTACKS].reverse(),
+      ATTACKS.flatMap((a, i) => Array.from({ length: i + 1 }, () => a)),
+    ];
     for (const order of orders) {
       const builder = new ReportBuilder({ kind: 'run', source: 'run' });
       for (const attack of order) carriedOut(builder, attack, `attacks > ${attack}`);

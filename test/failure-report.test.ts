@@ -26,7 +26,9 @@ const FAULTS = ['rs-signing-alg-invalid', 'session-metadata-long-value-stored', 
 const SEED = 4242;
 
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'NODE_ENV' && k !== 'GITHUB_STEP_SUMMARY'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'NODE_ENV' && k !== 'GITHUB_STEP_SUMMARY'),
+  );
   return { ...env, ...extra };
 }
 
@@ -74,7 +76,11 @@ async function fullToken(ref: RunningReference): Promise<string> {
 
 /** Runs a curl command line as a shell would, with TOKEN set. */
 function shell(command: string, token: string): Promise<string> {
-  return new Promise((resolve, reject) => execFile('sh', ['-c', command], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', TOKEN: token }, timeout: 10_000 }, (error, stdout) => (error ? reject(error) : resolve(stdout))));
+  return new Promise((resolve, reject) =>
+    execFile('sh', ['-c', command], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', TOKEN: token }, timeout: 10_000 }, (error, stdout) =>
+      error ? reject(error) : resolve(stdout),
+    ),
+  );
 }
 
 describe('a failing run against fault switches', () => {
@@ -88,7 +94,22 @@ describe('a failing run against fault switches', () => {
     ref = await startReference({ faults: FAULTS });
     const path = join(dir, 'failing.yaml');
     writeFileSync(path, stringify({ ...ref.config(), rate_limit_probe: false }), { mode: 0o600 });
-    ({ code, stdout } = await run(['--config', path, '--requirement', 'RS-SIGNING-ALG', '--requirement', 'SES-METADATA-VALUE-LENGTH', '--requirement', 'RS-LOOKUP-BY-ID-OR-AUDIENCE', '--property-runs', '5', '--seed', String(SEED), '--report-dir', reportDir]));
+    ({ code, stdout } = await run([
+      '--config',
+      path,
+      '--requirement',
+      'RS-SIGNING-ALG',
+      '--requirement',
+      'SES-METADATA-VALUE-LENGTH',
+      '--requirement',
+      'RS-LOOKUP-BY-ID-OR-AUDIENCE',
+      '--property-runs',
+      '5',
+      '--seed',
+      String(SEED),
+      '--report-dir',
+      reportDir,
+    ]));
     report = readReport(reportDir);
   }, 120_000);
   afterAll(() => ref?.close());
@@ -98,12 +119,16 @@ describe('a failing run against fault switches', () => {
     const alg = consoleBlock(stdout, 'RS-SIGNING-ALG');
     expect(alg[0]).toMatch(/^ {2}FAIL RS-SIGNING-ALG +expected signing_alg to be one of "HS256", "RS256", "RS512", "PS256"; received "ES256"$/);
     expect(alg[1]).toMatch(new RegExp(`^GET ${ref.origin}/api/v2/resource-servers/\\S+ → 200 `));
-    expect(alg.at(-1)).toMatch(new RegExp(`^curl -i '${ref.origin}/api/v2/resource-servers/\\S+' -H 'accept: application/json' -H "authorization: Bearer \\$TOKEN"$`));
+    expect(alg.at(-1)).toMatch(
+      new RegExp(`^curl -i '${ref.origin}/api/v2/resource-servers/\\S+' -H 'accept: application/json' -H "authorization: Bearer \\$TOKEN"$`),
+    );
     const length = consoleBlock(stdout, 'SES-METADATA-VALUE-LENGTH');
     expect(length[0]).toMatch(/FAIL SES-METADATA-VALUE-LENGTH +expected session_metadata\.\S+ must NOT have more than 255 characters; received "a+/);
     expect(length[1]).toMatch(/^PATCH \S+\/sessions\/\S+ → 200 +\(test "update session > session_metadata that breaks the rules is refused/);
     expect(length.find((l) => l.startsWith('counterexample: '))).toContain('"why":"a value of 256 characters"');
-    expect(length.at(-1)).toMatch(/^curl -i -X 'PATCH' '\S+\/sessions\/\S+' .*-H "authorization: Bearer \$TOKEN" -H 'content-type: application\/json' --data-raw '\{"session_metadata":\{/);
+    expect(length.at(-1)).toMatch(
+      /^curl -i -X 'PATCH' '\S+\/sessions\/\S+' .*-H "authorization: Bearer \$TOKEN" -H 'content-type: application\/json' --data-raw '\{"session_metadata":\{/,
+    );
     // A scenario's expectation about the answer, in the same words (not "expected 404 to be 200").
     const lookup = consoleBlock(stdout, 'RS-LOOKUP-BY-ID-OR-AUDIENCE');
     expect(lookup[0]).toMatch(/FAIL RS-LOOKUP-BY-ID-OR-AUDIENCE +expected the audience \S+ to be found \(2xx\); received 404$/);
@@ -127,13 +152,22 @@ describe('a failing run against fault switches', () => {
     expect(report.sources[0]!.seed).toBe(SEED);
     const alg = report.requirements.find((r) => r.id === 'RS-SIGNING-ALG')!;
     expect(alg.status).toBe('fail');
-    expect(alg.evidence.flatMap((e) => e.findings ?? [])).toContainEqual(expect.objectContaining({ requirement: 'RS-SIGNING-ALG', check: 'responseBodyMatchesSchema', expected: 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"', received: '"ES256"' }));
+    expect(alg.evidence.flatMap((e) => e.findings ?? [])).toContainEqual(
+      expect.objectContaining({
+        requirement: 'RS-SIGNING-ALG',
+        check: 'responseBodyMatchesSchema',
+        expected: 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"',
+        received: '"ES256"',
+      }),
+    );
     const property = report.tests.find((t) => t.name.startsWith('update session > session_metadata that breaks the rules is refused'))!;
     expect(property.status).toBe('fail');
     // The kit's words first, the exchange, then the shrunk counterexample with fast-check's replay path.
     expect(property.message).toMatch(/^SES-METADATA-VALUE-LENGTH: expected session_metadata\.\S+ must NOT have more than 255 characters; received "a+/);
     expect(property.message).toMatch(/\n {2}PATCH \S+\/sessions\/\S+ → 200 /);
-    expect(property.message).toMatch(/\n {2}counterexample: \[\{"why":"a value of 256 characters".*\(shrunk \d+ time\(s\); fast-check seed 4242, path "[\d:]+"\)$/);
+    expect(property.message).toMatch(
+      /\n {2}counterexample: \[\{"why":"a value of 256 characters".*\(shrunk \d+ time\(s\); fast-check seed 4242, path "[\d:]+"\)$/,
+    );
     expect(property.counterexample).toContain('a value of 256 characters');
     expect(JSON.stringify(report)).not.toMatch(/Object\.is|Bearer eyJ/);
   });
@@ -173,14 +207,18 @@ describe('a failing run against fault switches', () => {
       expect(await alg.locator('pre.curl').isVisible()).toBe(true);
       const evidence = alg.locator('details.evidence').first();
       await evidence.locator('summary').first().click();
-      expect(await evidence.locator('pre.message').first().textContent()).toBe('RS-SIGNING-ALG: expected signing_alg to be one of "HS256", "RS256", "RS512", "PS256"; received "ES256"');
+      expect(await evidence.locator('pre.message').first().textContent()).toBe(
+        'RS-SIGNING-ALG: expected signing_alg to be one of "HS256", "RS256", "RS512", "PS256"; received "ES256"',
+      );
       expect(await evidence.locator('.exchange pre').first().textContent()).toMatch(/^GET \S+\/resource-servers\/\S+\n.*authorization: Bearer \[REDACTED\]/s);
 
       const length = page.locator('#req-SES-METADATA-VALUE-LENGTH');
       expect(await length.locator('pre.curl').textContent()).toMatch(/^curl -i -X 'PATCH' .*--data-raw '\{"session_metadata"/);
       const test = length.locator('details.evidence', { hasText: 'a value of 256 characters' }).first();
       await test.locator('summary').first().click();
-      expect(await test.locator('pre.message').textContent()).toMatch(/^SES-METADATA-VALUE-LENGTH: expected session_metadata\.\S+ must NOT have more than 255 characters; received "a+/);
+      expect(await test.locator('pre.message').textContent()).toMatch(
+        /^SES-METADATA-VALUE-LENGTH: expected session_metadata\.\S+ must NOT have more than 255 characters; received "a+/,
+      );
       expect(await test.locator('h4', { hasText: 'Counterexample' }).isVisible()).toBe(true);
       expect(await page.content()).not.toMatch(/Bearer eyJ/);
     }, 60_000);
@@ -189,8 +227,20 @@ describe('a failing run against fault switches', () => {
 
 describe('the seed replays the generated inputs', () => {
   /** The failing property tests of a run: name → counterexample and fast-check's path. */
-  const failures = (report: Report) => Object.fromEntries(report.tests.filter((t) => t.status !== 'pass' && t.status !== 'skip').map((t) => [t.name, t.message!.slice(t.message!.indexOf('counterexample: '))]));
-  const args = (reportDir: string) => ['--fault', 'server-error-on-non-ascii-id', '--requirement', 'GEN-NO-SERVER-ERROR', '--property-runs', '5', '--report-dir', reportDir];
+  const failures = (report: Report) =>
+    Object.fromEntries(
+      report.tests.filter((t) => t.status !== 'pass' && t.status !== 'skip').map((t) => [t.name, t.message!.slice(t.message!.indexOf('counterexample: '))]),
+    );
+  const args = (reportDir: string) => [
+    '--fault',
+    'server-error-on-non-ascii-id',
+    '--requirement',
+    'GEN-NO-SERVER-ERROR',
+    '--property-runs',
+    '5',
+    '--report-dir',
+    reportDir,
+  ];
 
   it('a run given no seed prints and records a new one; TMI_SEED set to it generates the same inputs and the same counterexamples', async () => {
     const first = await run(args(join(dir, 'seed-1')));

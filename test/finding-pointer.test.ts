@@ -33,7 +33,9 @@ describe('pointerOfSchemaError', () => {
   });
 
   it('a nested property: /<name>/<name>, through allOf, anyOf and oneOf branches', () => {
-    expect(placesOf({ properties: { token_encryption: { properties: { format: { const: 'compact-nested-jwe' } } } } }, { token_encryption: { format: 'jwe' } })).toEqual(['/token_encryption/format']);
+    expect(
+      placesOf({ properties: { token_encryption: { properties: { format: { const: 'compact-nested-jwe' } } } } }, { token_encryption: { format: 'jwe' } }),
+    ).toEqual(['/token_encryption/format']);
     expect(placesOf({ properties: { name: { type: 'string', allOf: [{ pattern: '^[^<>]*$' }] } } }, { name: '<b>' })).toEqual(['/name']);
     const branches = { properties: { a: { anyOf: [{ properties: { b: { type: 'string' } } }, { properties: { b: { type: 'integer' } } }] } } };
     expect(placesOf(branches, { a: { b: true } })).toEqual(['/a/b', '/a/b', '/a']);
@@ -79,7 +81,8 @@ describe('pointerOfSchemaError', () => {
   });
 
   it("the kit's schemas have no $ref, so every place is read from the root of the body", () => {
-    for (const name of ['session', 'resource-server', 'update-session-request', 'error'] as const) expect(JSON.stringify(loadSchema(name)), name).not.toContain('"$ref"');
+    for (const name of ['session', 'resource-server', 'update-session-request', 'error'] as const)
+      expect(JSON.stringify(loadSchema(name)), name).not.toContain('"$ref"');
   });
 
   it('escapes ~ and / in a name (RFC 6901)', () => {
@@ -95,7 +98,16 @@ describe('the findings of the kit schemas', () => {
     [{ signing_alg: 'HS512' }, 'RS-SIGNING-ALG', '/signing_alg'],
     [{ name: 'Orders <API>' }, 'RS-NAME-CHARACTERS', '/name'],
     [{ token_encryption: { format: 'jwe', encryption_key: { pem: 'p', name: 'k', kid: '1' } } }, 'RS-TOKEN-ENCRYPTION', '/token_encryption/format'],
-    [{ scopes: [{ value: 'a', description: 'b' }, { value: 1, description: 'x' }] }, 'RS-RESPONSE-SCHEMA', '/scopes/*/value'],
+    [
+      {
+        scopes: [
+          { value: 'a', description: 'b' },
+          { value: 1, description: 'x' },
+        ],
+      },
+      'RS-RESPONSE-SCHEMA',
+      '/scopes/*/value',
+    ],
   ])('a resource server with %j: %s at %s', (body, requirement, pointer) => {
     expect(findingsOf(getExchange(resourceServer(body)), requirement).map((f) => f.pointer)).toEqual([pointer]);
   });
@@ -105,7 +117,9 @@ describe('the findings of the kit schemas', () => {
       fc.property(fc.uniqueArray(fc.stringMatching(/^[a-z]{1,8}$/), { minLength: 1, maxLength: 3 }), (keys) => {
         const metadata = Object.fromEntries(keys.map((k) => [k, 'v'.repeat(256)]));
         const exchange = updateExchange({ session_metadata: metadata }, session(metadata));
-        expect(new Set(findingsOf(exchange, 'SES-METADATA-VALUE-LENGTH').map((f) => `${f.subject} ${f.pointer}`))).toEqual(new Set(['implementation /session_metadata/*', 'client /session_metadata/*']));
+        expect(new Set(findingsOf(exchange, 'SES-METADATA-VALUE-LENGTH').map((f) => `${f.subject} ${f.pointer}`))).toEqual(
+          new Set(['implementation /session_metadata/*', 'client /session_metadata/*']),
+        );
       }),
       { numRuns: 20 },
     );
@@ -116,10 +130,16 @@ describe('the findings of the kit schemas', () => {
 
   it('the checks that judge one field of the returned body name it; header and status checks name none', () => {
     const sent = { session_metadata: { plan: 'gold' } };
-    expect(findingsOf(updateExchange(sent, session({ plan: 'gold', old: 'kept' })), 'SES-METADATA-ECHOED').map((f) => f.pointer)).toEqual(['/session_metadata']);
-    expect(findingsOf(updateExchange({ session_metadata: null }, session({ left: 'x' })), 'SES-METADATA-CLEARED').map((f) => f.pointer)).toEqual(['/session_metadata']);
+    expect(findingsOf(updateExchange(sent, session({ plan: 'gold', old: 'kept' })), 'SES-METADATA-ECHOED').map((f) => f.pointer)).toEqual([
+      '/session_metadata',
+    ]);
+    expect(findingsOf(updateExchange({ session_metadata: null }, session({ left: 'x' })), 'SES-METADATA-CLEARED').map((f) => f.pointer)).toEqual([
+      '/session_metadata',
+    ]);
     expect(findingsOf(updateExchange(undefined, session({ plan: 'gold' }, 'sess_2')), 'SES-ID-MATCHES').map((f) => f.pointer)).toEqual(['/id']);
-    expect(findingsOf(getExchange(resourceServer({ token_lifetime: 60, token_lifetime_for_web: 120 })), 'RS-TOKEN-LIFETIME-FOR-WEB').map((f) => f.pointer)).toEqual(['/token_lifetime_for_web']);
+    expect(
+      findingsOf(getExchange(resourceServer({ token_lifetime: 60, token_lifetime_for_web: 120 })), 'RS-TOKEN-LIFETIME-FOR-WEB').map((f) => f.pointer),
+    ).toEqual(['/token_lifetime_for_web']);
     const created = findingsOf(getExchange(resourceServer(), 'rs_1', { status: 201 }), 'RS-SUCCESS-200');
     expect(created).toHaveLength(1);
     expect(created[0]!.pointer).toBeUndefined();
@@ -163,8 +183,20 @@ describe('a report', () => {
     const builder = new ReportBuilder({ kind: 'run', source: 'run' });
     const exchange = badSession({ created_at: 'yesterday' });
     builder.addExchange(exchange, judgeExchange(exchange), 'updateSession > returns the session');
-    builder.addTest({ name: 'updateSession > returns the session', requirements: ['SES-RESPONSE-SCHEMA'], status: 'fail', charged: ['SES-RESPONSE-SCHEMA'], message: 'a finding' });
-    builder.addTest({ name: 'updateSession > clears metadata', requirements: ['SES-ID-MATCHES'], status: 'fail', charged: ['SES-ID-MATCHES'], message: 'expected 200, received 500' });
+    builder.addTest({
+      name: 'updateSession > returns the session',
+      requirements: ['SES-RESPONSE-SCHEMA'],
+      status: 'fail',
+      charged: ['SES-RESPONSE-SCHEMA'],
+      message: 'a finding',
+    });
+    builder.addTest({
+      name: 'updateSession > clears metadata',
+      requirements: ['SES-ID-MATCHES'],
+      status: 'fail',
+      charged: ['SES-ID-MATCHES'],
+      message: 'expected 200, received 500',
+    });
     const report = builder.build({ failOn: 'must' });
     expect(requirement(report, 'SES-RESPONSE-SCHEMA').pointers).toEqual({ updateSession: ['/created_at'] });
     expect(requirement(report, 'SES-ID-MATCHES').pointers).toEqual({ updateSession: [''] });
@@ -173,7 +205,9 @@ describe('a report', () => {
 
   it(`keeps at most ${PLACES_PER_OPERATION} places per operation, the first in order; the rest folded into "" and said so`, () => {
     const places = Array.from({ length: 20 }, (_, i) => `/field_${String(i).padStart(2, '0')}`);
-    const findings = places.reverse().map((p) => ({ ...finding('SES-RESPONSE-SCHEMA', 'implementation', 'a string', '1', p), check: 'responseBodyMatchesSchema' }));
+    const findings = places
+      .reverse()
+      .map((p) => ({ ...finding('SES-RESPONSE-SCHEMA', 'implementation', 'a string', '1', p), check: 'responseBodyMatchesSchema' }));
     const report = reportOf([{ exchange: badSession({}), findings }]);
     const schema = requirement(report, 'SES-RESPONSE-SCHEMA');
     expect(schema.pointers!['updateSession']).toEqual(['', ...[...places].sort().slice(0, PLACES_PER_OPERATION - 1)]);
@@ -212,7 +246,12 @@ describe('report merge', () => {
     expect(reportSchemaError(merged)).toBeUndefined();
 
     const places = Array.from({ length: PLACES_PER_OPERATION }, (_, i) => `/a${String(i).padStart(2, '0')}`);
-    const many = reportOf([{ exchange: badSession({}), findings: places.map((p) => ({ ...finding('SES-RESPONSE-SCHEMA', 'implementation', 'a string', '1', p), check: 'responseBodyMatchesSchema' })) }]);
+    const many = reportOf([
+      {
+        exchange: badSession({}),
+        findings: places.map((p) => ({ ...finding('SES-RESPONSE-SCHEMA', 'implementation', 'a string', '1', p), check: 'responseBodyMatchesSchema' })),
+      },
+    ]);
     const folded = mergeReports([{ report: many }, { report: first }], { failOn: 'must' });
     expect(requirement(many, 'SES-RESPONSE-SCHEMA').pointersFolded).toBeUndefined();
     expect(requirement(folded, 'SES-RESPONSE-SCHEMA').pointers!['updateSession']).toEqual(['', ...places.slice(0, PLACES_PER_OPERATION - 1)]);

@@ -34,7 +34,8 @@ function sourceFiles(dir: string): string[] {
 function functionName(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string {
   if (node.name !== undefined) return node.name.getText(source);
   const parent = node.parent;
-  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) && parent.name !== undefined) return parent.name.getText(source);
+  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) && parent.name !== undefined)
+    return parent.name.getText(source);
   if (ts.isCallExpression(parent)) return `(callback of ${parent.expression.getText(source).slice(0, 40)})`;
   return `(${ts.SyntaxKind[node.kind]})`;
 }
@@ -58,7 +59,8 @@ function longFunctions(fileName: string, text: string, max = MAX_FUNCTION_LINES)
     if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
       const first = lineOf(node.getStart(source));
       const length = lineOf(node.getEnd()) - first + 1;
-      if (length > max && !excused(lines, first)) found.push({ line: first + 1, name: functionName(node as ts.FunctionLikeDeclaration, source), lines: length });
+      if (length > max && !excused(lines, first))
+        found.push({ line: first + 1, name: functionName(node as ts.FunctionLikeDeclaration, source), lines: length });
     }
     ts.forEachChild(node, visit);
   };
@@ -90,7 +92,8 @@ describe('function length', () => {
     const offenders: string[] = [];
     for (const folder of FOLDERS) {
       for (const path of sourceFiles(join(packageRoot, folder))) {
-        for (const { line, name, lines } of longFunctions(path, readFileSync(path, 'utf8'))) offenders.push(`${relative(packageRoot, path)}:${line} ${name} ${lines} lines`);
+        for (const { line, name, lines } of longFunctions(path, readFileSync(path, 'utf8')))
+          offenders.push(`${relative(packageRoot, path)}:${line} ${name} ${lines} lines`);
       }
     }
     expect(offenders).toEqual([]);

@@ -37,6 +37,20 @@ describe('the metrics as the README lists them', () => {
   });
 
   it('every special label value the proxy writes is explained there', () => {
-    for (const value of ['outside_api', 'not_judged', 'otherOperation', 'getToken', '`none`', '(other)', '`document`', '`responses`', '`values`', '`operations`', '`description`', '`description-responses`']) expect(README, value).toContain(value);
+    for (const value of [
+      'outside_api',
+      'not_judged',
+      'otherOperation',
+      'getToken',
+      '`none`',
+      '(other)',
+      '`document`',
+      '`responses`',
+      '`values`',
+      '`operations`',
+      '`description`',
+      '`description-responses`',
+    ])
+      expect(README, value).toContain(value);
   });
 });

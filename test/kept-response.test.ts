@@ -24,7 +24,11 @@ const DATE = { date: 'Fri, 15 Jan 2027 08:00:00 GMT' };
 const JSON_TYPE = { 'content-type': 'application/json' };
 const textOf = (e: Exchange): Content => ({ size: e.response!.body!.text.length, text: e.response!.body!.text });
 const read = (entry: HarEntry) => exchangeFromHarEntry(entry, '0');
-const throttled = () => errorExchange(getExchange(undefined, 'rs_1', { requestHeaders: { authorization: `Bearer ${jwt(claims())}` } }), 429, { statusCode: 429, message: 'Too Many Requests' });
+const throttled = () =>
+  errorExchange(getExchange(undefined, 'rs_1', { requestHeaders: { authorization: `Bearer ${jwt(claims())}` } }), 429, {
+    statusCode: 429,
+    message: 'Too Many Requests',
+  });
 
 describe('what an entry kept of its response headers', () => {
   it('none, or only Content-Type and Content-Length: not recorded; any other header (Date, X-RateLimit-*): recorded', () => {
@@ -52,7 +56,9 @@ describe('what an entry kept of its response headers', () => {
 
   it('a 429 that kept its other headers but no X-RateLimit-* still fails RL-429-HEADERS', () => {
     const judgement = judgeExchange(read(entryOf(throttled(), { ...JSON_TYPE, ...DATE }, textOf(throttled()))));
-    expect(judgement.findings.map((f) => [f.requirement, f.received])).toEqual([['RL-429-HEADERS', 'a 429 without X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset']]);
+    expect(judgement.findings.map((f) => [f.requirement, f.received])).toEqual([
+      ['RL-429-HEADERS', 'a 429 without X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset'],
+    ]);
     expect(judgement.responseHeadersNotRecorded).toBeUndefined();
   });
 
@@ -91,8 +97,14 @@ describe('what an entry kept of its response body', () => {
     for (const [headers, content] of [
       [complete, { size: -1, mimeType: 'application/json' }],
       [complete, { size: 946, mimeType: 'application/json' }],
-      [{ ...complete, 'content-length': '946' }, { size: 0, mimeType: 'application/json' }],
-      [{ ...complete, 'content-length': '946' }, { size: 0, text: '' }],
+      [
+        { ...complete, 'content-length': '946' },
+        { size: 0, mimeType: 'application/json' },
+      ],
+      [
+        { ...complete, 'content-length': '946' },
+        { size: 0, text: '' },
+      ],
     ] as Array<[Record<string, string>, Content]>) {
       expect(notKept(e, headers, content), JSON.stringify(content)).toEqual({ text: '', truncated: true, notRecorded: true });
     }

@@ -27,7 +27,9 @@ async function runAgainst(name: string, faults: string[], options: string[] = []
 }
 
 describe('a key URL a token names', () => {
-  it('fetched by the target (jku-followed, x5u-followed): a warning naming the request the kit saw; not fetched by the conforming reference', { timeout: 120_000 }, async () => {
+  it('fetched by the target (jku-followed, x5u-followed): a warning naming the request the kit saw; not fetched by the conforming reference', {
+    timeout: 120_000,
+  }, async () => {
     const faulty = await runAgainst('faulty', ['jku-followed', 'x5u-followed']);
     const requirement = faulty.report.requirements.find((r) => r.id === 'AUTH-KEY-URL-NOT-FETCHED')!;
     expect(faulty.code).toBe(1);
@@ -81,7 +83,9 @@ describe('callback_url: the key URLs of a target that cannot reach this machine'
     }
   });
 
-  it('given: the target fetches the key URLs through the mapping (jku-followed, x5u-followed), a warning; the conforming reference fetches nothing', { timeout: 120_000 }, async () => {
+  it('given: the target fetches the key URLs through the mapping (jku-followed, x5u-followed), a warning; the conforming reference fetches nothing', {
+    timeout: 120_000,
+  }, async () => {
     const listen = await freePort();
     const forwarder = await startForwarder(listen);
     try {

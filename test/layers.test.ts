@@ -156,7 +156,11 @@ describe('layers', () => {
 
   it('the table points down: a layer uses only layers below it', () => {
     LAYERS.forEach(([layer, uses], rank) => {
-      for (const used of uses) expect(LAYERS.findIndex(([name]) => name === used), `${layer} uses ${used}`).toBeLessThan(rank);
+      for (const used of uses)
+        expect(
+          LAYERS.findIndex(([name]) => name === used),
+          `${layer} uses ${used}`,
+        ).toBeLessThan(rank);
     });
   });
 
@@ -194,6 +198,12 @@ describe('layers', () => {
       'bench/proxy.ts → test/helpers/proxy.ts',
     ]);
     // And where those modules live now, the same imports are fine.
-    expect(wrongWay([{ from: 'reports/builder.ts', to: 'core/version.ts' }, { from: 'suites/evidence.ts', to: 'core/redact.ts' }, { from: 'bench/validate.ts', to: 'fixtures/exchanges.ts' }])).toEqual([]);
+    expect(
+      wrongWay([
+        { from: 'reports/builder.ts', to: 'core/version.ts' },
+        { from: 'suites/evidence.ts', to: 'core/redact.ts' },
+        { from: 'bench/validate.ts', to: 'fixtures/exchanges.ts' },
+      ]),
+    ).toEqual([]);
   });
 });

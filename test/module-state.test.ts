@@ -29,7 +29,21 @@ import { packageRoot } from '../core/paths.ts';
 const PRODUCT = ['api', 'bin', 'cli', 'core', 'keys', 'judging', 'proxy', 'recordings', 'reference', 'reports', 'rules', 'schemas', 'suites'];
 
 /** Methods that change the object they are called on (arrays, maps, sets, typed arrays). */
-const CHANGING_METHODS: ReadonlySet<string> = new Set(['push', 'pop', 'shift', 'unshift', 'splice', 'sort', 'reverse', 'fill', 'copyWithin', 'set', 'add', 'delete', 'clear']);
+const CHANGING_METHODS: ReadonlySet<string> = new Set([
+  'push',
+  'pop',
+  'shift',
+  'unshift',
+  'splice',
+  'sort',
+  'reverse',
+  'fill',
+  'copyWithin',
+  'set',
+  'add',
+  'delete',
+  'clear',
+]);
 /** Object's functions that change their first argument. */
 const CHANGING_OBJECT_FUNCTIONS: ReadonlySet<string> = new Set(['assign', 'defineProperty', 'defineProperties', 'setPrototypeOf']);
 /** Classes whose instances nothing changes in place, and the memos of core/memo.ts. */
@@ -42,7 +56,14 @@ const EXCUSE = /^\s*\/\/ module-state: \S/;
 
 /** Parentheses, `as`, `satisfies` and `!` say nothing about what an expression is. */
 function bare(node: ts.Expression): ts.Expression {
-  while (ts.isParenthesizedExpression(node) || ts.isAsExpression(node) || ts.isSatisfiesExpression(node) || ts.isNonNullExpression(node) || ts.isTypeAssertionExpression(node)) node = node.expression;
+  while (
+    ts.isParenthesizedExpression(node) ||
+    ts.isAsExpression(node) ||
+    ts.isSatisfiesExpression(node) ||
+    ts.isNonNullExpression(node) ||
+    ts.isTypeAssertionExpression(node)
+  )
+    node = node.expression;
   return node;
 }
 
@@ -57,7 +78,12 @@ function chainRoot(node: ts.Expression): ts.Expression {
 function isGlobalObject(node: ts.Expression): boolean {
   const at = bare(node);
   if (ts.isIdentifier(at)) return GLOBAL_OBJECTS.has(at.text);
-  return ts.isPropertyAccessExpression(at) && at.name.text === 'env' && ts.isIdentifier(bare(at.expression)) && (bare(at.expression) as ts.Identifier).text === 'process';
+  return (
+    ts.isPropertyAccessExpression(at) &&
+    at.name.text === 'env' &&
+    ts.isIdentifier(bare(at.expression)) &&
+    (bare(at.expression) as ts.Identifier).text === 'process'
+  );
 }
 
 /** The expression is `globalThis`, `global` or `process.env`, or a property of one. */
@@ -73,8 +99,19 @@ function isGlobal(node: ts.Expression): boolean {
 /** What a node changes in place: the target of an assignment, ++/--, delete, a changing method or Object.assign. */
 function changedBy(node: ts.Node): ts.Expression | undefined {
   const isAccess = (e: ts.Expression) => ts.isPropertyAccessExpression(bare(e)) || ts.isElementAccessExpression(bare(e));
-  if (ts.isBinaryExpression(node) && node.operatorToken.kind >= ts.SyntaxKind.FirstAssignment && node.operatorToken.kind <= ts.SyntaxKind.LastAssignment && isAccess(node.left)) return node.left;
-  if ((ts.isPrefixUnaryExpression(node) || ts.isPostfixUnaryExpression(node)) && (node.operator === ts.SyntaxKind.PlusPlusToken || node.operator === ts.SyntaxKind.MinusMinusToken) && isAccess(node.operand)) return node.operand;
+  if (
+    ts.isBinaryExpression(node) &&
+    node.operatorToken.kind >= ts.SyntaxKind.FirstAssignment &&
+    node.operatorToken.kind <= ts.SyntaxKind.LastAssignment &&
+    isAccess(node.left)
+  )
+    return node.left;
+  if (
+    (ts.isPrefixUnaryExpression(node) || ts.isPostfixUnaryExpression(node)) &&
+    (node.operator === ts.SyntaxKind.PlusPlusToken || node.operator === ts.SyntaxKind.MinusMinusToken) &&
+    isAccess(node.operand)
+  )
+    return node.operand;
   if (ts.isDeleteExpression(node)) return node.expression;
   if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
     const { name, expression } = node.expression;
@@ -85,7 +122,9 @@ function changedBy(node: ts.Node): ts.Expression | undefined {
 }
 
 const isReadOnlyType = (type: ts.TypeNode | undefined): boolean =>
-  type !== undefined && ((ts.isTypeOperatorNode(type) && type.operator === ts.SyntaxKind.ReadonlyKeyword) || (ts.isTypeReferenceNode(type) && READ_ONLY_TYPES.has(type.typeName.getText())));
+  type !== undefined &&
+  ((ts.isTypeOperatorNode(type) && type.operator === ts.SyntaxKind.ReadonlyKeyword) ||
+    (ts.isTypeReferenceNode(type) && READ_ONLY_TYPES.has(type.typeName.getText())));
 
 function containsTopLevelAwait(node: ts.Node): boolean {
   if (ts.isFunctionLike(node) || ts.isClassLike(node)) return false;
@@ -111,7 +150,20 @@ function declaresTests(statement: ts.Statement, vitest: Set<string>): boolean {
   return ts.isIdentifier(root) && vitest.has(root.text) && VITEST_DECLARATIONS.has(root.text);
 }
 
-const DECLARATIONS = [ts.SyntaxKind.ImportDeclaration, ts.SyntaxKind.ImportEqualsDeclaration, ts.SyntaxKind.ExportDeclaration, ts.SyntaxKind.ExportAssignment, ts.SyntaxKind.FunctionDeclaration, ts.SyntaxKind.ClassDeclaration, ts.SyntaxKind.InterfaceDeclaration, ts.SyntaxKind.TypeAliasDeclaration, ts.SyntaxKind.EnumDeclaration, ts.SyntaxKind.ModuleDeclaration, ts.SyntaxKind.VariableStatement, ts.SyntaxKind.EmptyStatement];
+const DECLARATIONS = [
+  ts.SyntaxKind.ImportDeclaration,
+  ts.SyntaxKind.ImportEqualsDeclaration,
+  ts.SyntaxKind.ExportDeclaration,
+  ts.SyntaxKind.ExportAssignment,
+  ts.SyntaxKind.FunctionDeclaration,
+  ts.SyntaxKind.ClassDeclaration,
+  ts.SyntaxKind.InterfaceDeclaration,
+  ts.SyntaxKind.TypeAliasDeclaration,
+  ts.SyntaxKind.EnumDeclaration,
+  ts.SyntaxKind.ModuleDeclaration,
+  ts.SyntaxKind.VariableStatement,
+  ts.SyntaxKind.EmptyStatement,
+];
 
 /** The module-level state of each file (path → source), as "file:line: what: `code`", less what a `// module-state:` line excuses. */
 function moduleState(sources: ReadonlyMap<string, string>): string[] {
@@ -196,9 +248,12 @@ const check = (source: string, name = 'm.ts') => moduleState(new Map([[name, sou
 describe('module state', () => {
   it('no product module keeps state at module level, or it says why on the line before', () => {
     const sources = new Map<string, string>();
-    for (const folder of PRODUCT) for (const path of productFiles(join(packageRoot, folder))) sources.set(relative(packageRoot, path), readFileSync(path, 'utf8'));
+    for (const folder of PRODUCT)
+      for (const path of productFiles(join(packageRoot, folder))) sources.set(relative(packageRoot, path), readFileSync(path, 'utf8'));
     expect(sources.size).toBeGreaterThan(150);
-    expect([...sources.keys()]).toEqual(expect.arrayContaining(['bin/tmi-conform.js', 'api/entry.js', 'proxy/record/recorder-worker.mjs', 'suites/context.ts']));
+    expect([...sources.keys()]).toEqual(
+      expect.arrayContaining(['bin/tmi-conform.js', 'api/entry.js', 'proxy/record/recorder-worker.mjs', 'suites/context.ts']),
+    );
     expect(moduleState(sources)).toEqual([]);
     // The whole product is read and bound at once: seconds on a busy machine.
   }, 120_000);
@@ -224,7 +279,10 @@ describe('module state', () => {
           'const LIST: readonly string[] = new Array<string>();',
         ].join('\n'),
       ),
-    ).toEqual(['1: module-level object that can change: const agents = new Map<number, Agent>();', '2: module-level object that can change: const scope = new AsyncLocalStorage<string>();']);
+    ).toEqual([
+      '1: module-level object that can change: const agents = new Map<number, Agent>();',
+      '2: module-level object that can change: const scope = new AsyncLocalStorage<string>();',
+    ]);
   });
 
   it('finds a module-level const or import the module changes, wherever it changes it, and not a local of the same name', () => {
@@ -316,6 +374,6 @@ describe('module state', () => {
   });
 
   it('reads .mjs and .js files too', () => {
-    expect(check("import { register } from 'tsx/esm/api';\nregister();", 'entry.mjs')).toEqual(["2: runs when the module loads: register();"]);
+    expect(check("import { register } from 'tsx/esm/api';\nregister();", 'entry.mjs')).toEqual(['2: runs when the module loads: register();']);
   });
 });

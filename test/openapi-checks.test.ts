@@ -76,7 +76,16 @@ writeFileSync(descriptionPath, DESCRIPTION);
 
 const auth = { authorization: `Bearer ${jwt(claims())}`, 'content-type': 'application/json' };
 const call = (overrides: Partial<ExchangeParts>) =>
-  buildExchange({ startedAt: STARTED_AT, method: 'GET', url: `${BASE}/users/auth0%7C1`, requestHeaders: auth, status: 200, responseHeaders: { 'content-type': 'application/json' }, responseBody: '{"user_id":"auth0|1"}', ...overrides });
+  buildExchange({
+    startedAt: STARTED_AT,
+    method: 'GET',
+    url: `${BASE}/users/auth0%7C1`,
+    requestHeaders: auth,
+    status: 200,
+    responseHeaders: { 'content-type': 'application/json' },
+    responseBody: '{"user_id":"auth0|1"}',
+    ...overrides,
+  });
 
 let openapi: OpenApiDescription;
 beforeAll(async () => {
@@ -91,7 +100,10 @@ const oas = (parts: Partial<ExchangeParts>) =>
 
 describe('the OAS checks, through the engine', () => {
   it('name the operation as the description does', () => {
-    expect(judgeExchange(call({}), undefined, new ApiLayout({ openapi })).operation).toMatchObject({ operation: 'otherOperation', name: 'GET /users/{id} (get_user)' });
+    expect(judgeExchange(call({}), undefined, new ApiLayout({ openapi })).operation).toMatchObject({
+      operation: 'otherOperation',
+      name: 'GET /users/{id} (get_user)',
+    });
     expect(judgeExchange(call({}), undefined).operation!.name).toBe('GET /users/{id}');
   });
 
@@ -100,7 +112,7 @@ describe('the OAS checks, through the engine', () => {
     expect(oas({ status: 418, responseBody: '{"message":"teapot"}' })).toEqual(['OAS-STATUS-DECLARED implementation should: 418']);
   });
 
-  it('status: 401 and 429, which the document states for every operation, and a 5xx are not the description\'s to judge', () => {
+  it("status: 401 and 429, which the document states for every operation, and a 5xx are not the description's to judge", () => {
     for (const status of [401, 429, 500, 503]) expect(oas({ status, responseBody: '{"message":"x"}' }), String(status)).toEqual([]);
     expect(oas({ status: 403, responseBody: '{"message":"x"}' })).toEqual(['OAS-STATUS-DECLARED implementation should: 403']);
   });
@@ -113,7 +125,7 @@ describe('the OAS checks, through the engine', () => {
   it('request body: matching passes, not matching is a client finding', () => {
     const post = { method: 'POST', url: `${BASE}/users`, status: 201 };
     expect(oas({ ...post, requestBody: '{"email":"a@example.com"}' })).toEqual([]);
-    expect(oas({ ...post, requestBody: '{"name":"x"}' })).toEqual(["OAS-REQUEST-SCHEMA client should: \"/ must have required property 'email'\""]);
+    expect(oas({ ...post, requestBody: '{"name":"x"}' })).toEqual(['OAS-REQUEST-SCHEMA client should: "/ must have required property \'email\'"']);
   });
 
   it("the document's operations keep the document's rules: the description is not applied to them", () => {
@@ -128,8 +140,19 @@ function harOf(name: string, exchanges: ReturnType<typeof call>[]): string {
   const entries = exchanges.map((e) => ({
     startedDateTime: e.startedAt,
     time: 1,
-    request: { method: e.request.method, url: e.request.url, httpVersion: 'HTTP/1.1', headers: headers(e.request.headers), ...(e.request.body ? { postData: { mimeType: 'application/json', text: e.request.body.text } } : {}) },
-    response: { status: e.response!.status, httpVersion: 'HTTP/1.1', headers: headers({ ...e.response!.headers, date: 'Fri, 15 Jan 2027 08:00:00 GMT' }), content: { size: 0, mimeType: 'application/json', text: e.response!.body?.text ?? '' } },
+    request: {
+      method: e.request.method,
+      url: e.request.url,
+      httpVersion: 'HTTP/1.1',
+      headers: headers(e.request.headers),
+      ...(e.request.body ? { postData: { mimeType: 'application/json', text: e.request.body.text } } : {}),
+    },
+    response: {
+      status: e.response!.status,
+      httpVersion: 'HTTP/1.1',
+      headers: headers({ ...e.response!.headers, date: 'Fri, 15 Jan 2027 08:00:00 GMT' }),
+      content: { size: 0, mimeType: 'application/json', text: e.response!.body?.text ?? '' },
+    },
   }));
   const path = join(dir, `${name}.har`);
   writeFileSync(path, JSON.stringify({ log: { version: '1.2', creator: { name: 'x', version: '1' }, entries } }));
@@ -190,7 +213,10 @@ describe('proxy --openapi', () => {
 
   it('judges the other operations live against the description', async () => {
     // The reference serves no /users: its 404 is declared; a 405-like status on POST is not.
-    const description = DESCRIPTION.replace('https://tenant.example.com/api/v2', '/api/v2').replace("'404': { description: no such user }", "'401': { description: no }");
+    const description = DESCRIPTION.replace('https://tenant.example.com/api/v2', '/api/v2').replace(
+      "'404': { description: no such user }",
+      "'401': { description: no }",
+    );
     const path = join(dir, 'live.yaml');
     writeFileSync(path, description);
     const under = await startTestProxy(ref.origin, { openapiPath: path });
@@ -255,7 +281,13 @@ paths:
       }
       await under.proxy.stop();
       const operations = (report: Report) => [report.traffic!.notCovered, report.traffic!.operations!.map((o) => [o.name, o.exchanges])];
-      const expected = [0, [['GET /resource-servers/{id}', 1], ['GET /clients/{client_id}/credentials (get_credentials)', 3]]];
+      const expected = [
+        0,
+        [
+          ['GET /resource-servers/{id}', 1],
+          ['GET /clients/{client_id}/credentials (get_credentials)', 3],
+        ],
+      ];
       const live = JSON.parse(readFileSync(join(under.reportDir, 'report.json'), 'utf8')) as Report;
       expect(operations(live)).toEqual(expected);
       expect(JSON.stringify(live)).not.toContain('outside the API base path');
@@ -313,8 +345,14 @@ function expectNamedInEveryReport(reportDir: string, exchanges: number): void {
     expect(text, file).toContain(NOT_COMPILED);
     expect(text, file).toContain(NOT_COMPILED_CAUSE);
   }
-  const sarif = JSON.parse(readFileSync(join(reportDir, 'report.sarif'), 'utf8')) as { runs: Array<{ invocations: Array<{ toolExecutionNotifications?: Array<{ level: string; message: { text: string } }> }> }> };
-  expect(sarif.runs[0]!.invocations[0]!.toolExecutionNotifications).toContainEqual({ level: 'warning', message: { text: expect.stringContaining(`not judged: ${exchanges} exchange(s), ${NOT_COMPILED}`) }, descriptor: { id: 'not-judged' } });
+  const sarif = JSON.parse(readFileSync(join(reportDir, 'report.sarif'), 'utf8')) as {
+    runs: Array<{ invocations: Array<{ toolExecutionNotifications?: Array<{ level: string; message: { text: string } }> }> }>;
+  };
+  expect(sarif.runs[0]!.invocations[0]!.toolExecutionNotifications).toContainEqual({
+    level: 'warning',
+    message: { text: expect.stringContaining(`not judged: ${exchanges} exchange(s), ${NOT_COMPILED}`) },
+    descriptor: { id: 'not-judged' },
+  });
 }
 
 describe('a schema of the description that cannot be compiled', () => {
@@ -324,21 +362,39 @@ describe('a schema of the description that cannot be compiled', () => {
     const description = await loadOpenApiFile(uncompilablePath);
     const judgement = judgeExchange(phone('p1'), undefined, new ApiLayout({ openapi: description }));
     expect(judgement.examined).not.toContain('OAS-RESPONSE-SCHEMA');
-    expect(judgement.partsNotJudged).toEqual([expect.stringMatching(/^its response body against the OpenAPI description \(OAS-RESPONSE-SCHEMA\): getPhone response 200 application\/json: schema not compiled \(Invalid regular expression: .*Invalid escape\)$/)]);
+    expect(judgement.partsNotJudged).toEqual([
+      expect.stringMatching(
+        /^its response body against the OpenAPI description \(OAS-RESPONSE-SCHEMA\): getPhone response 200 application\/json: schema not compiled \(Invalid regular expression: .*Invalid escape\)$/,
+      ),
+    ]);
   });
 
   it('validate: the console names it with the exchanges it held for, and so does every report', () => {
     const reportDir = join(dir, 'uncompilable-validate');
     const { code, stdout } = validate(harOf('phones', [phone('p1'), phone('p2')]), '--openapi', uncompilablePath, '--report-dir', reportDir);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^not judged: 2 exchange\(s\), its response body against the OpenAPI description \(OAS-RESPONSE-SCHEMA\): getPhone response 200 application\/json: schema not compiled \(Invalid regular expression: .*\): \S*phones\.har log\.entries \[0\], \S*phones\.har log\.entries \[1\]$/m);
+    expect(stdout).toMatch(
+      /^not judged: 2 exchange\(s\), its response body against the OpenAPI description \(OAS-RESPONSE-SCHEMA\): getPhone response 200 application\/json: schema not compiled \(Invalid regular expression: .*\): \S*phones\.har log\.entries \[0\], \S*phones\.har log\.entries \[1\]$/m,
+    );
     expectNamedInEveryReport(reportDir, 2);
   });
 
   it('proxy: the console says it live, once, when first met; the summary at stop and every report name it', async () => {
     const ref = await startReference({ rateLimit: false });
     const reportDir = join(dir, 'uncompilable-proxy');
-    const child = startCli(['proxy', '--target', ref.origin, '--listen', '127.0.0.1:0', '--report-dir', reportDir, '--status-interval', '0', '--openapi', uncompilablePath]);
+    const child = startCli([
+      'proxy',
+      '--target',
+      ref.origin,
+      '--listen',
+      '127.0.0.1:0',
+      '--report-dir',
+      reportDir,
+      '--status-interval',
+      '0',
+      '--openapi',
+      uncompilablePath,
+    ]);
     try {
       const origin = (await child.firstLine).slice('listening on '.length);
       const token = await tokenFor(ref, 'full');
@@ -348,8 +404,14 @@ describe('a schema of the description that cannot be compiled', () => {
       child.kill('SIGTERM');
       const { code, stdout, stderr } = await child.exited;
       expect(code).toBe(0);
-      expect(stderr.split('\n').filter((line) => line.includes(NOT_COMPILED))).toEqual([expect.stringMatching(/^tmi-conform proxy: not judged: its response body .*schema not compiled \(Invalid regular expression: .*\(first met in exchange 1; /)]);
-      expect(stdout).toMatch(/^not judged: 2 exchange\(s\), its response body against the OpenAPI description \(OAS-RESPONSE-SCHEMA\): getPhone response 404 application\/json: schema not compiled \(Invalid regular expression: .*\): exchange 1, exchange 2$/m);
+      expect(stderr.split('\n').filter((line) => line.includes(NOT_COMPILED))).toEqual([
+        expect.stringMatching(
+          /^tmi-conform proxy: not judged: its response body .*schema not compiled \(Invalid regular expression: .*\(first met in exchange 1; /,
+        ),
+      ]);
+      expect(stdout).toMatch(
+        /^not judged: 2 exchange\(s\), its response body against the OpenAPI description \(OAS-RESPONSE-SCHEMA\): getPhone response 404 application\/json: schema not compiled \(Invalid regular expression: .*\): exchange 1, exchange 2$/m,
+      );
       expectNamedInEveryReport(reportDir, 2);
     } finally {
       child.kill('SIGKILL');

@@ -30,12 +30,18 @@ function users31(): Record<string, unknown> {
         },
       },
       '/users/me': {
-        get: { operationId: 'getMe', responses: { default: { description: 'anything', content: { '*/*': { schema: { type: 'object', required: ['me'] } } } } } },
+        get: {
+          operationId: 'getMe',
+          responses: { default: { description: 'anything', content: { '*/*': { schema: { type: 'object', required: ['me'] } } } } },
+        },
       },
       '/users/{id}/avatar': { get: { responses: { '200': { description: 'an image', content: { 'image/png': {} } } } } },
       '/files/{name}.json': { get: { operationId: 'getFile', responses: {} } },
       '/trees/{id}': {
-        get: { operationId: 'getTree', responses: { '200': { description: 'a tree', content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } } } },
+        get: {
+          operationId: 'getTree',
+          responses: { '200': { description: 'a tree', content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } } },
+        },
       },
       '/imports': {
         get: {
@@ -56,7 +62,11 @@ function users31(): Record<string, unknown> {
           required: ['id', 'email'],
           properties: { id: { type: 'string', format: 'user-id' }, email: { type: 'string', format: 'email' }, nickname: { type: ['string', 'null'] } },
         },
-        Node: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } },
+        Node: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } },
+        },
         Problem: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
       },
       responses: { Problem: { description: 'a problem', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } } },
@@ -64,7 +74,11 @@ function users31(): Record<string, unknown> {
       examples: { Stored: { value: { $id: 'https://schemas.example.com/user' } }, Copy: { value: { $id: 'https://schemas.example.com/user' } } },
       requestBodies: {
         UserUpdate: {
-          content: { 'application/json': { schema: { type: 'object', additionalProperties: false, properties: { email: { type: 'string' }, nickname: { type: 'string' } } } } },
+          content: {
+            'application/json': {
+              schema: { type: 'object', additionalProperties: false, properties: { email: { type: 'string' }, nickname: { type: 'string' } } },
+            },
+          },
         },
       },
     },
@@ -84,7 +98,10 @@ function orders30(): Record<string, unknown> {
           responses: {
             '200': { $ref: '#/components/responses/Order' },
             '404': { $ref: 'errors.yaml#/components/responses/NotFound' },
-            default: { description: 'error', content: { 'application/json': { schema: { type: 'object', required: ['error'], properties: { error: { type: 'string' } } } } } },
+            default: {
+              description: 'error',
+              content: { 'application/json': { schema: { type: 'object', required: ['error'], properties: { error: { type: 'string' } } } } },
+            },
           },
         },
         put: {
@@ -94,13 +111,19 @@ function orders30(): Record<string, unknown> {
         },
       },
       '/categories': {
-        get: { operationId: 'getCategories', responses: { '200': { description: 'a tree', content: { 'application/json': { schema: { $ref: '#/components/schemas/Category' } } } } } },
+        get: {
+          operationId: 'getCategories',
+          responses: { '200': { description: 'a tree', content: { 'application/json': { schema: { $ref: '#/components/schemas/Category' } } } } },
+        },
       },
       '/legacy': {
         get: { operationId: 'getLegacy', responses: { '200': { description: 'bad', content: { 'application/json': { schema: { type: 'file' } } } } } },
       },
       '/external': {
-        get: { operationId: 'getExternal', responses: { '200': { description: 'x', content: { 'application/json': { schema: { $ref: 'common.yaml#/components/schemas/Thing' } } } } } },
+        get: {
+          operationId: 'getExternal',
+          responses: { '200': { description: 'x', content: { 'application/json': { schema: { $ref: 'common.yaml#/components/schemas/Thing' } } } } },
+        },
       },
     },
     components: {
@@ -124,7 +147,11 @@ function orders30(): Record<string, unknown> {
         },
         OrderId: { type: 'string', readOnly: true },
         Customer: { type: 'object', required: ['name'], properties: { name: { type: 'string' } }, discriminator: { propertyName: 'kind' } },
-        Category: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, parent: { $ref: '#/components/schemas/Category', nullable: true } } },
+        Category: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string' }, parent: { $ref: '#/components/schemas/Category', nullable: true } },
+        },
       },
     },
   };
@@ -142,7 +169,7 @@ describe('OpenApiDescription: matching a request to an operation', () => {
   const description = OpenApiDescription.from(users31(), 'users.yaml');
   const base = 'https://eu.example.com/api/v1';
 
-  it('fills a path template\'s parameter with any one segment, and names the operation by its operationId', () => {
+  it("fills a path template's parameter with any one segment, and names the operation by its operationId", () => {
     const found = operation(description, 'GET', `${base}/users/u_42?fields=email`);
     expect(found).toMatchObject({ operationId: 'getUser', name: 'getUser', method: 'GET', pathTemplate: '/users/{id}' });
     expect(description.match('GET', `${base}/users/u_42/extra`)).toBeUndefined();
@@ -171,7 +198,7 @@ describe('OpenApiDescription: matching a request to an operation', () => {
     expect(description.match('GET', '/api/v1/files/report.xml')).toBeUndefined();
   });
 
-  it('requires the servers\' base path (variables at their defaults); path-level and operation-level servers take over', () => {
+  it("requires the servers' base path (variables at their defaults); path-level and operation-level servers take over", () => {
     expect(description.match('GET', 'https://eu.example.com/users/u_1')).toBeUndefined();
     expect(description.match('GET', '/api/v2/users/u_1')).toBeUndefined();
     expect(operation(description, 'GET', '/internal/health').name).toBe('health');
@@ -221,10 +248,23 @@ describe('OpenAPI 3.1: status and bodies against the declared responses', () => 
     expect(getUser.responseBodyProblems(404, 'application/problem+json', { message: 'no such user' })).toEqual([]);
     expect(getUser.responseBodyProblems(404, 'application/problem+json', { message: 404 })).toEqual(['/message must be string']);
     const many = OpenApiDescription.from(
-      { openapi: '3.1.1', paths: { '/x': { get: { responses: { '200': { description: 'x', content: { 'application/json': { schema: { type: 'array', items: { type: 'string' } } } } } } } } } },
+      {
+        openapi: '3.1.1',
+        paths: {
+          '/x': {
+            get: { responses: { '200': { description: 'x', content: { 'application/json': { schema: { type: 'array', items: { type: 'string' } } } } } } },
+          },
+        },
+      },
       'x.json',
     );
-    expect(operation(many, 'GET', '/x').responseBodyProblems(200, 'application/json', [1, 2, 3, 4, 5, 6, 7])).toEqual(['/0 must be string', '/1 must be string', '/2 must be string', '/3 must be string', '/4 must be string']);
+    expect(operation(many, 'GET', '/x').responseBodyProblems(200, 'application/json', [1, 2, 3, 4, 5, 6, 7])).toEqual([
+      '/0 must be string',
+      '/1 must be string',
+      '/2 must be string',
+      '/3 must be string',
+      '/4 must be string',
+    ]);
   });
 
   it('application/json selects a +json schema by its own name, and any JSON type falls back to application/json', () => {
@@ -253,7 +293,9 @@ describe('OpenAPI 3.1: status and bodies against the declared responses', () => 
 
   it('the rest of the description is not read as schemas: examples shaped like schemas change nothing', () => {
     const fresh = OpenApiDescription.from(users31(), 'users.yaml');
-    expect(operation(fresh, 'GET', '/api/v1/users/u_1').responseBodyProblems(200, 'application/json', { id: 7, email: 'ada@example.com' })).toEqual(['/id must be string']);
+    expect(operation(fresh, 'GET', '/api/v1/users/u_1').responseBodyProblems(200, 'application/json', { id: 7, email: 'ada@example.com' })).toEqual([
+      '/id must be string',
+    ]);
     expect(fresh.problems()).toEqual([]);
   });
 
@@ -268,7 +310,9 @@ describe('OpenAPI 3.1: status and bodies against the declared responses', () => 
   it('a schema behind an external $ref is not judged (never fetched) and is noted once; the operation still matches', () => {
     const getImport = operation(description, 'GET', '/api/v1/imports');
     expect(getImport.name).toBe('getImport');
-    const notFetched = { notJudged: expect.stringMatching(/^getImport response 200 application\/json: schema not compiled \(.*https:\/\/schemas\.example\.com\/import\.json/) };
+    const notFetched = {
+      notJudged: expect.stringMatching(/^getImport response 200 application\/json: schema not compiled \(.*https:\/\/schemas\.example\.com\/import\.json/),
+    };
     expect(getImport.responseBodyProblems(200, 'application/json', { x: 1 })).toEqual(notFetched);
     expect(getImport.responseBodyProblems(200, 'application/json', { x: 2 })).toEqual(notFetched);
     expect(description.problems().filter((line) => line.startsWith('getImport'))).toEqual([
@@ -289,7 +333,9 @@ describe('OpenAPI 3.0: its dialect of JSON Schema', () => {
 
   it('nullable lets null through, with or without a type, with an enum or beside a $ref; elsewhere null is reported', () => {
     expect(getOrder.responseBodyProblems(200, 'application/json', { ...order, note: null, status: null, customer: null })).toEqual([]);
-    expect(getOrder.responseBodyProblems(200, 'application/json', { ...order, status: 'lost' })).toEqual(['/status must be equal to one of the allowed values']);
+    expect(getOrder.responseBodyProblems(200, 'application/json', { ...order, status: 'lost' })).toEqual([
+      '/status must be equal to one of the allowed values',
+    ]);
     expect(getOrder.responseBodyProblems(200, 'application/json', { ...order, id: null })).toEqual(['/id must be string']);
     expect(getOrder.responseBodyProblems(200, 'application/json', { ...order, customer: {} })).toContain("/customer must have required property 'name'");
   });
@@ -300,7 +346,7 @@ describe('OpenAPI 3.0: its dialect of JSON Schema', () => {
     expect(getOrder.responseBodyProblems(200, 'application/json', { ...order, quantity: 101 })).toEqual(['/quantity must be <= 100']);
   });
 
-  it('status: exact or default; a default response\'s body is judged too', () => {
+  it("status: exact or default; a default response's body is judged too", () => {
     expect(getOrder.statusDeclared(503)).toBe(true);
     expect(putOrder.statusDeclared(204)).toBe(true);
     expect(putOrder.statusDeclared(200)).toBe(false);
@@ -331,7 +377,8 @@ describe('OpenAPI 3.0: its dialect of JSON Schema', () => {
 
   it('an external $ref, to a schema or to a whole response, is not judged and is noted once', () => {
     expect(operation(description, 'GET', '/shop/external').responseBodyProblems(200, 'application/json', { x: 1 })).toEqual({
-      notJudged: 'getExternal response 200 application/json: schema not compiled ($ref common.yaml#/components/schemas/Thing is outside the description (not fetched))',
+      notJudged:
+        'getExternal response 200 application/json: schema not compiled ($ref common.yaml#/components/schemas/Thing is outside the description (not fetched))',
     });
     expect(getOrder.statusDeclared(404)).toBe(true);
     const notFetched = { notJudged: 'getOrder response 404: $ref errors.yaml#/components/responses/NotFound is outside the description (not fetched)' };
@@ -362,11 +409,15 @@ describe('schemas are compiled when first needed, not at load', () => {
   it('the same holds in 3.1: the other operations are judged before and after', () => {
     const document = users31();
     const paths = document.paths as Record<string, any>;
-    paths['/broken'] = { get: { operationId: 'broken', responses: { '200': { description: 'x', content: { 'application/json': { schema: { type: 'string', pattern: '(' } } } } } } };
+    paths['/broken'] = {
+      get: { operationId: 'broken', responses: { '200': { description: 'x', content: { 'application/json': { schema: { type: 'string', pattern: '(' } } } } } },
+    };
     const description = OpenApiDescription.from(document, 'users.yaml');
     const getUser = operation(description, 'GET', '/api/v1/users/u_1');
     expect(getUser.responseBodyProblems(200, 'application/json', { id: 1, email: 'a@example.com' })).toEqual(['/id must be string']);
-    expect(operation(description, 'GET', '/api/v1/broken').responseBodyProblems(200, 'application/json', 'x')).toEqual({ notJudged: expect.stringMatching(/^broken response 200 application\/json: schema not compiled \(/) });
+    expect(operation(description, 'GET', '/api/v1/broken').responseBodyProblems(200, 'application/json', 'x')).toEqual({
+      notJudged: expect.stringMatching(/^broken response 200 application\/json: schema not compiled \(/),
+    });
     expect(getUser.responseBodyProblems(200, 'application/json', { id: 'u_1', email: 'a@example.com' })).toEqual([]);
     expect(description.problems()).toEqual([expect.stringMatching(/^broken response 200 application\/json: not judged \(/)]);
   });
@@ -414,7 +465,9 @@ describe('loadOpenApiFile', () => {
   it('reads JSON (by its first character, whatever the file is called) and YAML', async () => {
     const json = await loadOpenApiFile(file('spec.yaml', `\n  ${JSON.stringify(orders30())}`));
     expect(json.match('GET', '/shop/orders/1')?.name).toBe('getOrder');
-    const yaml = await loadOpenApiFile(file('spec.yml', 'openapi: 3.1.0\npaths:\n  /ping:\n    get:\n      operationId: ping\n      responses:\n        "204": { description: pong }\n'));
+    const yaml = await loadOpenApiFile(
+      file('spec.yml', 'openapi: 3.1.0\npaths:\n  /ping:\n    get:\n      operationId: ping\n      responses:\n        "204": { description: pong }\n'),
+    );
     expect(yaml.match('GET', '/ping')?.name).toBe('ping');
     expect(yaml.origin).toBe(join(dir, 'spec.yml'));
   });
@@ -430,20 +483,31 @@ describe('loadOpenApiFile', () => {
     await expect(loadOpenApiFile(badJson)).rejects.toThrow(OpenApiError);
     await expect(loadOpenApiFile(badJson)).rejects.toThrow(new RegExp(`^${badJson.replace(/[.\\]/g, '\\$&')}: not valid JSON \\(.+\\)$`));
     const badYaml = file('bad.yaml', 'openapi: 3.1.0\npaths:\n  /a: b: c\n');
-    await expect(loadOpenApiFile(badYaml)).rejects.toThrow(new OpenApiError(`${badYaml}: not valid YAML (line 3: Nested mappings are not allowed in compact mappings)`));
+    await expect(loadOpenApiFile(badYaml)).rejects.toThrow(
+      new OpenApiError(`${badYaml}: not valid YAML (line 3: Nested mappings are not allowed in compact mappings)`),
+    );
   });
 
   it('YAML whose aliases expand without bound is refused', async () => {
     const lines = ['openapi: 3.1.0', 'paths: {}', 'a: &a [x, x, x, x, x, x, x, x, x, x]'];
-    for (let level = 1; level <= 8; level++) lines.push(`${String.fromCharCode(97 + level)}: &${String.fromCharCode(97 + level)} [${Array(10).fill(`*${String.fromCharCode(96 + level)}`).join(', ')}]`);
+    for (let level = 1; level <= 8; level++)
+      lines.push(
+        `${String.fromCharCode(97 + level)}: &${String.fromCharCode(97 + level)} [${Array(10)
+          .fill(`*${String.fromCharCode(96 + level)}`)
+          .join(', ')}]`,
+      );
     const bomb = file('bomb.yaml', lines.join('\n') + '\n');
-    await expect(loadOpenApiFile(bomb)).rejects.toThrow(new OpenApiError(`${bomb}: not valid YAML (Excessive alias count indicates a resource exhaustion attack)`));
+    await expect(loadOpenApiFile(bomb)).rejects.toThrow(
+      new OpenApiError(`${bomb}: not valid YAML (Excessive alias count indicates a resource exhaustion attack)`),
+    );
   });
 
   it('an empty file or a text that is no description', async () => {
     const empty = file('empty.yaml', '');
     await expect(loadOpenApiFile(empty)).rejects.toThrow(new OpenApiError(`${empty}: not an OpenAPI 3.0 or 3.1 description (empty)`));
     const swagger = file('swagger.json', '{"swagger": "2.0", "paths": {}}');
-    await expect(loadOpenApiFile(swagger)).rejects.toThrow(new OpenApiError(`${swagger}: Swagger 2.0 is not supported, only OpenAPI 3.0 and 3.1 (convert it to OpenAPI 3 first)`));
+    await expect(loadOpenApiFile(swagger)).rejects.toThrow(
+      new OpenApiError(`${swagger}: Swagger 2.0 is not supported, only OpenAPI 3.0 and 3.1 (convert it to OpenAPI 3 first)`),
+    );
   });
 });

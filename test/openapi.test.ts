@@ -30,7 +30,9 @@ describe('openapi.yaml', () => {
   });
 
   it('has the three operations, their ids, security, and the 429 rate-limit headers', () => {
-    const ops = Object.entries(spec.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
+    const ops = Object.entries(spec.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+    );
     expect(ops.map((o) => `${o.method.toUpperCase()} ${o.path} ${o.op.operationId}`).sort()).toEqual([
       'DELETE /token-exchange-profiles/{id} deleteTokenExchangeProfile',
       'GET /resource-servers/{id} getResourceServer',
@@ -52,7 +54,10 @@ describe('openapi.yaml', () => {
     expect(refs.length).toBeGreaterThan(10);
     for (const ref of refs) {
       if (ref.startsWith('#/')) {
-        const target = ref.slice(2).split('/').reduce<any>((node, key) => node?.[key], spec);
+        const target = ref
+          .slice(2)
+          .split('/')
+          .reduce<any>((node, key) => node?.[key], spec);
         expect(target, ref).toBeDefined();
       } else {
         expect(existsSync(join(schemasDir, ref)), ref).toBe(true);

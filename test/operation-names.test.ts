@@ -58,10 +58,15 @@ describe('templatePath', () => {
     expect(templatePath('/Users')).toBe('/{id}');
   });
 
-  it("a recording with thousands of distinct ids has one row per operation", () => {
+  it('a recording with thousands of distinct ids has one row per operation', () => {
     const tally = new TrafficTally();
     for (let i = 0; i < 3000; i++) {
-      const exchange = buildExchange({ id: String(i), method: 'GET', url: `https://tenant.example.com/api/v2/users/auth0|${i.toString(36)}x${i}/roles`, status: 200 });
+      const exchange = buildExchange({
+        id: String(i),
+        method: 'GET',
+        url: `https://tenant.example.com/api/v2/users/auth0|${i.toString(36)}x${i}/roles`,
+        status: 200,
+      });
       tally.coveredExchange(exchange, 'otherOperation', judgeExchange(exchange), null);
     }
     const rows = tally.stats()!.operations!;
@@ -76,8 +81,16 @@ const nameOf = (method: string, path: string, layout?: ApiLayout) =>
 describe('a segment is a name only where a known path has that name at that place', () => {
   it('identifiers of any shape are one operation: lower-case words with "_", ids with digits, uuids', () => {
     for (const [method, paths, name] of [
-      ['GET', ['/clients/cl_a/credentials', '/clients/cl_b/credentials', '/clients/cl_full/credentials', '/clients/AaiyAPdpYdesoKnqjj8HJqRn4T5titww/credentials'], 'GET /clients/{id}/credentials'],
-      ['GET', ['/organizations/org_acme/members', '/organizations/org_W30i4bOCP1hNavvE/members', '/organizations/acme/members'], 'GET /organizations/{id}/members'],
+      [
+        'GET',
+        ['/clients/cl_a/credentials', '/clients/cl_b/credentials', '/clients/cl_full/credentials', '/clients/AaiyAPdpYdesoKnqjj8HJqRn4T5titww/credentials'],
+        'GET /clients/{id}/credentials',
+      ],
+      [
+        'GET',
+        ['/organizations/org_acme/members', '/organizations/org_W30i4bOCP1hNavvE/members', '/organizations/acme/members'],
+        'GET /organizations/{id}/members',
+      ],
       ['PATCH', ['/resource-servers/rs_main', '/resource-servers/rs_1', '/resource-servers/https%3A%2F%2Fapi.example.com%2F'], 'PATCH /resource-servers/{id}'],
       ['GET', ['/roles/rol_admin/users', '/roles/rol_0a1B2c3D4e5F6g7H/users', '/roles/8a3d2f4e-6b1c-4d2e-9f0a-1b2c3d4e5f60/users'], 'GET /roles/{id}/users'],
       ['DELETE', ['/clients/cl_main/credentials/cred_primary', '/clients/cl_b/credentials/cred_1a2B'], 'DELETE /clients/{id}/credentials/{id2}'],
@@ -99,25 +112,40 @@ describe('a segment is a name only where a known path has that name at that plac
   });
 
   it("the user's description names the places of its paths, for any method", () => {
-    const openapi = OpenApiDescription.from({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: { '/widgets/{widget_id}/parts': { get: { responses: {} } } } }, 'widgets.yaml');
+    const openapi = OpenApiDescription.from(
+      { openapi: '3.1.0', info: { title: 't', version: '1' }, paths: { '/widgets/{widget_id}/parts': { get: { responses: {} } } } },
+      'widgets.yaml',
+    );
     const layout = new ApiLayout({ openapi });
     for (const path of ['/api/v2/widgets/wd_a/parts', '/api/v2/widgets/wd_b/parts']) expect(nameOf('DELETE', path, layout)).toBe('DELETE /widgets/{id}/parts');
     expect(nameOf('GET', '/api/v2/clients/cl_a/credentials', layout)).toBe('GET /clients/{id}/credentials');
   });
 });
 
-describe('the API base path: one value for the document\'s operations, the other operations and the description', () => {
-  it('at the root, every path is under it: the document\'s operations and the others alike', () => {
+describe("the API base path: one value for the document's operations, the other operations and the description", () => {
+  it("at the root, every path is under it: the document's operations and the others alike", () => {
     const root = new ApiLayout({ base: apiBaseOfUrl('http://127.0.0.1:4010') });
     expect(root.match('GET', 'http://127.0.0.1:4010/resource-servers/rs_main')).toMatchObject({ operation: 'getResourceServer', id: 'rs_main', prefix: '' });
-    expect(root.match('GET', 'http://127.0.0.1:4010/clients/cl_a/credentials')).toMatchObject({ operation: 'otherOperation', name: 'GET /clients/{id}/credentials', prefix: '' });
+    expect(root.match('GET', 'http://127.0.0.1:4010/clients/cl_a/credentials')).toMatchObject({
+      operation: 'otherOperation',
+      name: 'GET /clients/{id}/credentials',
+      prefix: '',
+    });
     expect(root.match('GET', 'http://127.0.0.1:4010/')).toBeUndefined();
   });
 
   it('at /api/v2, a path beside it is outside, and the judgement says which base path', () => {
-    const judged = judgeExchange(buildExchange({ method: 'GET', url: 'https://tenant.example.com/clients/cl_a/credentials', status: 200 }), undefined, new ApiLayout({ base: apiBaseOfUrl('https://tenant.example.com/api/v2') }));
+    const judged = judgeExchange(
+      buildExchange({ method: 'GET', url: 'https://tenant.example.com/clients/cl_a/credentials', status: 200 }),
+      undefined,
+      new ApiLayout({ base: apiBaseOfUrl('https://tenant.example.com/api/v2') }),
+    );
     expect(judged).toEqual({ findings: [], examined: [], notCovered: 'outside the API base path /api/v2 (not an operation of the interface)' });
-    const atRoot = judgeExchange(buildExchange({ method: 'GET', url: 'https://tenant.example.com/api/v2/x', status: 200 }), undefined, new ApiLayout({ base: apiBaseAt(['/mock']) }));
+    const atRoot = judgeExchange(
+      buildExchange({ method: 'GET', url: 'https://tenant.example.com/api/v2/x', status: 200 }),
+      undefined,
+      new ApiLayout({ base: apiBaseAt(['/mock']) }),
+    );
     expect(atRoot.notCovered).toBe('outside the API base path /mock (not an operation of the interface)');
   });
 
@@ -126,7 +154,10 @@ describe('the API base path: one value for the document\'s operations, the other
     expect(apiBaseOfTarget('', ['/'])).toEqual({ paths: [''] });
     expect(apiBaseOfTarget('')).toEqual({ paths: ['/api/v2'] });
     expect(apiBaseOfTarget('/tenant-a/')).toEqual({ paths: ['/tenant-a/api/v2'] });
-    const described = (servers: unknown) => new ApiLayout({ openapi: OpenApiDescription.from({ openapi: '3.1.0', info: { title: 't', version: '1' }, ...(servers ? { servers } : {}), paths: {} }, 'd.yaml') }).base;
+    const described = (servers: unknown) =>
+      new ApiLayout({
+        openapi: OpenApiDescription.from({ openapi: '3.1.0', info: { title: 't', version: '1' }, ...(servers ? { servers } : {}), paths: {} }, 'd.yaml'),
+      }).base;
     expect(described([{ url: 'http://127.0.0.1:4010' }])).toEqual({ paths: [''] });
     expect(described([{ url: 'https://{tenant}/api/v2', variables: { tenant: { default: 'tenant.example.com' } } }])).toEqual({ paths: ['/api/v2'] });
     // A description without servers says nothing of where the API is: the document's /api/v2 after any tenant path.
@@ -134,10 +165,17 @@ describe('the API base path: one value for the document\'s operations, the other
   });
 });
 
-describe("the per-operation table", () => {
+describe('the per-operation table', () => {
   it("shows each operation's own result for a requirement of several: a failure on another operation is not the session update's", () => {
     const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
-    const carriedOut = buildExchange({ id: '1', method: 'GET', url: 'https://tenant.example.com/api/v2/users/u1', status: 200, responseHeaders: { 'content-type': 'application/json' }, responseBody: '{}' });
+    const carriedOut = buildExchange({
+      id: '1',
+      method: 'GET',
+      url: 'https://tenant.example.com/api/v2/users/u1',
+      status: 200,
+      responseHeaders: { 'content-type': 'application/json' },
+      responseBody: '{}',
+    });
     const refused = errorExchange(getExchange(undefined, 'rs_1', { requestHeaders: {} }), 401, { message: 'no token' });
     for (const exchange of [carriedOut, refused]) builder.addExchange(exchange, judgeExchange(exchange));
     const report = builder.build({ failOn: 'must' });
@@ -150,9 +188,15 @@ describe("the per-operation table", () => {
     expect(group('updateSession').status).not.toBe('fail');
   });
 
-  it('a suite test speaks for the document\'s operations, never for the others', () => {
+  it("a suite test speaks for the document's operations, never for the others", () => {
     const builder = new ReportBuilder({ kind: 'run', source: 'run' });
-    builder.addTest({ name: 'a forged token is refused', requirements: ['AUTH-CREDENTIAL-REQUIRED-OTHER'], status: 'fail', charged: ['AUTH-CREDENTIAL-REQUIRED-OTHER'], message: 'carried out' });
+    builder.addTest({
+      name: 'a forged token is refused',
+      requirements: ['AUTH-CREDENTIAL-REQUIRED-OTHER'],
+      status: 'fail',
+      charged: ['AUTH-CREDENTIAL-REQUIRED-OTHER'],
+      message: 'carried out',
+    });
     const report = builder.build({ failOn: 'must' });
     const group = (id: string) => report.operations.find((g) => g.operation === id)!;
     expect(group('getResourceServer').status).toBe('fail');
@@ -163,7 +207,15 @@ describe("the per-operation table", () => {
 describe('the 401 rules on an operation the document does not detail', () => {
   it('a 404 without a credential is not charged (the path may be no operation of this tenant); a 403 is', () => {
     const refused = (status: number) =>
-      judgeExchange(buildExchange({ method: 'GET', url: 'https://tenant.example.com/api/v2/nothing-here/x1', status, responseHeaders: { 'content-type': 'application/json' }, responseBody: '{"message":"no"}' }))
+      judgeExchange(
+        buildExchange({
+          method: 'GET',
+          url: 'https://tenant.example.com/api/v2/nothing-here/x1',
+          status,
+          responseHeaders: { 'content-type': 'application/json' },
+          responseBody: '{"message":"no"}',
+        }),
+      )
         .findings.filter((f) => f.subject === 'implementation')
         .map((f) => f.requirement);
     expect(refused(404)).toEqual([]);

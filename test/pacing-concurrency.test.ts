@@ -16,7 +16,11 @@ import type { Exchange } from '../rules/types.ts';
 
 const EPOCH = 1_700_000_000_000;
 
-const headersOf = (d: { limit: number; remaining: number; reset: number }) => ({ 'x-ratelimit-limit': String(d.limit), 'x-ratelimit-remaining': String(d.remaining), 'x-ratelimit-reset': String(d.reset) });
+const headersOf = (d: { limit: number; remaining: number; reset: number }) => ({
+  'x-ratelimit-limit': String(d.limit),
+  'x-ratelimit-remaining': String(d.remaining),
+  'x-ratelimit-reset': String(d.reset),
+});
 
 /** A simulated clock: timers fire in time order, each once every promise it woke has settled. */
 class SimulatedClock {
@@ -62,7 +66,14 @@ interface Outcome {
  * per `windowSeconds`: each request reaches the target `up` ms after it is sent and its answer
  * comes back `down` ms later, both drawn per request, so answers overtake each other.
  */
-async function simulate(options: { limit: number; windowSeconds: number; requests: number; workers: number; phase: number; latency: () => { up: number; down: number } }): Promise<Outcome> {
+async function simulate(options: {
+  limit: number;
+  windowSeconds: number;
+  requests: number;
+  workers: number;
+  phase: number;
+  latency: () => { up: number; down: number };
+}): Promise<Outcome> {
   const clock = new SimulatedClock(EPOCH + options.phase);
   const limiter = new FixedWindowRateLimiter({ limit: options.limit, windowSeconds: options.windowSeconds }, () => clock.now);
   const pacer = new RateLimitPacer(() => clock.now, clock.sleep);
@@ -187,7 +198,14 @@ describe('admission with requests in flight', () => {
           let state = seed;
           // A small deterministic generator: latencies differ per request, so answers overtake each other.
           const random = () => ((state = (Math.imul(state, 1_103_515_245) + 12_345) | 0) >>> 0) / 2 ** 32;
-          const outcome = await simulate({ limit, windowSeconds, requests: 3 * limit + 5, workers, phase, latency: () => ({ up: 1 + random() * slowest, down: 1 + random() * slowest }) });
+          const outcome = await simulate({
+            limit,
+            windowSeconds,
+            requests: 3 * limit + 5,
+            workers,
+            phase,
+            latency: () => ({ up: 1 + random() * slowest, down: 1 + random() * slowest }),
+          });
           expect(outcome.unplanned).toBe(0);
           expect(outcome.overAdmitted).toBe(0);
           expect(outcome.risked).toBeLessThanOrEqual(2);
@@ -216,7 +234,9 @@ describe('requests of one client in flight together, answered out of order', () 
       const id = decodeURIComponent(req.url!.split('/').pop()!);
       const answer = () =>
         setTimeout(() => {
-          res.writeHead(404, { 'content-type': 'application/json', ...headersOf({ limit: 100_000, remaining: REMAINING[id] ?? 0, reset }) }).end('{"statusCode":404,"error":"Not Found","message":"no such resource server"}');
+          res
+            .writeHead(404, { 'content-type': 'application/json', ...headersOf({ limit: 100_000, remaining: REMAINING[id] ?? 0, reset }) })
+            .end('{"statusCode":404,"error":"Not Found","message":"no such resource server"}');
           if (id === 'overtaking') res.once('finish', overtakingAnswered);
         }, 30);
       if (id === 'hold') void overtakingDone.then(answer);
@@ -264,7 +284,9 @@ describe('an interrupt of the run', () => {
     const reset = Math.ceil(Date.now() / 1000) + 60;
     server = createServer((req, res) => {
       if (req.url!.endsWith('/hang')) return;
-      res.writeHead(404, { 'content-type': 'application/json', ...headersOf({ limit: 5, remaining: 0, reset }) }).end('{"statusCode":404,"error":"Not Found","message":"no such resource server"}');
+      res
+        .writeHead(404, { 'content-type': 'application/json', ...headersOf({ limit: 5, remaining: 0, reset }) })
+        .end('{"statusCode":404,"error":"Not Found","message":"no such resource server"}');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -289,7 +311,8 @@ describe('an interrupt of the run', () => {
     api.interrupt();
     const outcomes = await Promise.allSettled([waiting, inFlight]);
     expect(Date.now() - interruptedAt).toBeLessThan(1_000);
-    for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'RunInterrupted', message: 'not run: the run was interrupted' } });
+    for (const outcome of outcomes)
+      expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'RunInterrupted', message: 'not run: the run was interrupted' } });
     await expect(api.getResourceServer('later', { as: 'anonymous' })).rejects.toMatchObject({ name: 'RunInterrupted' });
     expect(exchanges.map((e) => e.request.url.split('/').pop())).toEqual(['spend']);
   });

@@ -14,15 +14,24 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('independent cases, several at a time', () => {
   it('checks the very cases assertEdgesThenRandom checks for the seed, edges first', async () => {
     withSeed(1234);
-    const edges = [{ name: 'edge a', value: -1 }, { name: 'edge b', value: -2 }];
+    const edges = [
+      { name: 'edge a', value: -1 },
+      { name: 'edge b', value: -2 },
+    ];
     const arbitrary = fc.nat().map((value) => ({ name: 'random', value }));
     const oneAtATime: number[] = [];
     await assertEdgesThenRandom(arbitrary, edges, 20, async ({ value }) => void oneAtATime.push(value));
     const together: number[] = [];
-    await assertEdgesThenRandomConcurrently(arbitrary, edges, 20, async ({ value }) => {
-      together.push(value);
-      await pause(1);
-    }, () => 4);
+    await assertEdgesThenRandomConcurrently(
+      arbitrary,
+      edges,
+      20,
+      async ({ value }) => {
+        together.push(value);
+        await pause(1);
+      },
+      () => 4,
+    );
     expect(together.slice(0, 2)).toEqual([-1, -2]);
     expect([...together].sort((a, b) => a - b)).toEqual([...oneAtATime].sort((a, b) => a - b));
     expect(together).toHaveLength(22);
@@ -32,11 +41,17 @@ describe('independent cases, several at a time', () => {
     for (const parallel of [1, 3]) {
       let running = 0;
       let most = 0;
-      await assertEdgesThenRandomConcurrently(fc.nat(), [], 15, async () => {
-        most = Math.max(most, ++running);
-        await pause(2);
-        running--;
-      }, () => parallel);
+      await assertEdgesThenRandomConcurrently(
+        fc.nat(),
+        [],
+        15,
+        async () => {
+          most = Math.max(most, ++running);
+          await pause(2);
+          running--;
+        },
+        () => parallel,
+      );
       expect(most).toBe(parallel);
     }
   });
@@ -74,10 +89,16 @@ describe('independent cases, several at a time', () => {
 
   it('a failure that does not recur when replayed stands as first seen', async () => {
     let calls = 0;
-    const error = await assertEdgesThenRandomConcurrently(fc.nat(), [7], 3, async (value) => {
-      calls++;
-      if (value === 7 && calls === 1) throw new Error('refused once');
-    }, () => 2).catch((e: Error) => e);
+    const error = await assertEdgesThenRandomConcurrently(
+      fc.nat(),
+      [7],
+      3,
+      async (value) => {
+        calls++;
+        if (value === 7 && calls === 1) throw new Error('refused once');
+      },
+      () => 2,
+    ).catch((e: Error) => e);
     expect((error as Error).message).toBe('refused once');
   });
 });

@@ -9,7 +9,11 @@ import { RateLimitPacer } from '../suites/pacing.ts';
 
 const EPOCH = 1_700_000_000_000;
 
-const headersOf = (d: RateLimitDecision) => ({ 'x-ratelimit-limit': String(d.limit), 'x-ratelimit-remaining': String(d.remaining), 'x-ratelimit-reset': String(d.reset) });
+const headersOf = (d: RateLimitDecision) => ({
+  'x-ratelimit-limit': String(d.limit),
+  'x-ratelimit-remaining': String(d.remaining),
+  'x-ratelimit-reset': String(d.reset),
+});
 
 interface Target {
   take(): RateLimitDecision;
@@ -86,7 +90,10 @@ describe('pacing from the headers', () => {
 
   it('a 429 says how long to wait: until Reset, or a second without one', () => {
     const pacer = new RateLimitPacer(() => 5_000);
-    expect(pacer.afterResponse('c', 429, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '3', 'x-ratelimit-reset': '7' })).toEqual({ retryInMs: 2025, risked: false });
+    expect(pacer.afterResponse('c', 429, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '3', 'x-ratelimit-reset': '7' })).toEqual({
+      retryInMs: 2025,
+      risked: false,
+    });
     expect(new RateLimitPacer(() => 5_000).afterResponse('c', 429, {}).retryInMs).toBe(1025);
     expect(pacer.afterResponse('d', 200, {}).retryInMs).toBe(0);
   });
@@ -94,7 +101,11 @@ describe('pacing from the headers', () => {
   it('garbage X-RateLimit-* values count as absent: no pacing until a 429, then the one-second fallback', () => {
     let now = EPOCH;
     const pacer = new RateLimitPacer(() => now);
-    const garbage: Headers[] = [{ 'x-ratelimit-remaining': '-1', 'x-ratelimit-reset': 'soon' }, { 'x-ratelimit-limit': 'ten', 'x-ratelimit-remaining': '0.5', 'x-ratelimit-reset': '1.7e9' }, { 'x-ratelimit-remaining': '0' }];
+    const garbage: Headers[] = [
+      { 'x-ratelimit-remaining': '-1', 'x-ratelimit-reset': 'soon' },
+      { 'x-ratelimit-limit': 'ten', 'x-ratelimit-remaining': '0.5', 'x-ratelimit-reset': '1.7e9' },
+      { 'x-ratelimit-remaining': '0' },
+    ];
     for (const headers of garbage) {
       expect(pacer.afterResponse('c', 200, headers).retryInMs).toBe(0);
       expect(pacer.delayFor('c')).toBe(0);
@@ -111,7 +122,10 @@ describe('pacing from the headers', () => {
     pacer.afterResponse('c', 200, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' });
     expect(pacer.delayFor('c')).toBe(0);
     // A 429 is then waited out for the slack only, and retried, as before.
-    expect(pacer.afterResponse('c', 429, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' })).toEqual({ retryInMs: 25, risked: false });
+    expect(pacer.afterResponse('c', 429, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' })).toEqual({
+      retryInMs: 25,
+      risked: false,
+    });
   });
 });
 
@@ -122,7 +136,7 @@ describe('pacing against fixed windows (the reference limiter, simulated clock)'
     [40, 1],
     [400, 10],
     [7, 3],
-  ])('%i per %i s: no 429 of any kind, and every window opens within 10 ms of the last one\'s end, at any phase', (limit, seconds) => {
+  ])("%i per %i s: no 429 of any kind, and every window opens within 10 ms of the last one's end, at any phase", (limit, seconds) => {
     for (const phase of phases) {
       const s = fixedWindows(limit, seconds, EPOCH + phase, 12);
       expect([s.risked, s.unplanned.length], `phase ${phase}`).toEqual([0, 0]);
@@ -163,7 +177,11 @@ describe('pacing against fixed windows (the reference limiter, simulated clock)'
   });
 
   it('the old bound still holds: whole-second Reset costs at most a second per window', () => {
-    for (const [limit, seconds] of [[40, 1], [400, 10], [7, 3]] as const) {
+    for (const [limit, seconds] of [
+      [40, 1],
+      [400, 10],
+      [7, 3],
+    ] as const) {
       const s = fixedWindows(limit, seconds, EPOCH + 123, 11);
       expect(s.unplanned).toEqual([]);
       expect(s.windowStarts.at(-1)! - s.windowStarts[0]!).toBeLessThanOrEqual(11 * (seconds * 1000 + 1000));
@@ -186,7 +204,12 @@ class GridWindows implements Target {
     const window = Math.floor(this.now() / this.windowMs);
     if (window !== this.window) [this.window, this.count] = [window, 0];
     this.count++;
-    return { allowed: this.count <= this.limit, limit: this.limit, remaining: Math.max(0, this.limit - this.count), reset: Math.ceil(((window + 1) * this.windowMs) / 1000) };
+    return {
+      allowed: this.count <= this.limit,
+      limit: this.limit,
+      remaining: Math.max(0, this.limit - this.count),
+      reset: Math.ceil(((window + 1) * this.windowMs) / 1000),
+    };
   }
 }
 
@@ -207,7 +230,12 @@ class LeakyBucket implements Target {
     this.at = now;
     const allowed = this.level + 1 <= this.limit;
     if (allowed) this.level += 1;
-    return { allowed, limit: this.limit, remaining: Math.floor(this.limit - this.level), reset: Math.ceil((now + (this.level * this.windowMs) / this.limit) / 1000) };
+    return {
+      allowed,
+      limit: this.limit,
+      remaining: Math.floor(this.limit - this.level),
+      reset: Math.ceil((now + (this.level * this.windowMs) / this.limit) / 1000),
+    };
   }
 }
 
@@ -217,7 +245,7 @@ describe('pacing a target that does not count in windows opened by a request', (
     [1000, 990],
     [2000, 5],
     [10_000, 300],
-  ])('windows on the clock\'s grid (%i ms, phase %i): a few 429s at most, then it waits for Reset', (windowMs, phase) => {
+  ])("windows on the clock's grid (%i ms, phase %i): a few 429s at most, then it waits for Reset", (windowMs, phase) => {
     const s = simulate({ start: EPOCH + phase, until: (x) => x.now > EPOCH + 60 * windowMs, target: (now) => new GridWindows(10, windowMs, now) });
     expect(s.risked).toBeLessThanOrEqual(2);
     expect(s.unplanned.length).toBeLessThanOrEqual(1);
@@ -238,7 +266,11 @@ describe('pacing a target that does not count in windows opened by a request', (
   it('a 429 after the learned end turns the estimate off: from then on it waits for Reset', () => {
     let now = EPOCH + 400;
     const pacer = new RateLimitPacer(() => now);
-    const headers = (remaining: number, reset: number) => ({ 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(reset) });
+    const headers = (remaining: number, reset: number) => ({
+      'x-ratelimit-limit': '10',
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-reset': String(reset),
+    });
     // A window opened at +400 that ends by +1000: W ≤ 600.
     pacer.afterResponse('c', 200, headers(9, EPOCH / 1000 + 1), now, now + 2);
     // Another opened at +2100, Reset +3000: by W ≤ 600 it ends by +2702.
@@ -258,7 +290,11 @@ describe('pacing a target that does not count in windows opened by a request', (
   it('bounds that contradict each other turn the estimate off too', () => {
     let now = EPOCH + 500;
     const pacer = new RateLimitPacer(() => now);
-    const headers = (remaining: number, reset: number) => ({ 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(reset) });
+    const headers = (remaining: number, reset: number) => ({
+      'x-ratelimit-limit': '10',
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-reset': String(reset),
+    });
     // A window that opened at +500 and ends by +1000: W ≤ 500.
     pacer.afterResponse('c', 200, headers(9, (EPOCH + 1000) / 1000), now, now + 2);
     now += 2_000;
@@ -268,10 +304,14 @@ describe('pacing a target that does not count in windows opened by a request', (
     expect(pacer.delayFor('c')).toBe(EPOCH + 5000 + 25 - now);
   });
 
-  it('another window\'s Reset means the opener is unknown: it waits for Reset', () => {
+  it("another window's Reset means the opener is unknown: it waits for Reset", () => {
     let now = EPOCH + 10;
     const pacer = new RateLimitPacer(() => now);
-    const headers = (remaining: number, reset: number) => ({ 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(reset) });
+    const headers = (remaining: number, reset: number) => ({
+      'x-ratelimit-limit': '10',
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-reset': String(reset),
+    });
     // A window that opened at +10 and ends by +1000: the next request may go before Reset.
     pacer.afterResponse('c', 200, headers(9, EPOCH / 1000 + 1), now, now + 2);
     pacer.afterResponse('c', 200, headers(0, EPOCH / 1000 + 1));
@@ -287,7 +327,10 @@ describe("the pacer's state, for the run's progress line", () => {
   it('the rate last heard, the window once learned, and the wait under way', async () => {
     let now = 10_000_000;
     const waits: number[] = [];
-    const pacer = new RateLimitPacer(() => now, async (ms) => void waits.push(ms));
+    const pacer = new RateLimitPacer(
+      () => now,
+      async (ms) => void waits.push(ms),
+    );
     expect(pacer.state()).toEqual({ waitMs: 0 });
     // Reset 1 s ahead; Remaining 4 of 5: the window opened with this request.
     pacer.afterResponse('c', 200, { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '4', 'x-ratelimit-reset': String(now / 1000 + 1) }, now - 10, now);

@@ -11,7 +11,13 @@ import { packageRoot } from '../core/paths.ts';
 const dir = mkdtempSync(join(tmpdir(), 'tmi-package-api-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const npm = (args: string[], cwd: string) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' } });
+const npm = (args: string[], cwd: string) =>
+  execFileSync('npm', args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' },
+  });
 
 const CONSUMER = `import { conformanceDispatcher, judgeRecording, loadReport, runSuites, startProxy, type ConformanceDispatcher, type Report, type RunSuitesOptions } from 'tmi-conform';
 
@@ -34,7 +40,13 @@ describe('the packed package, from a new project', () => {
     // Its dependencies come from the npm cache that installing the kit filled.
     npm(['install', '--prefer-offline', tarball, 'typescript@5.9', '@types/node@20'], project);
     writeFileSync(join(project, 'consumer.ts'), CONSUMER);
-    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'out', types: ['node'] }, include: ['consumer.ts'] }));
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'out', types: ['node'] },
+        include: ['consumer.ts'],
+      }),
+    );
     const tsc = spawnSync(process.execPath, [join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { encoding: 'utf8' });
     expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
     const run = spawnSync(process.execPath, [join(project, 'out', 'consumer.js')], { cwd: project, encoding: 'utf8' });

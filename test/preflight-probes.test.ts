@@ -21,7 +21,10 @@ const run = (args: string[]) => runCli(['run', ...args]);
 
 const readReport = (reportDir: string) => JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
 const byId = (report: Report) => new Map(report.requirements.map((r) => [r.id, r]));
-const findingsOf = (report: Report, id: string) => byId(report).get(id)!.evidence.flatMap((e) => (e.findings ?? []).filter((f) => f.requirement === id).map((f) => ({ ...f, url: e.exchange?.request.url ?? '' })));
+const findingsOf = (report: Report, id: string) =>
+  byId(report)
+    .get(id)!
+    .evidence.flatMap((e) => (e.findings ?? []).filter((f) => f.requirement === id).map((f) => ({ ...f, url: e.exchange?.request.url ?? '' })));
 
 /** A router's answer for a route it does not have. */
 function noStubMatched(res: ServerResponse): void {
@@ -58,7 +61,9 @@ interface StubTarget {
 }
 
 /** A router in front of a fresh reference: `route` answers what it handles itself and returns true; the rest goes to the reference. */
-async function stubTarget(route: (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, port: number) => boolean): Promise<StubTarget> {
+async function stubTarget(
+  route: (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, port: number) => boolean,
+): Promise<StubTarget> {
   const ref = await startReference();
   const port = Number(new URL(ref.origin).port);
   const server: Server = createServer((req, res) => {
@@ -80,7 +85,11 @@ async function stubTarget(route: (req: IncomingMessage, res: ServerResponse, pat
 function writeConfig(name: string, target: StubTarget, fixtures: Record<string, unknown> = {}): string {
   const { rate_limit_probe: _, ...config } = target.ref.config();
   const path = join(dir, name);
-  writeFileSync(path, stringify({ ...config, base_url: target.baseUrl, fixtures: { ...config.fixtures, ...fixtures }, allow_destructive: true, property_runs: 2 }), { mode: 0o600 });
+  writeFileSync(
+    path,
+    stringify({ ...config, base_url: target.baseUrl, fixtures: { ...config.fixtures, ...fixtures }, allow_destructive: true, property_runs: 2 }),
+    { mode: 0o600 },
+  );
   return path;
 }
 
@@ -94,7 +103,9 @@ describe('tmi-conform run against a target that routes an operation only as the 
     target = undefined;
   });
 
-  it('a delete routed only for the declared profiles (200, no token checked) is served: its 200 and its missing token check are found, and the profile the preflight saw deleted is never sent again', { timeout: 180_000 }, async () => {
+  it('a delete routed only for the declared profiles (200, no token checked) is served: its 200 and its missing token check are found, and the profile the preflight saw deleted is never sent again', {
+    timeout: 180_000,
+  }, async () => {
     const declared = ['tep_01HQ90A1', 'tep_01HQ90A2'];
     const routed = new Set(declared);
     const deletes: Array<{ id: string; token: boolean }> = [];
@@ -108,13 +119,20 @@ describe('tmi-conform run against a target that routes an operation only as the 
       return true;
     });
     const reportDir = join(dir, 'delete-by-fixture');
-    const { code, stdout, stderr } = await run(['--config', writeConfig('delete-by-fixture.yaml', target, { token_exchange_profiles: declared }), '--report-dir', reportDir]);
+    const { code, stdout, stderr } = await run([
+      '--config',
+      writeConfig('delete-by-fixture.yaml', target, { token_exchange_profiles: declared }),
+      '--report-dir',
+      reportDir,
+    ]);
     expect(stderr).toBe('');
     expect(code, stdout).toBe(1);
     expect(stdout).not.toMatch(/^not served/m);
     // The last declared profile got one request, the preflight's, without a token; carried out, it is gone.
     expect(deletes.filter((d) => d.id === 'tep_01HQ90A2')).toEqual([{ id: 'tep_01HQ90A2', token: false }]);
-    expect(stdout).toMatch(/^carried out although a conforming target refuses it: the preflight's DELETE of fixture profile tep_01HQ90A2 .*the suites leave it out$/m);
+    expect(stdout).toMatch(
+      /^carried out although a conforming target refuses it: the preflight's DELETE of fixture profile tep_01HQ90A2 .*the suites leave it out$/m,
+    );
     const report = readReport(reportDir);
     const requirements = byId(report);
     expect(requirements.get('GEN-OPERATION-SERVED')!.status).toBe('pass');
@@ -122,7 +140,9 @@ describe('tmi-conform run against a target that routes an operation only as the 
     expect(requirements.get('TEP-DELETE-204')!.status).toBe('fail');
     expect(findingsOf(report, 'TEP-DELETE-204').map((f) => f.received)).toContain('200');
     expect(requirements.get('AUTH-CREDENTIAL-REQUIRED')!.status).toBe('fail');
-    expect(findingsOf(report, 'AUTH-CREDENTIAL-REQUIRED').some((f) => f.security !== undefined && f.url.endsWith('/token-exchange-profiles/tep_01HQ90A2'))).toBe(true);
+    expect(
+      findingsOf(report, 'AUTH-CREDENTIAL-REQUIRED').some((f) => f.security !== undefined && f.url.endsWith('/token-exchange-profiles/tep_01HQ90A2')),
+    ).toBe(true);
     // The delete's tests ran: none is skipped as not served.
     const deleteTests = report.tests.filter((t) => t.file?.includes('delete-token-exchange-profile') || t.name.startsWith('delete refuses'));
     expect(deleteTests.length).toBeGreaterThan(0);
@@ -130,7 +150,9 @@ describe('tmi-conform run against a target that routes an operation only as the 
     expect(report.tests.find((t) => t.name.includes('delete refuses no Authorization header'))!.status).toBe('fail');
   });
 
-  it('a delete routed as SDK stubs route it (the declared id and any bearer token, 204) is served: the no_scope token carried out is found, and the profile it deleted is never sent again', { timeout: 180_000 }, async () => {
+  it('a delete routed as SDK stubs route it (the declared id and any bearer token, 204) is served: the no_scope token carried out is found, and the profile it deleted is never sent again', {
+    timeout: 180_000,
+  }, async () => {
     const declared = ['tep_01HQ91B1', 'tep_01HQ91B2'];
     const routed = new Set(declared);
     const deletes: Array<{ id: string; token: boolean }> = [];
@@ -145,7 +167,12 @@ describe('tmi-conform run against a target that routes an operation only as the 
       return true;
     });
     const reportDir = join(dir, 'delete-by-fixture-and-bearer');
-    const { code, stdout, stderr } = await run(['--config', writeConfig('delete-by-fixture-and-bearer.yaml', target, { token_exchange_profiles: declared }), '--report-dir', reportDir]);
+    const { code, stdout, stderr } = await run([
+      '--config',
+      writeConfig('delete-by-fixture-and-bearer.yaml', target, { token_exchange_profiles: declared }),
+      '--report-dir',
+      reportDir,
+    ]);
     expect(stderr).toBe('');
     expect(code, stdout).toBe(1);
     expect(stdout).not.toMatch(/^not served/m);
@@ -158,7 +185,9 @@ describe('tmi-conform run against a target that routes an operation only as the 
     const requirements = byId(report);
     expect(requirements.get('GEN-OPERATION-SERVED')!.status).toBe('pass');
     expect(requirements.get('SCOPE-DELETE-REQUIRED')!.status).toBe('fail');
-    expect(findingsOf(report, 'SCOPE-DELETE-REQUIRED').some((f) => f.security !== undefined && f.url.endsWith('/token-exchange-profiles/tep_01HQ91B2'))).toBe(true);
+    expect(findingsOf(report, 'SCOPE-DELETE-REQUIRED').some((f) => f.security !== undefined && f.url.endsWith('/token-exchange-profiles/tep_01HQ91B2'))).toBe(
+      true,
+    );
   });
 
   it('a target that refuses the unknown-id requests gets no request for a fixture profile from the preflight', { timeout: 180_000 }, async () => {
@@ -169,14 +198,23 @@ describe('tmi-conform run against a target that routes an operation only as the 
       return false;
     });
     // Only the read's tests run: every DELETE is the preflight's.
-    const { code, stdout, stderr } = await run(['--config', writeConfig('conforming.yaml', target), '--requirement', 'RS-RESPONSE-SCHEMA', '--report-dir', join(dir, 'conforming')]);
+    const { code, stdout, stderr } = await run([
+      '--config',
+      writeConfig('conforming.yaml', target),
+      '--requirement',
+      'RS-RESPONSE-SCHEMA',
+      '--report-dir',
+      join(dir, 'conforming'),
+    ]);
     expect(stderr).toBe('');
     expect(code, stdout).toBe(0);
     expect(deleted.length).toBeGreaterThan(0);
     for (const id of deleted) expect(id).toMatch(/^tmi-conform-preflight-/);
   });
 
-  it('a resource server read routed only with include_fields present is served: the short signing_secret in its answer is found', { timeout: 180_000 }, async () => {
+  it('a resource server read routed only with include_fields present is served: the short signing_secret in its answer is found', {
+    timeout: 180_000,
+  }, async () => {
     target = await stubTarget((req, res, path, query, port) => {
       if (req.method !== 'GET' || !RESOURCE_SERVER_PATH.test(path)) return false;
       if (!query.has('include_fields')) noStubMatched(res);

@@ -14,9 +14,28 @@ describe('ProgressTally', () => {
     tally.workerReported({ requests: 3, pacer: { waitMs: 0 } });
     expect(said).toEqual([]);
     tally.started(file);
-    tally.testFinished(file, { name: 'token attacks > delete refuses', requirements: ['AUTH-CREDENTIAL-REQUIRED'], status: 'fail', durationMs: 40, message: 'AUTH-CREDENTIAL-REQUIRED: expected 401; received 204' }, 'fail');
+    tally.testFinished(
+      file,
+      {
+        name: 'token attacks > delete refuses',
+        requirements: ['AUTH-CREDENTIAL-REQUIRED'],
+        status: 'fail',
+        durationMs: 40,
+        message: 'AUTH-CREDENTIAL-REQUIRED: expected 401; received 204',
+      },
+      'fail',
+    );
     tally.workerReported({ requests: 40, pacer: { limit: 5, windowMs: 1000, waitMs: 700 } });
-    expect(tests).toEqual([{ suite: 'token-attacks', name: 'token attacks > delete refuses', status: 'fail', requirements: ['AUTH-CREDENTIAL-REQUIRED'], durationMs: 40, message: 'AUTH-CREDENTIAL-REQUIRED: expected 401; received 204' }]);
+    expect(tests).toEqual([
+      {
+        suite: 'token-attacks',
+        name: 'token attacks > delete refuses',
+        status: 'fail',
+        requirements: ['AUTH-CREDENTIAL-REQUIRED'],
+        durationMs: 40,
+        message: 'AUTH-CREDENTIAL-REQUIRED: expected 401; received 204',
+      },
+    ]);
     expect(said).toEqual([
       { suite: 'token-attacks', finished: 1, planned: 12, requests: 3, pacer: { waitMs: 0 } },
       { suite: 'token-attacks', finished: 1, planned: 12, requests: 40, pacer: { limit: 5, windowMs: 1000, waitMs: 700 } },

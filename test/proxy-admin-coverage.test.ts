@@ -17,7 +17,9 @@ import { recorded, startTestProxy, type ProxyUnderTest } from './helpers/proxy.t
 
 const TOKEN = jwt(claims());
 const chromiumPath = findChromium();
-const suite = chromiumPath ? 'the live page shows the coverage rising, in headless Chromium' : 'the live page coverage: SKIPPED, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)';
+const suite = chromiumPath
+  ? 'the live page shows the coverage rising, in headless Chromium'
+  : 'the live page coverage: SKIPPED, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)';
 const dir = mkdtempSync(join(tmpdir(), 'tmi-admin-coverage-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -49,7 +51,12 @@ async function startTarget(): Promise<{ origin: string; close(): Promise<void> }
     req.resume();
     req.on('end', () => {
       const path = (req.url ?? '/').split('?')[0]!;
-      const [status, body] = path === '/api/v2/resource-servers/rs_1' ? [200, resourceServer()] : path === '/api/v2/users/u1' ? [200, { user_id: 'u1' }] : [404, { statusCode: 404, error: 'Not Found', message: 'Not Found' }];
+      const [status, body] =
+        path === '/api/v2/resource-servers/rs_1'
+          ? [200, resourceServer()]
+          : path === '/api/v2/users/u1'
+            ? [200, { user_id: 'u1' }]
+            : [404, { statusCode: 404, error: 'Not Found', message: 'Not Found' }];
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...rateLimitHeaders(40) });
       res.end(JSON.stringify(body));
     });
@@ -92,13 +99,15 @@ describe.skipIf(!chromiumPath)(suite, () => {
     await target?.close();
   });
 
-  it('before any traffic: every part at 0, the description\'s too', async () => {
+  it("before any traffic: every part at 0, the description's too", async () => {
     await expect.poll(() => figure('description')).toBe('0/3 (0 %)');
     expect(await figure('description-responses')).toBe('0/4 (0 %)');
     expect(await figure('operations')).toBe('0/3 (0 %)');
     expect(await figure('document')).toMatch(/^0\/\d+ \(0 %\)$/);
     expect(await page.locator('#no-coverage').isHidden()).toBe(true);
-    expect(await page.locator('#coverage .figure[data-part="description"] .label').textContent()).toBe('description: operations of the description Users API 1.2 exercised');
+    expect(await page.locator('#coverage .figure[data-part="description"] .label').textContent()).toBe(
+      'description: operations of the description Users API 1.2 exercised',
+    );
   });
 
   it('rises as traffic comes in, figure by figure equal to the gauges of /metrics', async () => {
@@ -114,7 +123,11 @@ describe.skipIf(!chromiumPath)(suite, () => {
     expect(await figure('description-responses')).toBe('3/4 (75 %)');
     expect(await figure('operations')).toBe('1/3 (33 %)');
     expect(Number((await figure('document'))!.split('/')[0])).toBeGreaterThan(documentBefore);
-    const shown = Object.fromEntries(await page.locator('#coverage .figure').evaluateAll((figures) => figures.map((f) => [(f as HTMLElement).dataset['part'], Number(f.querySelector('.n')!.textContent!.split('/')[0])])));
+    const shown = Object.fromEntries(
+      await page
+        .locator('#coverage .figure')
+        .evaluateAll((figures) => figures.map((f) => [(f as HTMLElement).dataset['part'], Number(f.querySelector('.n')!.textContent!.split('/')[0])])),
+    );
     expect(await gauges(under.proxy.adminUrl!)).toEqual(shown);
     expect(Object.keys(shown)).toEqual(['document', 'responses', 'values', 'operations', 'description', 'description-responses']);
   });

@@ -18,7 +18,9 @@ import { sampleReport } from './report-fixtures.ts';
 
 const TOKEN = jwt(claims());
 const chromiumPath = findChromium();
-const suite = chromiumPath ? 'the live page for an operator, in headless Chromium' : 'the live page for an operator: SKIPPED, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)';
+const suite = chromiumPath
+  ? 'the live page for an operator, in headless Chromium'
+  : 'the live page for an operator: SKIPPED, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)';
 
 /** A target that answers each path as the tests need: conforming, violating, carried out without a token, throttled, or another operation. */
 async function startTarget(): Promise<{ origin: string; close(): Promise<void> }> {
@@ -34,7 +36,8 @@ async function startTarget(): Promise<{ origin: string; close(): Promise<void> }
       if (path === '/api/v2/resource-servers/rs_1') return json(200, resourceServer(), rateLimitHeaders(41));
       // signing_alg outside its enum: a must finding on every call.
       if (path === '/api/v2/resource-servers/rs_bad') return json(200, resourceServer({ id: 'rs_bad', signing_alg: 'none' }), rateLimitHeaders(40));
-      if (path === '/api/v2/resource-servers/rs_busy') return json(429, { statusCode: 429, error: 'Too Many Requests', message: 'Global limit has been reached' }, rateLimitHeaders(0));
+      if (path === '/api/v2/resource-servers/rs_busy')
+        return json(429, { statusCode: 429, error: 'Too Many Requests', message: 'Global limit has been reached' }, rateLimitHeaders(0));
       if (path.startsWith('/api/v2/token-exchange-profiles/')) {
         res.writeHead(204, rateLimitHeaders(39)); // carried out whatever the credential: a security finding without one
         res.end();
@@ -116,7 +119,9 @@ describe.skipIf(!chromiumPath)(suite, () => {
     // The header counts every finding and the requirements they fell under.
     const groups = await page.locator('details.finding').count();
     expect(await page.locator('#group-count').textContent()).toBe(String(groups));
-    const total = await page.locator('details.finding').evaluateAll((items) => items.reduce((sum, item) => sum + Number((item as HTMLElement).dataset['count']), 0));
+    const total = await page
+      .locator('details.finding')
+      .evaluateAll((items) => items.reduce((sum, item) => sum + Number((item as HTMLElement).dataset['count']), 0));
     expect(await page.locator('#finding-count').textContent()).toBe(String(total));
     expect(await page.locator('.finding .security').count()).toBeGreaterThanOrEqual(1);
   });
@@ -132,7 +137,9 @@ describe.skipIf(!chromiumPath)(suite, () => {
     expect(await page.locator('#operations').textContent()).not.toMatch(/getResourceServer|deleteTokenExchangeProfile|getToken|otherOperation/);
     expect(await page.locator('#status-line').textContent()).not.toMatch(/getResourceServer|otherOperation/);
     // Each row's cells start on one line.
-    const tops = await page.locator('#operations tr').evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => Math.round(cell.getBoundingClientRect().top))));
+    const tops = await page
+      .locator('#operations tr')
+      .evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => Math.round(cell.getBoundingClientRect().top))));
     for (const row of tops) expect(new Set(row).size, JSON.stringify(tops)).toBe(1);
   });
 
@@ -142,7 +149,11 @@ describe.skipIf(!chromiumPath)(suite, () => {
     await recorded(under.proxy, sent);
     await expect.poll(() => page.locator('#chart svg.chart').count()).toBe(2);
     // Measured with the count drawn (asserted after the measure, so that the measure is what fails first).
-    await page.locator('#chart .count-429').first().waitFor({ timeout: 3000 }).catch(() => undefined);
+    await page
+      .locator('#chart .count-429')
+      .first()
+      .waitFor({ timeout: 3000 })
+      .catch(() => undefined);
     const security = page.locator('details.finding', { has: page.locator('.security') }).first();
     await security.locator('summary').click();
     await security.locator('pre', { hasText: 'curl ' }).waitFor({ timeout: 2000 });
@@ -161,7 +172,15 @@ describe.skipIf(!chromiumPath)(suite, () => {
     // A pause in the traffic and a burst of 429s on one spot: the chart's own labels are measured too.
     const series = report.traffic!.rateLimitSeries;
     const last = Date.parse(series[series.length - 1]!.t);
-    for (let i = 0; i < 5; i++) series.push({ t: new Date(last + 60_000 + i * 50).toISOString(), client: 'orders-service', status: 429, limit: 30, remaining: 0, reset: Math.round(last / 1000) + 90 });
+    for (let i = 0; i < 5; i++)
+      series.push({
+        t: new Date(last + 60_000 + i * 50).toISOString(),
+        client: 'orders-service',
+        status: 429,
+        limit: 30,
+        remaining: 0,
+        reset: Math.round(last / 1000) + 90,
+      });
     const html = renderHtml(report);
     const reportPage = await (await browser.newContext()).newPage();
     await reportPage.setContent(html);

@@ -17,7 +17,9 @@ const BODY_SECRET = ECHOED_SECRET;
 const SECRETS = [TOKEN, TOKEN.split('.')[1]!, BODY_SECRET, RESPONSE_SECRET, ADMIN_TOKEN];
 
 const chromiumPath = findChromium();
-const suite = chromiumPath ? 'the live page in headless Chromium' : 'the live page in headless Chromium: SKIPPED, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)';
+const suite = chromiumPath
+  ? 'the live page in headless Chromium'
+  : 'the live page in headless Chromium: SKIPPED, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)';
 
 describe.skipIf(!chromiumPath)(suite, () => {
   let target: Awaited<ReturnType<typeof startAdminTarget>>;

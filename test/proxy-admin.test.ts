@@ -32,7 +32,8 @@ describe('the admin listener after a known traffic mix', () => {
   beforeAll(async () => {
     target = await startAdminTarget();
     under = await startTestProxy(target.origin, { admin: { host: '127.0.0.1', port: 0 }, statusIntervalMs: 20, log: (line) => lines.push(line) });
-    const send = (method: string, path: string, headers: Record<string, string> = {}) => fetch(under.proxy.url + path, { method, headers }).then((r) => r.text());
+    const send = (method: string, path: string, headers: Record<string, string> = {}) =>
+      fetch(under.proxy.url + path, { method, headers }).then((r) => r.text());
     const bearer = { authorization: `Bearer ${TOKEN}` };
     await send('GET', '/api/v2/resource-servers/rs_1', bearer);
     await send('GET', '/api/v2/resource-servers/rs_1', bearer);
@@ -87,7 +88,8 @@ describe('the admin listener after a known traffic mix', () => {
     expect(sum('tmi_conform_findings_total', (l) => l['subject'] === 'implementation' && l['level'] === 'should')).toBe(counts.findings.should);
     expect(sum('tmi_conform_findings_total', (l) => l['subject'] === 'client')).toBe(counts.findings.client);
     expect(Object.keys(counts.byRequirement).length).toBeGreaterThan(1);
-    for (const [requirement, { count }] of Object.entries(counts.byRequirement)) expect(sum('tmi_conform_findings_total', (l) => l['requirement'] === requirement)).toBe(count);
+    for (const [requirement, { count }] of Object.entries(counts.byRequirement))
+      expect(sum('tmi_conform_findings_total', (l) => l['requirement'] === requirement)).toBe(count);
 
     // The DELETE without a token that the target carried out.
     expect(sum('tmi_conform_security_findings_total')).toBeGreaterThanOrEqual(1);
@@ -105,7 +107,11 @@ describe('the admin listener after a known traffic mix', () => {
 
     // The status line says the same numbers.
     expect(line).toBe(statusLine(counts));
-    expect(line).toMatch(new RegExp(`^6 exchanges \\(1 outside the API, 1 refused\\); findings: ${counts.findings.must} must, ${counts.findings.should} should, ${counts.findings.client} client`));
+    expect(line).toMatch(
+      new RegExp(
+        `^6 exchanges \\(1 outside the API, 1 refused\\); findings: ${counts.findings.must} must, ${counts.findings.should} should, ${counts.findings.client} client`,
+      ),
+    );
     await expect.poll(() => lines.includes(line)).toBe(true);
   });
 
@@ -118,7 +124,11 @@ describe('the admin listener after a known traffic mix', () => {
     const detail = await admin('/findings/1');
     expect(detail.status).toBe(200);
     const text = await detail.text();
-    const { finding, exchange, curl } = JSON.parse(text) as { finding: { requirement: string }; exchange: { request: { headers: Record<string, string> } }; curl: string };
+    const { finding, exchange, curl } = JSON.parse(text) as {
+      finding: { requirement: string };
+      exchange: { request: { headers: Record<string, string> } };
+      curl: string;
+    };
     expect(finding.requirement).toMatch(/^[A-Z]/);
     expect(exchange.request.headers['authorization']).toBe('Bearer [REDACTED]');
     expect(curl).toContain('$TOKEN');
@@ -137,7 +147,10 @@ describe('the admin listener after a known traffic mix', () => {
     const html = await page.text();
     expect(html).not.toMatch(/<script src|<link rel="stylesheet"|https?:\/\/(?!127\.0\.0\.1)[a-z]/);
     // fetch may not set Host: node:http may.
-    const statusFor = (host: string) => new Promise<number | undefined>((resolve, reject) => get(`${under.proxy.adminUrl}/status.json`, { headers: { host } }, (res) => resolve(res.resume().statusCode)).on('error', reject));
+    const statusFor = (host: string) =>
+      new Promise<number | undefined>((resolve, reject) =>
+        get(`${under.proxy.adminUrl}/status.json`, { headers: { host } }, (res) => resolve(res.resume().statusCode)).on('error', reject),
+      );
     expect(await statusFor('attacker.example:80')).toBe(403);
     expect(await statusFor(`localhost:${new URL(under.proxy.adminUrl!).port}`)).toBe(200);
   });
@@ -174,7 +187,8 @@ describe('the admin token', () => {
     const page = await admin('/');
     expect(page.status).toBe(401);
     expect(await page.text()).toContain('name="token"');
-    const form = (token: string) => admin('/login', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }).toString() });
+    const form = (token: string) =>
+      admin('/login', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }).toString() });
     const wrong = await form('not-the-token-at-all');
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('set-cookie')).toBeNull();
@@ -200,9 +214,18 @@ describe('an admin address in use', () => {
     const port = (busy.address() as AddressInfo).port;
     const dir = mkdtempSync(join(tmpdir(), 'tmi-admin-busy-'));
     try {
-      await expect(startProxy({ target: parseTarget('http://127.0.0.1:9'), host: '127.0.0.1', port: 0, journalPath: join(dir, 'traffic.jsonl'), reportDir: join(dir, 'reports'), failOn: 'must', statusIntervalMs: 0, admin: { host: '127.0.0.1', port } })).rejects.toThrow(
-        `cannot listen on --admin 127.0.0.1:${port}: the address is in use`,
-      );
+      await expect(
+        startProxy({
+          target: parseTarget('http://127.0.0.1:9'),
+          host: '127.0.0.1',
+          port: 0,
+          journalPath: join(dir, 'traffic.jsonl'),
+          reportDir: join(dir, 'reports'),
+          failOn: 'must',
+          statusIntervalMs: 0,
+          admin: { host: '127.0.0.1', port },
+        }),
+      ).rejects.toThrow(`cannot listen on --admin 127.0.0.1:${port}: the address is in use`);
       expect(existsSync(join(dir, 'traffic.jsonl'))).toBe(false);
     } finally {
       busy.close();
@@ -235,9 +258,14 @@ describe('tmi-conform proxy --admin', () => {
 describe('the journal gauges, with rotation', () => {
   it('count the segments written and their bytes', async () => {
     const target = await startAdminTarget();
-    const under = await startTestProxy(target.origin, { harPath: undefined, admin: { host: '127.0.0.1', port: 0 }, rotation: { maxBytes: 4000, compress: false } });
+    const under = await startTestProxy(target.origin, {
+      harPath: undefined,
+      admin: { host: '127.0.0.1', port: 0 },
+      rotation: { maxBytes: 4000, compress: false },
+    });
     try {
-      for (let i = 0; i < 8; i++) await fetch(`${under.proxy.url}/api/v2/resource-servers/rs_1`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.text());
+      for (let i = 0; i < 8; i++)
+        await fetch(`${under.proxy.url}/api/v2/resource-servers/rs_1`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.text());
       await recorded(under.proxy, 8);
       const segments = readdirSync(under.dir).filter((name) => /\.\d{6}\.jsonl$/.test(name));
       expect(segments.length).toBeGreaterThan(1);
@@ -259,14 +287,21 @@ describe('the journal gauges, with rotation', () => {
 });
 
 describe('the metrics keep their labels bounded', () => {
-  const judged = (findings: Finding[] = []): Judgement => ({ operation: { operation: 'getResourceServer', name: 'GET /resource-servers/{id}', query: {}, prefix: '/api/v2' }, findings, examined: [] });
+  const judged = (findings: Finding[] = []): Judgement => ({
+    operation: { operation: 'getResourceServer', name: 'GET /resource-servers/{id}', query: {}, prefix: '/api/v2' },
+    findings,
+    examined: [],
+  });
   const finding = (requirement: string): Finding => ({ requirement, level: 'should', subject: 'implementation', check: 'test', expected: 'x', received: 'y' });
   const families = async (metrics: ProxyMetrics) => parsePrometheus(await metrics.text());
 
   it('names the first clients of X-RateLimit-Remaining, and counts the others as one', async () => {
     const metrics = new ProxyMetrics();
     for (let i = 0; i < MAX_CLIENTS + 10; i++) {
-      const exchange = getExchange(resourceServer(), 'rs_1', { requestHeaders: { Authorization: `Bearer ${jwt(claims(FULL_SCOPES, `client-${i}`))}` }, responseHeaders: rateLimitHeaders(i) });
+      const exchange = getExchange(resourceServer(), 'rs_1', {
+        requestHeaders: { Authorization: `Bearer ${jwt(claims(FULL_SCOPES, `client-${i}`))}` },
+        responseHeaders: rateLimitHeaders(i),
+      });
       metrics.observe({ exchange, judgement: judged() });
     }
     const series = (await families(metrics)).find((f) => f.name === 'tmi_conform_rate_limit_remaining')!.metrics;

@@ -86,7 +86,8 @@ describe('the proxy in front of a target that falls for them, without the tenant
       await recorded(under.proxy, 3);
       await under.proxy.stop();
       const entries = readJournal(under.journalPath);
-      const security = (i: number) => (entries[i]!._conformance.findings as Array<{ security?: string }>).filter((f) => f.security !== undefined).map((f) => f.security);
+      const security = (i: number) =>
+        (entries[i]!._conformance.findings as Array<{ security?: string }>).filter((f) => f.security !== undefined).map((f) => f.security);
       // Known forged without keys: no key makes a zero signature.
       expect(security(0)).toContainEqual(expect.stringContaining('a token whose signature is all zero bytes (attack zero-signature)'));
       expect(entries[1]!._conformance.token.shape).toBe('embedded-jwk');

@@ -33,7 +33,12 @@ function flow(id: number, overrides: Partial<Flow> = {}): Flow {
     marks: { start: 10.5, requestEnd: 10.75, responseStart: 12.125, end: 13.5 },
     clientAddress: '127.0.0.1',
     httpVersion: 'HTTP/1.1',
-    request: { method: 'GET', path: `/api/v2/resource-servers/rs_${id}`, headers: { host: 'tenant.example.com', authorization: `Bearer ${TOKEN}` }, body: capture([], true) },
+    request: {
+      method: 'GET',
+      path: `/api/v2/resource-servers/rs_${id}`,
+      headers: { host: 'tenant.example.com', authorization: `Bearer ${TOKEN}` },
+      body: capture([], true),
+    },
     response: {
       status: 200,
       statusText: 'OK',
@@ -55,7 +60,13 @@ function plain(f: Flow) {
     clientAddress: f.clientAddress,
     httpVersion: f.httpVersion,
     request: { method: f.request.method, path: f.request.path, headers: f.request.headers, body: body(f.request.body) },
-    response: f.response && { status: f.response.status, statusText: f.response.statusText, httpVersion: f.response.httpVersion, headers: f.response.headers, body: body(f.response.body) },
+    response: f.response && {
+      status: f.response.status,
+      statusText: f.response.statusText,
+      httpVersion: f.response.httpVersion,
+      headers: f.response.headers,
+      body: body(f.response.body),
+    },
     error: f.error,
     proxyStatus: f.proxyStatus,
   };
@@ -76,7 +87,12 @@ describe('flows packed for the recorder thread', () => {
       flow(1),
       // A body over the limit, a request still uploading when it failed, a proxy answer, no response at all.
       flow(2, {
-        request: { method: 'PATCH', path: '/api/v2/sessions/s%C3%A9', headers: { 'content-type': 'application/json; charset=utf-8' }, body: capture(['{"session_metadata":', '{"note":"é ✓"}}'], false) },
+        request: {
+          method: 'PATCH',
+          path: '/api/v2/sessions/s%C3%A9',
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+          body: capture(['{"session_metadata":', '{"note":"é ✓"}}'], false),
+        },
         response: { status: 200, statusText: '', httpVersion: 'HTTP/1.0', headers: {}, body: capture(['x'.repeat(100)]) },
       }),
       flow(3, { marks: { start: 1 }, response: undefined, error: 'upstream refused the connection (ECONNREFUSED)', proxyStatus: 502 }),
@@ -92,7 +108,10 @@ describe('flows packed for the recorder thread', () => {
   it('carry why the bodies were let go when the recorder is behind, and no bytes', () => {
     const [unpacked] = roundTrip([flow(7)], 'the recorder was behind the traffic (proxy overloaded)');
     expect(unpacked!.response!.body.keptBytes).toBe(0);
-    expect(unpacked!.response!.body.captured(undefined)).toEqual({ text: '[body not captured: 13 bytes; the recorder was behind the traffic (proxy overloaded)]', truncated: true });
+    expect(unpacked!.response!.body.captured(undefined)).toEqual({
+      text: '[body not captured: 13 bytes; the recorder was behind the traffic (proxy overloaded)]',
+      truncated: true,
+    });
     expect(unpacked!.request.body.captured(undefined)).toBeUndefined();
   });
 
@@ -113,7 +132,15 @@ describe('the recorder', () => {
   it('sends flows finishing in the same turn of the event loop as one batch, and records every one', async () => {
     const journalPath = join(dir, 'batch.jsonl');
     const recorder = await Recorder.start(
-      { targetOrigin: 'https://tenant.example.com', reportTarget: 'https://tenant.example.com', journalPath, reportDir: join(dir, 'reports'), failOn: 'must', nonGlobalClients: [], maxBodyBytes: LIMIT },
+      {
+        targetOrigin: 'https://tenant.example.com',
+        reportTarget: 'https://tenant.example.com',
+        journalPath,
+        reportDir: join(dir, 'reports'),
+        failOn: 'must',
+        nonGlobalClients: [],
+        maxBodyBytes: LIMIT,
+      },
       () => {},
     );
     for (let id = 1; id <= 200; id++) recorder.record(flow(id));
@@ -121,7 +148,9 @@ describe('the recorder', () => {
     expect(recorder.batches).toBe(1);
     expect(summary.journal.written).toBe(200);
     const lines = readFileSync(journalPath, 'utf8').trimEnd().split('\n');
-    expect(lines.map((line) => (JSON.parse(line) as { request: { url: string } }).request.url)).toEqual(Array.from({ length: 200 }, (_, i) => `https://tenant.example.com/api/v2/resource-servers/rs_${i + 1}`));
+    expect(lines.map((line) => (JSON.parse(line) as { request: { url: string } }).request.url)).toEqual(
+      Array.from({ length: 200 }, (_, i) => `https://tenant.example.com/api/v2/resource-servers/rs_${i + 1}`),
+    );
   });
 });
 
@@ -167,7 +196,9 @@ describe('many exchanges in flight when the proxy is stopped short', () => {
       expect(summary.journal.written).toBe(EXCHANGES);
       const entries = readJournal(under.journalPath);
       expect(entries.filter((e) => e.response!.status === 200)).toHaveLength(EXCHANGES / 2);
-      expect(entries.filter((e) => e._conformance.error === undefined && (e as { _error?: string })._error === 'the proxy stopped before the exchange finished')).toHaveLength(EXCHANGES / 2);
+      expect(
+        entries.filter((e) => e._conformance.error === undefined && (e as { _error?: string })._error === 'the proxy stopped before the exchange finished'),
+      ).toHaveLength(EXCHANGES / 2);
     } finally {
       await under.dispose();
     }

@@ -58,7 +58,8 @@ describe('tmi-conform proxy: usage errors', () => {
   it('--help explains the flags and exits 0', async () => {
     const { code, stdout } = await start(['--help']).exited;
     expect(code).toBe(0);
-    for (const flag of ['--target', '--listen', '--record', '--journal', '--report-dir', '--fail-on', '--max-body-bytes', '--upstream-timeout']) expect(stdout).toContain(flag);
+    for (const flag of ['--target', '--listen', '--record', '--journal', '--report-dir', '--fail-on', '--max-body-bytes', '--upstream-timeout'])
+      expect(stdout).toContain(flag);
   });
 });
 
@@ -94,7 +95,9 @@ describe('tmi-conform proxy: a session', () => {
     expect(code).toBe(0);
     expect(stderr).not.toMatch(/\n\s+at /);
     expect(stdout).toContain('verdict: conforming');
-    expect(stdout).toMatch(/operations: 1 of the document's operations, 1 other\n {2}GET \/resource-servers\/\{id\} +3 exchange\(s\): 200 × 3\n {2}GET \/users\/\{id\} +1 exchange\(s\): \d{3} × 1\n/);
+    expect(stdout).toMatch(
+      /operations: 1 of the document's operations, 1 other\n {2}GET \/resource-servers\/\{id\} +3 exchange\(s\): 200 × 3\n {2}GET \/users\/\{id\} +1 exchange\(s\): \d{3} × 1\n/,
+    );
     expect(readJournal(`${harPath}.jsonl`)).toHaveLength(4);
     const har = JSON.parse(readFileSync(harPath, 'utf8')) as { log: { entries: unknown[] } };
     expect(har.log.entries).toHaveLength(4);
@@ -111,7 +114,18 @@ describe('tmi-conform proxy: a session', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const reportDir = join(dir, 'cut-reports');
-      const child = start(['--target', `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, '--listen', '127.0.0.1:0', '--report-dir', reportDir, '--upstream-timeout', '600', '--status-interval', '0']);
+      const child = start([
+        '--target',
+        `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+        '--listen',
+        '127.0.0.1:0',
+        '--report-dir',
+        reportDir,
+        '--upstream-timeout',
+        '600',
+        '--status-interval',
+        '0',
+      ]);
       const origin = (await child.firstLine).slice('listening on '.length);
       const answered = fetch(`${origin}/api/v2/resource-servers/slow`).then(
         (r) => r.status,

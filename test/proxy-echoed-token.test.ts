@@ -24,7 +24,9 @@ describe('the proxy in front of a mock echoing the bearer token wrapped', () => 
   it('writes no whole token, no signature and no piece of one to the journal, the HAR or any report', async () => {
     const tokens = new Map(Object.keys(ECHO_SHAPES).map((shape) => [shape, signedLookingToken(`e2e-${shape}`)]));
     for (const [shape, token] of tokens) {
-      const answer = await fetch(`${under.proxy.url}/api/v2/resource-servers/${shape}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+      const answer = await fetch(`${under.proxy.url}/api/v2/resource-servers/${shape}`, {
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+      });
       expect(answer.status).toBe(404);
       // The client gets the mock's answer as it was: only what is written is masked.
       expect(await answer.text()).toBe(ECHO_SHAPES[shape]!.body(token));
@@ -32,7 +34,15 @@ describe('the proxy in front of a mock echoing the bearer token wrapped', () => 
     await under.proxy.stop();
     const reports = readdirSync(under.reportDir).map((f) => join(under.reportDir, f));
     const files = [under.journalPath, under.harPath, ...reports].filter((f) => existsSync(f));
-    expect(files.map((f) => f.split('/').at(-1)).sort()).toEqual(['junit.xml', 'report.html', 'report.json', 'report.md', 'report.sarif', 'traffic.har', 'traffic.har.jsonl']);
+    expect(files.map((f) => f.split('/').at(-1)).sort()).toEqual([
+      'junit.xml',
+      'report.html',
+      'report.json',
+      'report.md',
+      'report.sarif',
+      'traffic.har',
+      'traffic.har.jsonl',
+    ]);
     for (const file of files) {
       const text = readFileSync(file, 'utf8');
       for (const [shape, token] of tokens) {

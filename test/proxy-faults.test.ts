@@ -68,7 +68,13 @@ describe('the proxy in front of a reference with faults switched on', () => {
     const message = entries.flatMap((e) => e._conformance.findings).find((f) => f.requirement === 'RS-SIGNING-SECRET-LENGTH')!.message;
     expect(message).toContain('RS-SIGNING-SECRET-LENGTH');
     expect(message).not.toContain(cutSecret);
-    for (const file of [under.journalPath, under.harPath, join(under.reportDir, 'report.json'), join(under.reportDir, 'report.md'), join(under.reportDir, 'report.html')]) {
+    for (const file of [
+      under.journalPath,
+      under.harPath,
+      join(under.reportDir, 'report.json'),
+      join(under.reportDir, 'report.md'),
+      join(under.reportDir, 'report.html'),
+    ]) {
       expect(readFileSync(file, 'utf8').includes(`"${cutSecret}"`), file).toBe(false);
     }
   });

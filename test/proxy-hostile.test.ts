@@ -101,7 +101,10 @@ describe('hostile requests', () => {
   });
 
   it('paths reach the target exactly as sent (no slash folding, no re-encoding)', async () => {
-    const answer = await raw(`GET //api/v2//sessions/a%2Fb%252F?x=%zz&y=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`, true);
+    const answer = await raw(
+      `GET //api/v2//sessions/a%2Fb%252F?x=%zz&y=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`,
+      true,
+    );
     expect(statusOf(answer)).toBe(200);
     expect(received[0]!.url).toBe('//api/v2//sessions/a%2Fb%252F?x=%zz&y=1');
     expect((await lastEntry()).request!.url).toBe(`http://${targetHost}//api/v2//sessions/a%2Fb%252F?x=%zz&y=1`);
@@ -112,7 +115,11 @@ describe('hostile requests', () => {
       ['invalid header name', 'GET /api/v2/sessions/s HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', 400],
       ['control character in a header value', 'GET /api/v2/sessions/s HTTP/1.1\r\nHost: x\r\nX-A: a\x01b\r\n\r\n', 400],
       ['not HTTP at all', '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 hello\r\n\r\n', 400],
-      ['Content-Length and Transfer-Encoding (smuggling)', 'POST /api/v2/sessions/s HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400],
+      [
+        'Content-Length and Transfer-Encoding (smuggling)',
+        'POST /api/v2/sessions/s HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        400,
+      ],
       ['two Content-Length values', 'POST /api/v2/sessions/s HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcd', 400],
       ['space in the request target', 'GET /api/v2/sessions/a b HTTP/1.1\r\nHost: x\r\n\r\n', 400],
       ['headers over 64 KiB', `GET /api/v2/sessions/s HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70 * 1024)}\r\n\r\n`, 431],
@@ -149,7 +156,10 @@ describe('hostile requests', () => {
 
   it('a body that is not JSON is forwarded as is and earns the client a finding', async () => {
     const body = '{"session_metadata": {"plan": "gold",,}';
-    const answer = await raw(`PATCH /api/v2/sessions/sess_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`, true);
+    const answer = await raw(
+      `PATCH /api/v2/sessions/sess_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      true,
+    );
     expect(statusOf(answer)).toBe(200);
     expect(received[0]!.body.toString()).toBe(body);
     const entry = await lastEntry();
@@ -161,7 +171,10 @@ describe('hostile requests', () => {
   it('a body nested 100,000 deep is forwarded, recorded as not judged, and the proxy judges on', async () => {
     const depth = 100_000;
     const body = `{"session_metadata":${'['.repeat(depth)}${']'.repeat(depth)}}`;
-    const answer = await raw(`PATCH /api/v2/sessions/sess_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`, true);
+    const answer = await raw(
+      `PATCH /api/v2/sessions/sess_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      true,
+    );
     expect(statusOf(answer)).toBe(200);
     expect(received[0]!.body.toString()).toBe(body);
     const entry = (await lastEntry()) as Awaited<ReturnType<typeof lastEntry>> & { _conformance: { notJudged?: string } };
@@ -170,14 +183,21 @@ describe('hostile requests', () => {
     expect(entry.request!.postData!.text).toBe(body);
     // The next exchange is judged as usual.
     const next = '{"session_metadata": {"plan": "gold",,}';
-    await raw(`PATCH /api/v2/sessions/sess_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${next.length}\r\n\r\n${next}`, true);
+    await raw(
+      `PATCH /api/v2/sessions/sess_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${next.length}\r\n\r\n${next}`,
+      true,
+    );
     expect((await lastEntry())._conformance.findings).toContainEqual(expect.objectContaining({ requirement: 'SES-REQUEST-BODY', subject: 'client' }));
   });
 
   it('a client that aborts in the middle of its request body: recorded as aborted, nothing answered', async () => {
     exchanges++;
     await new Promise<void>((resolve) => {
-      const req = request(`${under.proxy.origin}/api/v2/sessions/sess_1`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'content-length': '1000', authorization: `Bearer ${TOKEN}` }, agent: false });
+      const req = request(`${under.proxy.origin}/api/v2/sessions/sess_1`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json', 'content-length': '1000', authorization: `Bearer ${TOKEN}` },
+        agent: false,
+      });
       req.on('error', () => resolve());
       req.on('close', () => resolve());
       req.write('{"session_metadata":', () => setTimeout(() => req.destroy(), 20));

@@ -23,7 +23,25 @@ const certPath = join(dir, 'cert.pem');
 function makeCertificate(): string | undefined {
   const made = spawnSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
     { encoding: 'utf8' },
   );
   if (made.error) return `the openssl command is not available (${made.error.message})`;
@@ -76,10 +94,14 @@ describe.skipIf(noCertificate !== undefined)(title, () => {
 
   it('with the certificate trusted (NODE_EXTRA_CA_CERTS), forwards, judges and records every exchange', async () => {
     const journal = join(dir, 'https.jsonl');
-    const child = spawn(process.execPath, [BIN, 'proxy', '--target', origin, '--listen', '127.0.0.1:0', '--journal', journal, '--report-dir', join(dir, 'reports'), '--status-interval', '0'], {
-      env: { ...process.env, NODE_EXTRA_CA_CERTS: certPath, GITHUB_STEP_SUMMARY: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'proxy', '--target', origin, '--listen', '127.0.0.1:0', '--journal', journal, '--report-dir', join(dir, 'reports'), '--status-interval', '0'],
+      {
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: certPath, GITHUB_STEP_SUMMARY: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

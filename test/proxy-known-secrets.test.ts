@@ -54,9 +54,25 @@ describe('the proxy masks a secret it has seen wherever it turns up later', () =
 
 describe('KnownSecrets', () => {
   const exchange = (body: string) =>
-    buildExchange({ method: 'PATCH', url: 'https://t.example.com/api/v2/sessions/s1', requestHeaders: { 'content-type': 'application/json' }, requestBody: body, status: 200, responseHeaders: {}, responseBody: '{}' });
+    buildExchange({
+      method: 'PATCH',
+      url: 'https://t.example.com/api/v2/sessions/s1',
+      requestHeaders: { 'content-type': 'application/json' },
+      requestBody: body,
+      status: 200,
+      responseHeaders: {},
+      responseBody: '{}',
+    });
   const tokenRequest = (secret: string) =>
-    buildExchange({ method: 'POST', url: 'https://t.example.com/oauth/token', requestHeaders: { 'content-type': 'application/x-www-form-urlencoded' }, requestBody: `grant_type=client_credentials&client_id=c1&client_secret=${secret}`, status: 200, responseHeaders: {}, responseBody: '{}' });
+    buildExchange({
+      method: 'POST',
+      url: 'https://t.example.com/oauth/token',
+      requestHeaders: { 'content-type': 'application/x-www-form-urlencoded' },
+      requestBody: `grant_type=client_credentials&client_id=c1&client_secret=${secret}`,
+      status: 200,
+      responseHeaders: {},
+      responseBody: '{}',
+    });
 
   it('learns from one exchange, masks in the next; a placeholder or short value is never learned', () => {
     const known = new KnownSecrets();
@@ -77,13 +93,17 @@ describe('KnownSecrets', () => {
 describe('a token is masked by what it is, wherever it stands', () => {
   const token = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJjbGllbnQtMSJ9.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg';
   const signature = token.split('.')[2]!;
-  const get = (path: string, headers: Record<string, string>) => buildExchange({ method: 'GET', url: `https://t.example.com${path}`, requestHeaders: headers, status: 200, responseHeaders: {}, responseBody: '{}' });
+  const get = (path: string, headers: Record<string, string>) =>
+    buildExchange({ method: 'GET', url: `https://t.example.com${path}`, requestHeaders: headers, status: 200, responseHeaders: {}, responseBody: '{}' });
 
-  it.each(['x-authorization', 'x-auth-token', 'x-access-token', 'token', 'authorization2', 'x-forwarded-authorization'])('in the %s header (no Authorization beside it)', (name) => {
-    const safe = redactExchange(get('/api/v2/resource-servers/rs_1', { [name]: `Bearer ${token}` }));
-    expect(safe.request.headers[name]).not.toContain(signature);
-    expect(safe.request.headers[name]).toMatch(/^\[REDACTED\]/);
-  });
+  it.each(['x-authorization', 'x-auth-token', 'x-access-token', 'token', 'authorization2', 'x-forwarded-authorization'])(
+    'in the %s header (no Authorization beside it)',
+    (name) => {
+      const safe = redactExchange(get('/api/v2/resource-servers/rs_1', { [name]: `Bearer ${token}` }));
+      expect(safe.request.headers[name]).not.toContain(signature);
+      expect(safe.request.headers[name]).toMatch(/^\[REDACTED\]/);
+    },
+  );
 
   it('a credential-named header with a value that is not a JWT is masked whole too', () => {
     const safe = redactExchange(get('/api/v2/resource-servers/rs_1', { 'x-client-secret': 'k7Q2mV9xR4tW8yZ1' }));
@@ -91,7 +111,9 @@ describe('a token is masked by what it is, wherever it stands', () => {
   });
 
   it('in the Referer and as a path segment; other headers and paths stay as they were', () => {
-    const safe = redactExchange(get(`/api/v2/resource-servers/${token}`, { referer: `https://app.example.com/cb?access_token=${token}`, 'x-request-id': 'req-123' }));
+    const safe = redactExchange(
+      get(`/api/v2/resource-servers/${token}`, { referer: `https://app.example.com/cb?access_token=${token}`, 'x-request-id': 'req-123' }),
+    );
     expect(safe.request.url).not.toContain(signature);
     expect(safe.request.url).toMatch(/^https:\/\/t\.example\.com\/api\/v2\/resource-servers\/\[REDACTED\]/);
     expect(safe.request.headers['referer']).not.toContain(signature);

@@ -23,7 +23,9 @@ interface Step {
   with?: Record<string, unknown>;
 }
 
-const workflow = parse(readFileSync(join(packageRoot, 'docs', 'ci', 'github-actions-proxy.yml'), 'utf8')) as { jobs: Record<string, { env?: Record<string, string>; steps: Step[] }> };
+const workflow = parse(readFileSync(join(packageRoot, 'docs', 'ci', 'github-actions-proxy.yml'), 'utf8')) as {
+  jobs: Record<string, { env?: Record<string, string>; steps: Step[] }>;
+};
 const job = Object.values(workflow.jobs)[0]!;
 const proxyStep = job.steps.find((s) => /tmi-conform proxy/.test(s.run ?? ''))!;
 const upload = job.steps.find((s) => (s.uses ?? '').startsWith('actions/upload-artifact@'))!;
@@ -59,7 +61,10 @@ afterAll(async () => {
 function application(name: string): string {
   const app = join(dir, name);
   mkdirSync(join(app, 'node_modules', '.bin'), { recursive: true });
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name, private: true, type: 'module', scripts: { test: 'node integration.mjs' }, devDependencies: { 'tmi-conform': '*' } }));
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name, private: true, type: 'module', scripts: { test: 'node integration.mjs' }, devDependencies: { 'tmi-conform': '*' } }),
+  );
   writeFileSync(join(app, 'integration.mjs'), INTEGRATION_TEST);
   symlinkSync(packageRoot, join(app, 'node_modules', 'tmi-conform'), 'dir');
   symlinkSync(join('..', 'tmi-conform', 'bin', 'tmi-conform.js'), join(app, 'node_modules', '.bin', 'tmi-conform'));
@@ -100,7 +105,8 @@ describe('docs/ci/github-actions-proxy.yml', () => {
     expect(stderr).toMatch(/tmi-conform proxy: exit 0: npm exited with 0; the traffic is conforming under --fail-on must, which decides/);
     // What the upload step takes: the HAR, its journal and the four reports.
     const reports = join(app, String(upload.with!['path']));
-    for (const file of ['traffic.har', 'traffic.har.jsonl', 'report.json', 'junit.xml', 'report.md', 'report.html']) expect(existsSync(join(reports, file)), file).toBe(true);
+    for (const file of ['traffic.har', 'traffic.har.jsonl', 'report.json', 'junit.xml', 'report.md', 'report.html'])
+      expect(existsSync(join(reports, file)), file).toBe(true);
     const journal = readJournal(join(reports, 'traffic.har.jsonl'));
     expect(journal.map((e) => e._conformance.operation)).toEqual(['getToken', 'getResourceServer']);
     // The client secret the tests sent never reached the disk.

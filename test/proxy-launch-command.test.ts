@@ -60,20 +60,54 @@ let runs = 0;
 const TRUST_VARIABLES = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE'];
 
 /** Runs `tmi-conform proxy --target … -- CMD…`; `onOutput` sees the command's report once written. */
-function proxyWith(options: { target?: string; extra?: string[]; command: string[]; env?: Record<string, string>; keepTrustVariables?: boolean; whileRunning?: (child: ReturnType<typeof spawn>, out: string) => Promise<void> }) {
+function proxyWith(options: {
+  target?: string;
+  extra?: string[];
+  command: string[];
+  env?: Record<string, string>;
+  keepTrustVariables?: boolean;
+  whileRunning?: (child: ReturnType<typeof spawn>, out: string) => Promise<void>;
+}) {
   const name = `run-${++runs}`;
   const out = join(dir, `${name}.json`);
   const harPath = join(dir, `${name}.har`);
   const reportDir = join(dir, `${name}-reports`);
   const target = options.target ?? ref.origin;
   const useFaulty = target.startsWith(faulty.origin);
-  const env: NodeJS.ProcessEnv = { ...process.env, GITHUB_STEP_SUMMARY: '', TEST_OUT: out, TEST_TOKEN: useFaulty ? faultyToken : token, TEST_RS: (useFaulty ? faulty : ref).fixtures.resource_servers[0]!, ...options.env };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GITHUB_STEP_SUMMARY: '',
+    TEST_OUT: out,
+    TEST_TOKEN: useFaulty ? faultyToken : token,
+    TEST_RS: (useFaulty ? faulty : ref).fixtures.resource_servers[0]!,
+    ...options.env,
+  };
   // The trust variables as the test sets them, unless the machine's own are kept on purpose.
   if (!options.keepTrustVariables) for (const name of TRUST_VARIABLES) if (!options.env?.[name]) delete env[name];
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--record', harPath, '--report-dir', reportDir, '--status-interval', '0', ...(options.extra ?? []), '--', ...options.command], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'proxy',
+      '--target',
+      target,
+      '--listen',
+      '127.0.0.1:0',
+      '--record',
+      harPath,
+      '--report-dir',
+      reportDir,
+      '--status-interval',
+      '0',
+      ...(options.extra ?? []),
+      '--',
+      ...options.command,
+    ],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -85,7 +119,16 @@ function proxyWith(options: { target?: string; extra?: string[]; command: string
     harPath,
     reportDir,
     ended: during ? during.then(() => ended) : ended,
-    seen: () => JSON.parse(readFileSync(out, 'utf8')) as { status: number; url: string; origin: string; ca: string | null; sslCertFile: string | null; requestsCaBundle: string | null; args: string[] },
+    seen: () =>
+      JSON.parse(readFileSync(out, 'utf8')) as {
+        status: number;
+        url: string;
+        origin: string;
+        ca: string | null;
+        sslCertFile: string | null;
+        requestsCaBundle: string | null;
+        args: string[];
+      },
   };
 }
 
@@ -106,7 +149,9 @@ describe('proxy -- CMD: exit codes', () => {
     const { code, stdout, stderr } = await run.ended;
     expect(code).toBe(3);
     expect(stdout.split('\n')[0]).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+$/);
-    expect(decisionLines(stderr)).toEqual([expect.stringMatching(/exit 3: .*node exited with 3, which decides \(the traffic is conforming under --fail-on must\)$/)]);
+    expect(decisionLines(stderr)).toEqual([
+      expect.stringMatching(/exit 3: .*node exited with 3, which decides \(the traffic is conforming under --fail-on must\)$/),
+    ]);
     expect(run.seen().status).toBe(200);
     const har = JSON.parse(readFileSync(run.harPath, 'utf8')) as { log: { entries: unknown[] } };
     expect(har.log.entries).toHaveLength(1);
@@ -117,14 +162,18 @@ describe('proxy -- CMD: exit codes', () => {
     const run = proxyWith({ command: [process.execPath, COMMAND] });
     const { code, stderr } = await run.ended;
     expect(code).toBe(0);
-    expect(decisionLines(stderr)).toEqual([expect.stringMatching(/exit 0: .*node exited with 0; the traffic is conforming under --fail-on must, which decides$/)]);
+    expect(decisionLines(stderr)).toEqual([
+      expect.stringMatching(/exit 0: .*node exited with 0; the traffic is conforming under --fail-on must, which decides$/),
+    ]);
   });
 
   it('CMD succeeds but the traffic does not conform: exit 1, the verdict decided', async () => {
     const run = proxyWith({ target: faulty.origin, command: [process.execPath, COMMAND] });
     const { code, stderr } = await run.ended;
     expect(code).toBe(1);
-    expect(decisionLines(stderr)).toEqual([expect.stringMatching(/exit 1: .*node exited with 0; the traffic is NOT conforming under --fail-on must, which decides$/)]);
+    expect(decisionLines(stderr)).toEqual([
+      expect.stringMatching(/exit 1: .*node exited with 0; the traffic is NOT conforming under --fail-on must, which decides$/),
+    ]);
     const report = JSON.parse(readFileSync(join(run.reportDir, 'report.json'), 'utf8')) as Report;
     expect(report.passed).toBe(false);
   });
@@ -163,7 +212,7 @@ describe('proxy -- CMD: signals', () => {
 });
 
 describe('proxy -- CMD: its environment and arguments', () => {
-  it('TMI_PROXY_URL is the API base URL through the proxy, TMI_PROXY_ORIGIN the proxy itself; no CA variable without --tls; --help after -- is CMD\'s', async () => {
+  it("TMI_PROXY_URL is the API base URL through the proxy, TMI_PROXY_ORIGIN the proxy itself; no CA variable without --tls; --help after -- is CMD's", async () => {
     const run = proxyWith({ command: [process.execPath, COMMAND, '--help', 'x y'] });
     const { code, stdout } = await run.ended;
     expect(code).toBe(0);
@@ -182,21 +231,30 @@ describe('proxy -- CMD: its environment and arguments', () => {
     expect(origin).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const caPath = join(tlsDir, 'ca.pem');
     const ca = readFileSync(caPath, 'utf8').trimEnd();
-    expect(run.seen()).toMatchObject({ status: 200, url: `${origin}/api/v2`, ca: caPath, sslCertFile: join(tlsDir, 'ca-bundle.pem'), requestsCaBundle: join(tlsDir, 'requests-ca-bundle-with-ca.pem') });
+    expect(run.seen()).toMatchObject({
+      status: 200,
+      url: `${origin}/api/v2`,
+      ca: caPath,
+      sslCertFile: join(tlsDir, 'ca-bundle.pem'),
+      requestsCaBundle: join(tlsDir, 'requests-ca-bundle-with-ca.pem'),
+    });
     const bundle = readFileSync(join(tlsDir, 'ca-bundle.pem'), 'utf8');
     expect(bundle.trimEnd().endsWith(ca)).toBe(true);
     expect(bundle.match(/-----BEGIN CERTIFICATE-----/g)!.length).toBeGreaterThan(10);
     expect(readFileSync(join(tlsDir, 'requests-ca-bundle-with-ca.pem'), 'utf8')).toBe(`${rootCertificates[0]}\n${ca}\n`);
   });
 
-  it.skipIf(!onPath('curl'))('with --tls: curl in CMD verifies the proxy with the variables it was given (the machine\'s own trust variables kept)', async () => {
-    const script = 'curl -sS -o /dev/null -w "%{http_code}" -H "authorization: Bearer $TEST_TOKEN" "$TMI_PROXY_URL/resource-servers/$TEST_RS" > "$TEST_OUT"';
-    const run = proxyWith({ extra: ['--tls', '--tls-dir', join(dir, 'tls')], command: ['sh', '-c', script], keepTrustVariables: true });
-    const { code, stderr } = await run.ended;
-    expect(stderr).not.toContain('broke off the TLS handshake');
-    expect(readFileSync(run.out, 'utf8')).toBe('200');
-    expect(code).toBe(0);
-  });
+  it.skipIf(!onPath('curl'))(
+    "with --tls: curl in CMD verifies the proxy with the variables it was given (the machine's own trust variables kept)",
+    async () => {
+      const script = 'curl -sS -o /dev/null -w "%{http_code}" -H "authorization: Bearer $TEST_TOKEN" "$TMI_PROXY_URL/resource-servers/$TEST_RS" > "$TEST_OUT"';
+      const run = proxyWith({ extra: ['--tls', '--tls-dir', join(dir, 'tls')], command: ['sh', '-c', script], keepTrustVariables: true });
+      const { code, stderr } = await run.ended;
+      expect(stderr).not.toContain('broke off the TLS handshake');
+      expect(readFileSync(run.out, 'utf8')).toBe('200');
+      expect(code).toBe(0);
+    },
+  );
 
   it('a --target that already ends in /api/v2 makes the proxy root the API base URL', async () => {
     const run = proxyWith({ target: `${ref.origin}/api/v2`, command: [process.execPath, COMMAND] });
@@ -209,7 +267,19 @@ describe('proxy -- CMD: its environment and arguments', () => {
 
 describe('tmi-conform proxy --help', () => {
   it('explains -- CMD, its environment and exit codes, --append and --overwrite, and the stop when the launcher goes away', () => {
-    for (const text of ['[-- CMD [ARGS...]]', '[--append | --overwrite]', '--append ', '--overwrite ', 'TMI_PROXY_URL', 'TMI_PROXY_ORIGIN', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CMD not found: 127', 'the process that launched it\ngoes away']) {
+    for (const text of [
+      '[-- CMD [ARGS...]]',
+      '[--append | --overwrite]',
+      '--append ',
+      '--overwrite ',
+      'TMI_PROXY_URL',
+      'TMI_PROXY_ORIGIN',
+      'NODE_EXTRA_CA_CERTS',
+      'SSL_CERT_FILE',
+      'REQUESTS_CA_BUNDLE',
+      'CMD not found: 127',
+      'the process that launched it\ngoes away',
+    ]) {
       expect(proxyHelp).toContain(text);
     }
   });

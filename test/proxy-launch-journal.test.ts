@@ -36,7 +36,9 @@ async function session(target: RunningReference, requests: number, flags: string
   const proxy = await startProxyCommand(target.origin, flags);
   const bearer = target === faulty ? faultyToken : token;
   for (let i = 0; i < requests; i++) {
-    const response = await fetch(`${proxy.url}/api/v2/resource-servers/${target.fixtures.resource_servers[0]}`, { headers: { authorization: `Bearer ${bearer}` } });
+    const response = await fetch(`${proxy.url}/api/v2/resource-servers/${target.fixtures.resource_servers[0]}`, {
+      headers: { authorization: `Bearer ${bearer}` },
+    });
     expect(response.status).toBe(200);
     await response.text();
   }
@@ -66,13 +68,18 @@ describe('proxy: an existing journal', () => {
 
   it('is refused without --append or --overwrite, and left as it was (the HAR too)', async () => {
     const har = readFileSync(harPath, 'utf8');
-    expect(await refusal(record)).toBe(`proxy: the journal ${journalPath} already holds recorded exchanges: add --append to resume it (the HAR and the report then cover both sessions) or --overwrite to replace it`);
+    expect(await refusal(record)).toBe(
+      `proxy: the journal ${journalPath} already holds recorded exchanges: add --append to resume it (the HAR and the report then cover both sessions) or --overwrite to replace it`,
+    );
     expect(readFileSync(journalPath, 'utf8')).toBe(firstJournal);
     expect(readFileSync(harPath, 'utf8')).toBe(har);
   });
 
   it('the refusal as a user sees it: one line on stderr, exit 2, nothing on stdout', async () => {
-    const child = spawn(process.execPath, [BIN, 'proxy', '--target', ref.origin, '--listen', '127.0.0.1:0', ...record], { env: { ...process.env, GITHUB_STEP_SUMMARY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'proxy', '--target', ref.origin, '--listen', '127.0.0.1:0', ...record], {
+      env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -117,11 +124,16 @@ describe('proxy: an existing journal', () => {
 
   it('--append through the command line, around a command: the journal grows by what the command sent', async () => {
     const before = readJournal(journalPath).length;
-    const script = "fetch(process.env.TMI_PROXY_URL + '/resource-servers/' + process.env.RS, { headers: { authorization: 'Bearer ' + process.env.TOKEN } }).then((r) => process.exit(r.status === 200 ? 0 : 9))";
-    const child = spawn(process.execPath, [BIN, 'proxy', '--target', ref.origin, '--listen', '127.0.0.1:0', '--status-interval', '0', ...record, '--append', '--', process.execPath, '-e', script], {
-      env: { ...process.env, GITHUB_STEP_SUMMARY: '', TOKEN: token, RS: ref.fixtures.resource_servers[0]! },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const script =
+      "fetch(process.env.TMI_PROXY_URL + '/resource-servers/' + process.env.RS, { headers: { authorization: 'Bearer ' + process.env.TOKEN } }).then((r) => process.exit(r.status === 200 ? 0 : 9))";
+    const child = spawn(
+      process.execPath,
+      [BIN, 'proxy', '--target', ref.origin, '--listen', '127.0.0.1:0', '--status-interval', '0', ...record, '--append', '--', process.execPath, '-e', script],
+      {
+        env: { ...process.env, GITHUB_STEP_SUMMARY: '', TOKEN: token, RS: ref.fixtures.resource_servers[0]! },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -133,7 +145,9 @@ describe('proxy: an existing journal', () => {
   });
 
   it('--append and --overwrite together are refused', async () => {
-    expect(await refusal([...record, '--append', '--overwrite'])).toBe('proxy: --append and --overwrite exclude each other (resume the journal, or replace it)');
+    expect(await refusal([...record, '--append', '--overwrite'])).toBe(
+      'proxy: --append and --overwrite exclude each other (resume the journal, or replace it)',
+    );
   });
 });
 
@@ -144,7 +158,9 @@ describe('proxy: an existing --record file, a journal that is none', () => {
     writeFileSync(harPath, har);
     const flags = ['--record', harPath, '--report-dir', join(dir, 'lonely-reports')];
     expect(await refusal(flags)).toBe(`proxy: ${harPath} already exists: add --append to resume its recording or --overwrite to replace it`);
-    expect(await refusal([...flags, '--append'])).toMatch(/^proxy: cannot --append: .*lonely\.har exists but its journal .*lonely\.har\.jsonl is missing or empty, so the HAR's exchanges would be lost at stop; move .* away or add --overwrite$/);
+    expect(await refusal([...flags, '--append'])).toMatch(
+      /^proxy: cannot --append: .*lonely\.har exists but its journal .*lonely\.har\.jsonl is missing or empty, so the HAR's exchanges would be lost at stop; move .* away or add --overwrite$/,
+    );
     expect(readFileSync(harPath, 'utf8')).toBe(har);
     const replaced = await session(ref, 1, [...flags, '--overwrite']);
     expect(replaced.code).toBe(0);
@@ -155,7 +171,9 @@ describe('proxy: an existing --record file, a journal that is none', () => {
     const journalPath = join(dir, 'mistake.jsonl');
     const har = JSON.stringify({ log: { version: '1.2', entries: [] } }, null, 2);
     writeFileSync(journalPath, har);
-    expect(await refusal(['--journal', journalPath, '--report-dir', join(dir, 'mistake-reports'), '--append'])).toMatch(/^proxy: cannot --append to .*mistake\.jsonl: its first line is not JSON, not a proxy journal \(one HAR entry per line\)/);
+    expect(await refusal(['--journal', journalPath, '--report-dir', join(dir, 'mistake-reports'), '--append'])).toMatch(
+      /^proxy: cannot --append to .*mistake\.jsonl: its first line is not JSON, not a proxy journal \(one HAR entry per line\)/,
+    );
     expect(readFileSync(journalPath, 'utf8')).toBe(har);
   });
 

@@ -103,7 +103,9 @@ function pidsWith(marker: string): number[] {
 /** Fails the test if the output is not closed in time, and never leaves a process behind. */
 async function closedInTime(launched: Launched, marker: string): Promise<{ stdout: string; stderr: string }> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`still running ${STOP_TIMEOUT_MS} ms after its launcher went away`)), STOP_TIMEOUT_MS)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`still running ${STOP_TIMEOUT_MS} ms after its launcher went away`)), STOP_TIMEOUT_MS)),
+  );
   try {
     return await Promise.race([launched.outputClosed, late]);
   } finally {
@@ -165,7 +167,23 @@ describe('proxy: its launcher goes away', () => {
     const harPath = join(dir, 'npm.har');
     const reportDir = join(dir, 'npm-reports');
     // --offline: the package's own bin, linked from this checkout; nothing is fetched.
-    const launched = launch('npm', ['exec', '--offline', '--', 'tmi-conform', 'proxy', '--target', targetOrigin, '--listen', '127.0.0.1:0', '--record', harPath, '--report-dir', reportDir, '--status-interval', '0']);
+    const launched = launch('npm', [
+      'exec',
+      '--offline',
+      '--',
+      'tmi-conform',
+      'proxy',
+      '--target',
+      targetOrigin,
+      '--listen',
+      '127.0.0.1:0',
+      '--record',
+      harPath,
+      '--report-dir',
+      reportDir,
+      '--status-interval',
+      '0',
+    ]);
     const { slow } = await trafficThenKillLauncher(launched);
     const { stdout, stderr } = await closedInTime(launched, harPath);
     expect(await slow).toEqual({ status: 200, body: { path: '/slow' } });
@@ -177,7 +195,20 @@ describe('proxy: its launcher goes away', () => {
   it('a SIGTERM to the proxy itself still stops it as before: exchange in flight finished, everything written, exit 0', async () => {
     const harPath = join(dir, 'direct.har');
     const reportDir = join(dir, 'direct-reports');
-    const launched = launch(process.execPath, [BIN, 'proxy', '--target', targetOrigin, '--listen', '127.0.0.1:0', '--record', harPath, '--report-dir', reportDir, '--status-interval', '0']);
+    const launched = launch(process.execPath, [
+      BIN,
+      'proxy',
+      '--target',
+      targetOrigin,
+      '--listen',
+      '127.0.0.1:0',
+      '--record',
+      harPath,
+      '--report-dir',
+      reportDir,
+      '--status-interval',
+      '0',
+    ]);
     const exited = new Promise<number | null>((resolve) => launched.launcher.once('exit', (code) => resolve(code)));
     // Here the "launcher" is the proxy itself.
     const { slow } = await trafficThenKillLauncher(launched);

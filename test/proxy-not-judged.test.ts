@@ -25,7 +25,9 @@ describe('the proxy: what it could not judge', () => {
   });
 
   it('an exchange the kit failed on is in the report, among those not judged', () => {
-    const report = new ReportAddon(new JudgingSession({ tenant: new TenantTokens({}), report: { kind: 'proxy', source: 'proxy', target: 'http://127.0.0.1:1' } }));
+    const report = new ReportAddon(
+      new JudgingSession({ tenant: new TenantTokens({}), report: { kind: 'proxy', source: 'proxy', target: 'http://127.0.0.1:1' } }),
+    );
     report.done({ id: 9, internalError: 'boom' } as unknown as Flow);
     expect(report.builder.build({ failOn: 'must' }).traffic?.notJudged).toEqual([{ reason: INTERNAL_ERROR, count: 1, exchanges: ['9'] }]);
   });

@@ -20,12 +20,19 @@ describe('redaction for recordings', () => {
   });
 
   it('masks every leaf of a secret object and keeps its shape', () => {
-    const out = JSON.parse(redactBody(JSON.stringify({ username: 'ops', password: { current: 'hunter2-long', previous: ['old-one-1'], rotations: 3 } }))) as Record<string, unknown>;
+    const out = JSON.parse(
+      redactBody(JSON.stringify({ username: 'ops', password: { current: 'hunter2-long', previous: ['old-one-1'], rotations: 3 } })),
+    ) as Record<string, unknown>;
     expect(out).toEqual({ username: 'ops', password: { current: mask('hunter2-long'), previous: [mask('old-one-1')], rotations: 0 } });
   });
 
   it("masks an encryption key's PEM and keeps its kid and name readable (they are not secrets)", () => {
-    const text = JSON.stringify({ token_encryption: { format: 'compact-nested-jwe', encryption_key: { name: 'k', kid: 'kid-1', pem: '-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----' } } });
+    const text = JSON.stringify({
+      token_encryption: {
+        format: 'compact-nested-jwe',
+        encryption_key: { name: 'k', kid: 'kid-1', pem: '-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----' },
+      },
+    });
     const out = JSON.parse(redactBody(text)) as { token_encryption: { format: string; encryption_key: Record<string, string> } };
     expect(out.token_encryption.format).toBe('compact-nested-jwe');
     expect(out.token_encryption.encryption_key).toEqual({ name: 'k', kid: 'kid-1', pem: mask('-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----') });
@@ -42,7 +49,9 @@ describe('redaction for recordings', () => {
 
   it('masks secrets in bodies cut short, form bodies, tokens and PEM blocks anywhere in text', () => {
     expect(redactBody('{"client_id":"a","client_secret":"s3cr3t-value-that-was-cu')).toBe('{"client_id":"a","client_secret":"[REDACTED]**************');
-    expect(redactBody('grant_type=client_credentials&client_secret=abc%2Bdef&audience=x')).toBe('grant_type=client_credentials&client_secret=[REDACTED]&audience=x'.replace('[REDACTED]', mask('abc+def')));
+    expect(redactBody('grant_type=client_credentials&client_secret=abc%2Bdef&audience=x')).toBe(
+      'grant_type=client_credentials&client_secret=[REDACTED]&audience=x'.replace('[REDACTED]', mask('abc+def')),
+    );
     const text = redactBody(`note: ${TOKEN} and -----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY----- done password`);
     expect(text).not.toContain(TOKEN);
     expect(text).not.toContain('AAAA');
@@ -52,7 +61,11 @@ describe('redaction for recordings', () => {
   it('redacts credentials in headers and says which scheme they used', () => {
     const secrets: SecretSink = new Set();
     const basic = Buffer.from('client:pa55word').toString('base64');
-    expect(redactHeaders({ authorization: `Bearer ${TOKEN}`, cookie: 'sid=abcdef123', accept: '*/*' }, secrets)).toEqual({ authorization: 'Bearer [REDACTED]', cookie: '[REDACTED]', accept: '*/*' });
+    expect(redactHeaders({ authorization: `Bearer ${TOKEN}`, cookie: 'sid=abcdef123', accept: '*/*' }, secrets)).toEqual({
+      authorization: 'Bearer [REDACTED]',
+      cookie: '[REDACTED]',
+      accept: '*/*',
+    });
     expect(redactHeaders({ authorization: `Basic ${basic}` }, secrets)).toEqual({ authorization: 'Basic [REDACTED]' });
     // The scheme word as sent: "bearer" is what a test may have sent on purpose, and its curl command sends it again.
     expect(redactHeaders({ authorization: `bearer ${TOKEN}` })).toEqual({ authorization: 'bearer [REDACTED]' });

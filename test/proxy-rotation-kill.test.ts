@@ -44,7 +44,12 @@ async function sendWhile(origin: string, until: () => boolean): Promise<number> 
         const { body } = await pool.request(
           i % 2 === 0
             ? { method: 'GET', path: `/api/v2/resource-servers/rs_${i % 5}`, headers: { authorization: `Bearer ${TOKEN}` } }
-            : { method: 'PATCH', path: `/api/v2/sessions/sess_${i % 3}`, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ session_metadata: { n: String(i) } }) },
+            : {
+                method: 'PATCH',
+                path: `/api/v2/sessions/sess_${i % 3}`,
+                headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+                body: JSON.stringify({ session_metadata: { n: String(i) } }),
+              },
         );
         await body.dump();
         answered++;
@@ -60,13 +65,36 @@ async function sendWhile(origin: string, until: () => boolean): Promise<number> 
 
 const runValidate = (args: string[]) => runCli(['validate', ...args]);
 
-it('kill -9 with --report-interval 1: the reports parse and are at most one interval old; validate over the segments completes them', { timeout: 60_000 }, async () => {
+it('kill -9 with --report-interval 1: the reports parse and are at most one interval old; validate over the segments completes them', {
+  timeout: 60_000,
+}, async () => {
   const segments = join(dir, 'journal');
   const reportDir = join(dir, 'reports');
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', target.origin, '--listen', '127.0.0.1:0', '--status-interval', '0', '--journal', join(segments, 'traffic.jsonl'), '--rotate-size', '64KB', '--report-interval', '1', '--report-dir', reportDir], {
-    env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'proxy',
+      '--target',
+      target.origin,
+      '--listen',
+      '127.0.0.1:0',
+      '--status-interval',
+      '0',
+      '--journal',
+      join(segments, 'traffic.jsonl'),
+      '--rotate-size',
+      '64KB',
+      '--report-interval',
+      '1',
+      '--report-dir',
+      reportDir,
+    ],
+    {
+      env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
@@ -104,7 +132,11 @@ it('kill -9 with --report-interval 1: the reports parse and are at most one inte
   // The segments: more than one, every line but perhaps a cut last one whole.
   const names = readdirSync(segments).sort();
   expect(names.length).toBeGreaterThan(1);
-  const lines = names.flatMap((name) => readFileSync(join(segments, name), 'utf8').split('\n').filter((line) => line !== ''));
+  const lines = names.flatMap((name) =>
+    readFileSync(join(segments, name), 'utf8')
+      .split('\n')
+      .filter((line) => line !== ''),
+  );
   let whole = 0;
   for (const line of lines) {
     try {

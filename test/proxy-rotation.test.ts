@@ -94,17 +94,33 @@ const COUNTDOWN = Array.from({ length: 60 }, (_, i) => 900 - i);
 
 describe('proxy: file names say what they hold', () => {
   it('--record names a HAR and --journal a journal; anything else is a usage error with the fix', async () => {
-    expect(await refusal(['--record', join(dir, 'rec.jsonl')])).toBe(`proxy: --record writes a HAR file, and "${join(dir, 'rec.jsonl')}" names a journal: use --journal ${join(dir, 'rec.jsonl')} for the journal (and --record NAME.har for a HAR at stop too)`);
-    expect(await refusal(['--record', join(dir, 'rec.json')])).toBe(`proxy: --record writes a HAR file: name it with .har (e.g. --record ${join(dir, 'rec')}.har)`);
-    expect(await refusal(['--journal', join(dir, 'rec.har')])).toMatch(/^proxy: --journal writes the JSONL journal, and ".*rec\.har" names a HAR: use --record .*rec\.har for a HAR at stop, and --journal NAME\.jsonl for the journal$/);
-    expect(await refusal(['--journal', join(dir, 'rec.jsonl.gz')])).toBe(`proxy: the journal is written plain, so that a crash loses nothing: use --journal ${join(dir, 'rec.jsonl')} (with --rotate-* and --compress, closed segments are gzipped)`);
-    expect(await refusal(['--journal', join(dir, 'traffic.log')])).toBe(`proxy: --journal writes the JSONL journal (one HAR entry per line): name it with .jsonl (e.g. --journal ${join(dir, 'traffic')}.jsonl)`);
+    expect(await refusal(['--record', join(dir, 'rec.jsonl')])).toBe(
+      `proxy: --record writes a HAR file, and "${join(dir, 'rec.jsonl')}" names a journal: use --journal ${join(dir, 'rec.jsonl')} for the journal (and --record NAME.har for a HAR at stop too)`,
+    );
+    expect(await refusal(['--record', join(dir, 'rec.json')])).toBe(
+      `proxy: --record writes a HAR file: name it with .har (e.g. --record ${join(dir, 'rec')}.har)`,
+    );
+    expect(await refusal(['--journal', join(dir, 'rec.har')])).toMatch(
+      /^proxy: --journal writes the JSONL journal, and ".*rec\.har" names a HAR: use --record .*rec\.har for a HAR at stop, and --journal NAME\.jsonl for the journal$/,
+    );
+    expect(await refusal(['--journal', join(dir, 'rec.jsonl.gz')])).toBe(
+      `proxy: the journal is written plain, so that a crash loses nothing: use --journal ${join(dir, 'rec.jsonl')} (with --rotate-* and --compress, closed segments are gzipped)`,
+    );
+    expect(await refusal(['--journal', join(dir, 'traffic.log')])).toBe(
+      `proxy: --journal writes the JSONL journal (one HAR entry per line): name it with .jsonl (e.g. --journal ${join(dir, 'traffic')}.jsonl)`,
+    );
   });
 
   it('the rotation flags: a HAR of the whole run is refused with rotation, --compress needs rotation, sizes and durations are checked', async () => {
-    expect(await refusal(['--record', join(dir, 'r.har'), '--rotate-size', '1MB'])).toMatch(/^proxy: --record writes one HAR of the whole run at stop, which --rotate-\* is there to avoid: drop --record/);
-    expect(await refusal(['--compress'])).toBe('proxy: --compress gzips the closed segments of a rotating journal: add --rotate-size SIZE and/or --rotate-interval DURATION');
-    expect(await refusal(['--rotate-size', '10 parsecs'])).toMatch(/^proxy: --rotate-size expects a size: bytes, or a number with KB, MB, GB .*; got "10 parsecs"$/);
+    expect(await refusal(['--record', join(dir, 'r.har'), '--rotate-size', '1MB'])).toMatch(
+      /^proxy: --record writes one HAR of the whole run at stop, which --rotate-\* is there to avoid: drop --record/,
+    );
+    expect(await refusal(['--compress'])).toBe(
+      'proxy: --compress gzips the closed segments of a rotating journal: add --rotate-size SIZE and/or --rotate-interval DURATION',
+    );
+    expect(await refusal(['--rotate-size', '10 parsecs'])).toMatch(
+      /^proxy: --rotate-size expects a size: bytes, or a number with KB, MB, GB .*; got "10 parsecs"$/,
+    );
     expect(await refusal(['--rotate-size', '0'])).toMatch(/^proxy: --rotate-size expects a size/);
     expect(await refusal(['--rotate-interval', '0'])).toMatch(/^proxy: --rotate-interval expects a duration: a number with s, m, h or d .*; got "0"$/);
     expect(await refusal(['--report-interval', 'soon'])).toMatch(/^proxy: --report-interval expects a duration: .* \(0: never\); got "soon"$/);
@@ -117,7 +133,10 @@ describe('proxy: rotation by size', () => {
   let live: Report;
 
   beforeAll(async () => {
-    const { code } = await session(['--journal', join(rotated, 'traffic.jsonl'), '--rotate-size', '8KiB', '--report-dir', join(dir, 'by-size-reports')], COUNTDOWN);
+    const { code } = await session(
+      ['--journal', join(rotated, 'traffic.jsonl'), '--rotate-size', '8KiB', '--report-dir', join(dir, 'by-size-reports')],
+      COUNTDOWN,
+    );
     expect(code).toBe(0);
     live = reportOf(join(dir, 'by-size-reports'));
   });
@@ -140,7 +159,10 @@ describe('proxy: rotation by size', () => {
     const unrotated = join(dir, 'unrotated.jsonl');
     expect((await session(['--journal', unrotated, '--report-dir', join(dir, 'unrotated-reports')], COUNTDOWN)).code).toBe(0);
     const folder = await validated('by-size-folder', [rotated]);
-    const named = await validated('by-size-named', segmentsIn(rotated).map((name) => join(rotated, name)));
+    const named = await validated(
+      'by-size-named',
+      segmentsIn(rotated).map((name) => join(rotated, name)),
+    );
     const whole = await validated('unrotated', [unrotated]);
     expect(folder.code).toBe(0);
     expect(verdictOf(folder.report)).toEqual(verdictOf(live));
@@ -158,7 +180,11 @@ describe('proxy: rotation by age, a rate-limit sequence across it', () => {
   const pauses = { 5: 1500 };
 
   it('a segment older than the interval is closed between entries; the finding made across the rotation is found by validate over the segments', async () => {
-    const { code } = await session(['--journal', join(rotated, 'traffic.jsonl'), '--rotate-interval', '500ms', '--report-dir', join(dir, 'by-age-reports')], sequence, pauses);
+    const { code } = await session(
+      ['--journal', join(rotated, 'traffic.jsonl'), '--rotate-interval', '500ms', '--report-dir', join(dir, 'by-age-reports')],
+      sequence,
+      pauses,
+    );
     expect(code).toBe(0);
     const names = segmentsIn(rotated);
     expect(names.length).toBeGreaterThanOrEqual(2);
@@ -206,7 +232,9 @@ describe('proxy: --append and --compress with rotation', () => {
   it('--compress gzips every closed segment (the last at stop); --append then begins a new one; validate reads them all', async () => {
     const compressed = join(dir, 'compressed');
     const cjournal = join(compressed, 'traffic.jsonl');
-    expect((await session(['--journal', cjournal, '--rotate-size', '6KB', '--compress', '--report-dir', join(dir, 'compressed-1')], COUNTDOWN.slice(0, 20))).code).toBe(0);
+    expect(
+      (await session(['--journal', cjournal, '--rotate-size', '6KB', '--compress', '--report-dir', join(dir, 'compressed-1')], COUNTDOWN.slice(0, 20))).code,
+    ).toBe(0);
     const first = segmentsIn(compressed);
     expect(first.length).toBeGreaterThan(1);
     expect(first.every((name) => /^traffic\.\d{6}\.jsonl\.gz$/.test(name))).toBe(true);
@@ -214,7 +242,14 @@ describe('proxy: --append and --compress with rotation', () => {
     expect(lines).toHaveLength(20);
     for (const name of first) expect(gunzipSync(readFileSync(join(compressed, name))).length).toBeLessThanOrEqual(6000);
 
-    expect((await session(['--journal', cjournal, '--rotate-size', '6KB', '--compress', '--append', '--report-dir', join(dir, 'compressed-2')], COUNTDOWN.slice(20, 25))).code).toBe(0);
+    expect(
+      (
+        await session(
+          ['--journal', cjournal, '--rotate-size', '6KB', '--compress', '--append', '--report-dir', join(dir, 'compressed-2')],
+          COUNTDOWN.slice(20, 25),
+        )
+      ).code,
+    ).toBe(0);
     const second = segmentsIn(compressed);
     expect(second.slice(0, first.length)).toEqual(first);
     expect(second[first.length]).toBe(`traffic.${String(first.length + 1).padStart(6, '0')}.jsonl.gz`);

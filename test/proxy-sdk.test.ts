@@ -34,7 +34,13 @@ describe('the auth0 SDK through the proxy', () => {
       }
       return response;
     };
-    management = new ManagementClient({ domain: DOMAIN, clientId: ref.clients.full.client_id, clientSecret: ref.clients.full.client_secret, fetch: toProxy, maxRetries: 0 });
+    management = new ManagementClient({
+      domain: DOMAIN,
+      clientId: ref.clients.full.client_id,
+      clientSecret: ref.clients.full.client_secret,
+      fetch: toProxy,
+      maxRetries: 0,
+    });
   });
 
   afterAll(async () => {

@@ -25,11 +25,16 @@ interface ProxyChild {
 }
 
 async function startProxyChild(args: string[]): Promise<ProxyChild> {
-  const child = spawn(process.execPath, [BIN, 'proxy', '--listen', '127.0.0.1:0', '--status-interval', '0', ...args], { env: { ...process.env, GITHUB_STEP_SUMMARY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'proxy', '--listen', '127.0.0.1:0', '--status-interval', '0', ...args], {
+    env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   const origin = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
@@ -55,7 +60,12 @@ function requestFor(i: number) {
   const headers = { authorization: `Bearer ${TOKEN}` };
   switch (i % 4) {
     case 0:
-      return { method: 'PATCH' as const, path: `/api/v2/sessions/sess_${i % 3}`, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ session_metadata: { n: String(i) } }) };
+      return {
+        method: 'PATCH' as const,
+        path: `/api/v2/sessions/sess_${i % 3}`,
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ session_metadata: { n: String(i) } }),
+      };
     case 1:
       return { method: 'DELETE' as const, path: `/api/v2/token-exchange-profiles/tep_soak_${i}`, headers };
     default:
@@ -67,7 +77,11 @@ function requestFor(i: number) {
  * Sends `total` requests over CONNECTIONS keep-alive connections, one in flight per connection.
  * `onProgress(done)` after each completed response; stops early when it returns false.
  */
-async function load(origin: string, total: number, onProgress: (done: number) => boolean = () => true): Promise<{ sent: number; done: number; failed: number }> {
+async function load(
+  origin: string,
+  total: number,
+  onProgress: (done: number) => boolean = () => true,
+): Promise<{ sent: number; done: number; failed: number }> {
   const pool = new Pool(origin, { connections: CONNECTIONS, pipelining: 1 });
   const counts = { sent: 0, done: 0, failed: 0 };
   let next = 0;
@@ -165,7 +179,10 @@ describe('soak', () => {
     expect(whole.length).toBeGreaterThanOrEqual(doneBeforeKill - 16 * CONNECTIONS);
     expect(whole.length).toBeLessThanOrEqual(counts.sent);
 
-    const validated = spawnSync(process.execPath, [BIN, 'validate', journal, '--report-dir', join(dir, 'killed-validated')], { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
+    const validated = spawnSync(process.execPath, [BIN, 'validate', journal, '--report-dir', join(dir, 'killed-validated')], {
+      encoding: 'utf8',
+      env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
+    });
     expect(validated.status).toBe(0);
     expect(validated.stdout).toContain(`${whole.length} exchanges in 1 file(s)`);
   });

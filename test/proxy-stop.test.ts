@@ -84,10 +84,30 @@ interface Launched {
 async function launch(name: string, proxyTarget: string, extra: string[] = []): Promise<Launched> {
   const harPath = join(dir, `${name}.har`);
   const reportDir = join(dir, `${name}-reports`);
-  const child = spawn(process.execPath, [BIN, 'proxy', '--target', proxyTarget, '--listen', '127.0.0.1:0', '--record', harPath, '--report-dir', reportDir, '--status-interval', '0', '--upstream-timeout', '30', ...extra], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_'))),
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'proxy',
+      '--target',
+      proxyTarget,
+      '--listen',
+      '127.0.0.1:0',
+      '--record',
+      harPath,
+      '--report-dir',
+      reportDir,
+      '--status-interval',
+      '0',
+      '--upstream-timeout',
+      '30',
+      ...extra,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_'))),
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (c) => (stderr += c));
@@ -137,10 +157,33 @@ describe('the proxy stops whatever its clients did', () => {
     const harPath = join(dir, 'command.har');
     const reportDir = join(dir, 'command-reports');
     const script = PIPELINE_THEN_RESET.replace('process.argv[1]', 'process.env.TMI_PROXY_URL');
-    const child = spawn(process.execPath, [BIN, 'proxy', '--target', target.origin, '--listen', '127.0.0.1:0', '--record', harPath, '--report-dir', reportDir, '--status-interval', '0', '--upstream-timeout', '30', '--', process.execPath, '-e', script], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_'))),
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'proxy',
+        '--target',
+        target.origin,
+        '--listen',
+        '127.0.0.1:0',
+        '--record',
+        harPath,
+        '--report-dir',
+        reportDir,
+        '--status-interval',
+        '0',
+        '--upstream-timeout',
+        '30',
+        '--',
+        process.execPath,
+        '-e',
+        script,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_'))),
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (c) => (stderr += c));
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);

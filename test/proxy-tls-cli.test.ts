@@ -21,7 +21,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** curl GETs each URL in turn, reusing its connection; one line per transfer: status and new connections made. */
 async function curl(caPath: string, token: string, urls: string[]): Promise<string> {
   const outputs = urls.flatMap((url) => ['-o', '/dev/null', url]);
-  const { stdout } = await promisify(execFile)('curl', ['--silent', '--show-error', '--cacert', caPath, '-H', `Authorization: Bearer ${token}`, '-w', '%{http_code} %{num_connects}\\n', ...outputs], { timeout: 20_000 });
+  const { stdout } = await promisify(execFile)(
+    'curl',
+    ['--silent', '--show-error', '--cacert', caPath, '-H', `Authorization: Bearer ${token}`, '-w', '%{http_code} %{num_connects}\\n', ...outputs],
+    { timeout: 20_000 },
+  );
   return stdout;
 }
 
@@ -37,7 +41,9 @@ describe('tmi-conform proxy --tls', () => {
 
   async function sessionsOverHttps(ref: RunningReference, token: string): Promise<void> {
     const caPath = join(dir, '.tmi-conform', 'tls', 'ca.pem');
-    const first = startCli(['proxy', '--target', ref.origin, '--listen', '127.0.0.1:0', '--tls', '--report-dir', 'first', '--status-interval', '0'], { cwd: dir });
+    const first = startCli(['proxy', '--target', ref.origin, '--listen', '127.0.0.1:0', '--tls', '--report-dir', 'first', '--status-interval', '0'], {
+      cwd: dir,
+    });
     const line = await first.firstLine;
     expect(line).toMatch(/^listening on https:\/\/127\.0\.0\.1:\d+$/);
     const url = line.slice('listening on '.length);
@@ -47,7 +53,8 @@ describe('tmi-conform proxy --tls', () => {
     const stopped = await first.exited;
     expect(stopped.code).toBe(0);
     expect(stopped.stderr).toContain('made a local CA');
-    for (const hint of [`NODE_EXTRA_CA_CERTS=${caPath}`, `SSL_CERT_FILE=${caPath}`, `--cacert ${caPath}`, `REQUESTS_CA_BUNDLE=${caPath}`]) expect(stopped.stderr).toContain(hint);
+    for (const hint of [`NODE_EXTRA_CA_CERTS=${caPath}`, `SSL_CERT_FILE=${caPath}`, `--cacert ${caPath}`, `REQUESTS_CA_BUNDLE=${caPath}`])
+      expect(stopped.stderr).toContain(hint);
     expect(stopped.stdout).toContain('verdict: conforming');
     expect(readJournal(join(dir, 'first', 'traffic.jsonl')).map((e) => [e._conformance.operation, e.response!.status])).toEqual([
       ['getResourceServer', 200],
@@ -55,7 +62,19 @@ describe('tmi-conform proxy --tls', () => {
     ]);
 
     const ca = readFileSync(caPath, 'utf8');
-    const second = startCli(['proxy', '--target', ref.origin, '--listen', '127.0.0.1:0', '--tls-dir', join(dir, '.tmi-conform', 'tls'), '--report-dir', join(dir, 'second'), '--status-interval', '0']);
+    const second = startCli([
+      'proxy',
+      '--target',
+      ref.origin,
+      '--listen',
+      '127.0.0.1:0',
+      '--tls-dir',
+      join(dir, '.tmi-conform', 'tls'),
+      '--report-dir',
+      join(dir, 'second'),
+      '--status-interval',
+      '0',
+    ]);
     const secondUrl = (await second.firstLine).slice('listening on '.length);
     expect(await curl(caPath, token, [`${secondUrl}/api/v2/resource-servers/${a}`])).toBe('200 1\n');
     second.kill('SIGTERM');
@@ -69,7 +88,8 @@ describe('tmi-conform proxy --tls', () => {
   it('--help lists the TLS options', async () => {
     const { code, stdout } = await startCli(['proxy', '--help']).exited;
     expect(code).toBe(0);
-    for (const flag of ['--tls ', '--tls-dir DIR', '--tls-cert FILE', '--tls-key FILE', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE']) expect(stdout).toContain(flag);
+    for (const flag of ['--tls ', '--tls-dir DIR', '--tls-cert FILE', '--tls-key FILE', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE'])
+      expect(stdout).toContain(flag);
   });
 
   describe('unusable TLS input', () => {
@@ -108,7 +128,10 @@ describe('tmi-conform proxy --tls', () => {
         [['--tls', '--tls-cert', cert], '--tls-cert needs --tls-key'],
         [['--tls-cert', missing, '--tls-key', key], `cannot read --tls-cert ${missing}: no such file`],
         [['--tls-cert', cert, '--tls-key', missing], `cannot read --tls-key ${missing}: no such file`],
-        [['--tls-cert', cert, '--tls-key', join(pair, CA_KEY_FILE)], `--tls-key ${join(pair, CA_KEY_FILE)} is not the key of the certificate in --tls-cert ${cert}`],
+        [
+          ['--tls-cert', cert, '--tls-key', join(pair, CA_KEY_FILE)],
+          `--tls-key ${join(pair, CA_KEY_FILE)} is not the key of the certificate in --tls-cert ${cert}`,
+        ],
         [['--tls-cert', key, '--tls-key', key], `--tls-cert ${key} holds no PEM certificate`],
         [['--tls-cert', cert, '--tls-key', key, '--tls-dir', pair], '--tls-dir is where the proxy makes its own certificate'],
       ];

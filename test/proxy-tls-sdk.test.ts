@@ -54,7 +54,9 @@ describe('the auth0 SDK, default transport, through the HTTPS proxy', () => {
     await recorded(proxy, 4);
     await proxy.stop();
     const entries = readJournal(under.journalPath);
-    expect(entries.map((e) => [e.request!.method, new URL(e.request!.url!).pathname.replace(/[^/]+$/, ':id'), e._conformance.operation, e.response!.status])).toEqual([
+    expect(
+      entries.map((e) => [e.request!.method, new URL(e.request!.url!).pathname.replace(/[^/]+$/, ':id'), e._conformance.operation, e.response!.status]),
+    ).toEqual([
       ['POST', '/oauth/:id', 'getToken', 200],
       ['PATCH', '/api/v2/sessions/:id', 'updateSession', 200],
       ['GET', '/api/v2/resource-servers/:id', 'getResourceServer', 200],

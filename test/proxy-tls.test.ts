@@ -75,11 +75,13 @@ describe('the local CA', () => {
     expect(read(tlsDir, CA_FILE)).not.toBe(caBefore);
   });
 
-  it('makes both again when a file does not parse or a key is not its certificate\'s', async () => {
+  it("makes both again when a file does not parse or a key is not its certificate's", async () => {
     const tlsDir = join(dir, 'broken');
     await localCertificates(tlsDir, '127.0.0.1');
     writeFileSync(join(tlsDir, LEAF_KEY_FILE), read(tlsDir, CA_KEY_FILE), { mode: 0o600 });
-    expect((await localCertificates(tlsDir, '127.0.0.1')).made).toEqual(['made a certificate for localhost, 127.0.0.1, ::1 (leaf-key.pem is not the key of leaf.pem)']);
+    expect((await localCertificates(tlsDir, '127.0.0.1')).made).toEqual([
+      'made a certificate for localhost, 127.0.0.1, ::1 (leaf-key.pem is not the key of leaf.pem)',
+    ]);
     writeFileSync(join(tlsDir, CA_FILE), 'not a certificate');
     expect((await localCertificates(tlsDir, '127.0.0.1')).made).toHaveLength(2);
   });
@@ -92,7 +94,7 @@ describe('the local CA', () => {
   });
 });
 
-describe('the user\'s own pair', () => {
+describe("the user's own pair", () => {
   const pairDir = join(dir, 'pair');
   let cert: string;
   let key: string;
@@ -112,13 +114,15 @@ describe('the user\'s own pair', () => {
     expect(unnamed.notes).toEqual([`note: the certificate in ${cert} does not name elsewhere.test; clients connecting to that name will refuse it`]);
   });
 
-  it('is refused in one line when a file is missing, holds no PEM, or the key is another\'s', async () => {
+  it("is refused in one line when a file is missing, holds no PEM, or the key is another's", async () => {
     const missing = join(dir, 'missing.pem');
     await expect(listenerCertificate({ certFile: missing, keyFile: key }, '127.0.0.1')).rejects.toThrow(`cannot read --tls-cert ${missing}: no such file`);
     await expect(listenerCertificate({ certFile: cert, keyFile: missing }, '127.0.0.1')).rejects.toThrow(`cannot read --tls-key ${missing}: no such file`);
     await expect(listenerCertificate({ certFile: key, keyFile: key }, '127.0.0.1')).rejects.toThrow(`--tls-cert ${key} holds no PEM certificate`);
     await expect(listenerCertificate({ certFile: cert, keyFile: cert }, '127.0.0.1')).rejects.toThrow(`--tls-key ${cert} holds no unencrypted PEM private key`);
-    await expect(listenerCertificate({ certFile: cert, keyFile: otherKey }, '127.0.0.1')).rejects.toThrow(`--tls-key ${otherKey} is not the key of the certificate in --tls-cert ${cert}`);
+    await expect(listenerCertificate({ certFile: cert, keyFile: otherKey }, '127.0.0.1')).rejects.toThrow(
+      `--tls-key ${otherKey} is not the key of the certificate in --tls-cert ${cert}`,
+    );
   });
 });
 
@@ -165,7 +169,14 @@ describe('HTTPS through the proxy', () => {
       expect(proxy.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       expect(proxy.origin).toBe(proxy.url);
       expect(proxy.caPath).toBe(join(tlsDir, CA_FILE));
-      expect(lines).toEqual(expect.arrayContaining([`  Node:    NODE_EXTRA_CA_CERTS=${proxy.caPath}`, expect.stringContaining(`SSL_CERT_FILE=${proxy.caPath}`), expect.stringContaining(`--cacert ${proxy.caPath}`), expect.stringContaining(`REQUESTS_CA_BUNDLE=${proxy.caPath}`)]));
+      expect(lines).toEqual(
+        expect.arrayContaining([
+          `  Node:    NODE_EXTRA_CA_CERTS=${proxy.caPath}`,
+          expect.stringContaining(`SSL_CERT_FILE=${proxy.caPath}`),
+          expect.stringContaining(`--cacert ${proxy.caPath}`),
+          expect.stringContaining(`REQUESTS_CA_BUNDLE=${proxy.caPath}`),
+        ]),
+      );
 
       const { statuses, connections } = await getAll(proxy.url, readFileSync(proxy.caPath!, 'utf8'));
       expect(statuses).toEqual(ref.fixtures.resource_servers.map(() => 200));
@@ -187,7 +198,9 @@ describe('HTTPS through the proxy', () => {
     try {
       for (let i = 0; i < 2; i++) await expect(fetch(`${under.proxy.url}/api/v2/resource-servers/x`)).rejects.toThrow();
       // Node's client closes the connection without a TLS alert: the proxy sees ECONNRESET.
-      await expect.poll(() => lines.filter((line) => line.includes('TLS handshake'))).toEqual([`a client broke off the TLS handshake (ECONNRESET): does it trust ${under.proxy.caPath}? (said once)`]);
+      await expect
+        .poll(() => lines.filter((line) => line.includes('TLS handshake')))
+        .toEqual([`a client broke off the TLS handshake (ECONNRESET): does it trust ${under.proxy.caPath}? (said once)`]);
       await under.proxy.stop();
       expect(readJournal(under.journalPath)).toEqual([]);
     } finally {
@@ -195,7 +208,7 @@ describe('HTTPS through the proxy', () => {
     }
   });
 
-  it('with the user\'s pair: no CA path, and clients that trust its issuer connect', async () => {
+  it("with the user's pair: no CA path, and clients that trust its issuer connect", async () => {
     const pairDir = join(dir, 'own-pair');
     const made = await localCertificates(pairDir, '127.0.0.1');
     const under = await startTestProxy(ref.origin, { tls: { certFile: join(pairDir, LEAF_FILE), keyFile: join(pairDir, LEAF_KEY_FILE) } });

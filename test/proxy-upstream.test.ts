@@ -23,14 +23,19 @@ const CAP = 64 * 1024;
 /** 64 MiB of spaces, compressed to ~64 KiB: decoding must stop at the capture limit. */
 const GZIP_BOMB = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
 /** What the recording keeps of it: the same, its signing secret masked. */
-const recordedResourceServerText = (id: string) => resourceServerText(id).replace(/"signing_secret":"([^"]*)"/, (_m, secret: string) => `"signing_secret":"${mask(secret)}"`);
+const recordedResourceServerText = (id: string) =>
+  resourceServerText(id).replace(/"signing_secret":"([^"]*)"/, (_m, secret: string) => `"signing_secret":"${mask(secret)}"`);
 const RATE_HEADERS = { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '99', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 60) };
 
 /** A target that misbehaves on purpose, one way per resource id. */
 function scriptedTarget(): Server {
   const sockets = new Set<Socket>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const id = /\/resource-servers\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? /\/sessions\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? /\/token-exchange-profiles\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '';
+    const id =
+      /\/resource-servers\/([^/?]+)/.exec(req.url ?? '')?.[1] ??
+      /\/sessions\/([^/?]+)/.exec(req.url ?? '')?.[1] ??
+      /\/token-exchange-profiles\/([^/?]+)/.exec(req.url ?? '')?.[1] ??
+      '';
     const json = (body: Buffer | string, headers: Record<string, string> = {}) => {
       res.writeHead(200, { 'content-type': 'application/json', ...RATE_HEADERS, ...headers });
       res.end(body);
@@ -102,7 +107,11 @@ function scriptedTarget(): Server {
         return;
       case 'no-content-with-body':
         // A 204 may have no body (RFC 9110 §15.3.5); Node's client parser reads these bytes as the start of a next response.
-        req.socket.write(`HTTP/1.1 204 No Content\r\n${Object.entries(RATE_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('')}content-length: 16\r\n\r\n{"deleted":true}`);
+        req.socket.write(
+          `HTTP/1.1 204 No Content\r\n${Object.entries(RATE_HEADERS)
+            .map(([name, value]) => `${name}: ${value}\r\n`)
+            .join('')}content-length: 16\r\n\r\n{"deleted":true}`,
+        );
         return;
       case 'no-content-then-body':
         // The same, the body in a later packet: the connection can no longer be trusted for a next request.
@@ -145,14 +154,22 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 }
 
 /** A request through the proxy without decompressing: the raw bytes, status and headers. */
-function rawRequest(origin: string, method: string, path: string): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer; error?: string }> {
+function rawRequest(
+  origin: string,
+  method: string,
+  path: string,
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer; error?: string }> {
   return new Promise((resolve) => {
-    const req = request(origin + path, { method, headers: { authorization: `Bearer ${TOKEN}`, 'accept-encoding': 'gzip, deflate, br' }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', (error) => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks), error: error.message }));
-    });
+    const req = request(
+      origin + path,
+      { method, headers: { authorization: `Bearer ${TOKEN}`, 'accept-encoding': 'gzip, deflate, br' }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', (error) => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks), error: error.message }));
+      },
+    );
     req.on('error', (error) => resolve({ status: 0, headers: {}, body: Buffer.alloc(0), error: error.message }));
     req.end();
   });
@@ -171,7 +188,9 @@ describe('the proxy in front of a misbehaving target', () => {
   const entryFor = async (id: string): Promise<RecordedEntry> => {
     await recorded(under.proxy, exchanges);
     await new Promise((resolve) => setImmediate(resolve)); // the batch's journal write
-    return readJournal(under.journalPath).filter((e) => /\/(resource-servers|sessions|token-exchange-profiles)\/([^/?]+)/.exec(e.request!.url!)?.[2] === id).at(-1)!;
+    return readJournal(under.journalPath)
+      .filter((e) => /\/(resource-servers|sessions|token-exchange-profiles)\/([^/?]+)/.exec(e.request!.url!)?.[2] === id)
+      .at(-1)!;
   };
 
   beforeAll(async () => {
@@ -226,7 +245,11 @@ describe('the proxy in front of a misbehaving target', () => {
     expect(entry.response!.bodySize).toBe(HUGE_BYTES);
     // Recorded as what it is: its size, its hash and its first bytes.
     expect(entry.response!.content!.size).toBe(HUGE_BYTES);
-    expect(entry.response!.content!._overLimit).toEqual({ bytes: HUGE_BYTES, limit: CAP, sha256: createHash('sha256').update(Buffer.alloc(HUGE_BYTES, 0x61)).digest('hex') });
+    expect(entry.response!.content!._overLimit).toEqual({
+      bytes: HUGE_BYTES,
+      limit: CAP,
+      sha256: createHash('sha256').update(Buffer.alloc(HUGE_BYTES, 0x61)).digest('hex'),
+    });
     // Not captured in full, so not judged as JSON; the report says its content was not judged, and where.
     expect(entry._conformance.findings).toEqual([]);
     const read = exchangeFromHarEntry(entry, 'huge', CAP);
@@ -237,7 +260,11 @@ describe('the proxy in front of a misbehaving target', () => {
   it('a huge request body reaches the target whole; the capture keeps the first bytes only', async () => {
     const body = Buffer.alloc(8 * 1024 * 1024, 0x62);
     exchanges++;
-    const response = await fetch(`${under.proxy.origin}/api/v2/sessions/echo-upload`, { method: 'PATCH', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body });
+    const response = await fetch(`${under.proxy.origin}/api/v2/sessions/echo-upload`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body,
+    });
     expect(await response.json()).toEqual({ bytes: body.length, sha256: createHash('sha256').update(body).digest('hex') });
     const entry = await entryFor('echo-upload');
     expect(entry.request!.postData!._truncated).toBe(true);
@@ -310,7 +337,12 @@ describe('the proxy in front of a misbehaving target', () => {
   it('a target that sends its head and then stalls or resets: 504 or 502 with a JSON body (nothing had reached the client yet), recorded', async () => {
     for (const [id, status, code, error] of [
       ['head-then-stall', 504, 'upstream_timeout', /^upstream did not answer within 300 ms$/],
-      ['head-then-reset', 502, 'upstream_reset', /^upstream closed the connection (after the response head, before its body|without answering \(ECONNRESET\))$/],
+      [
+        'head-then-reset',
+        502,
+        'upstream_reset',
+        /^upstream closed the connection (after the response head, before its body|without answering \(ECONNRESET\))$/,
+      ],
     ] as const) {
       const answer = await get(id);
       expect(answer.status, id).toBe(status);
@@ -341,12 +373,16 @@ describe('the proxy in front of a misbehaving target', () => {
     slowStreamClosed = deferred<boolean>();
     exchanges++;
     await new Promise<void>((resolve) => {
-      const req = request(`${under.proxy.origin}/api/v2/resource-servers/slow-stream`, { headers: { authorization: `Bearer ${TOKEN}` }, agent: false }, (res) => {
-        res.once('data', () => {
-          req.destroy();
-          resolve();
-        });
-      });
+      const req = request(
+        `${under.proxy.origin}/api/v2/resource-servers/slow-stream`,
+        { headers: { authorization: `Bearer ${TOKEN}` }, agent: false },
+        (res) => {
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        },
+      );
       req.on('error', () => {});
       req.end();
     });
@@ -412,6 +448,10 @@ describe('the proxy in front of a target that is down', () => {
     await under.proxy.stop();
     const entries = readJournal(under.journalPath);
     expect(entries.map((e) => e._error)).toEqual(Array(3).fill('upstream refused the connection (ECONNREFUSED)'));
-    expect(entries.every((e) => e.response!.status === 0 && e.request!.url === `http://127.0.0.1:${closedPort}/api/v2/resource-servers/${e.request!.url!.split('/').at(-1)}`)).toBe(true);
+    expect(
+      entries.every(
+        (e) => e.response!.status === 0 && e.request!.url === `http://127.0.0.1:${closedPort}/api/v2/resource-servers/${e.request!.url!.split('/').at(-1)}`,
+      ),
+    ).toBe(true);
   });
 });

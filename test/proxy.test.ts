@@ -49,7 +49,13 @@ describe('the proxy in front of the conforming reference', () => {
         ? { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ ...params, client_id, client_secret }).toString() }
         : style === 'json'
           ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...params, client_id, client_secret }) }
-          : { headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client_id}:${client_secret}`).toString('base64')}` }, body: new URLSearchParams(params).toString() };
+          : {
+              headers: {
+                'content-type': 'application/x-www-form-urlencoded',
+                authorization: `Basic ${Buffer.from(`${client_id}:${client_secret}`).toString('base64')}`,
+              },
+              body: new URLSearchParams(params).toString(),
+            };
     const { status, text } = await send('POST', '/oauth/token', request);
     expect(status).toBe(200);
     const accessToken = (JSON.parse(text) as { access_token: string }).access_token;
@@ -74,7 +80,10 @@ describe('the proxy in front of the conforming reference', () => {
     const [tep1, tep2, tep3] = ref.fixtures.token_exchange_profiles as [string, string, string];
 
     // Token endpoint refusals.
-    await send('POST', '/oauth/token', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=client_credentials&client_id=${ref.clients.full.client_id}&client_secret=wrong-secret-value&audience=${encodeURIComponent(ref.audience)}` });
+    await send('POST', '/oauth/token', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=client_credentials&client_id=${ref.clients.full.client_id}&client_secret=wrong-secret-value&audience=${encodeURIComponent(ref.audience)}`,
+    });
 
     // Get a resource server: every fixture (one with a signing secret, one with an encryption key), by audience, field selection, errors.
     for (const id of [rsSystem, rsHs256, rsEncrypted]) {
@@ -93,7 +102,10 @@ describe('the proxy in front of the conforming reference', () => {
     await send('GET', `/api/v2/resource-servers/${rsSystem}`, { headers: bearer(noScope) });
 
     // Update a session: valid, cleared, too many properties, bad JSON, wrong content type, unknown, no scope.
-    await send('PATCH', `/api/v2/sessions/${session1}`, { headers: json(full), body: JSON.stringify({ session_metadata: { plan: 'platinum', locale: 'de-DE' } }) });
+    await send('PATCH', `/api/v2/sessions/${session1}`, {
+      headers: json(full),
+      body: JSON.stringify({ session_metadata: { plan: 'platinum', locale: 'de-DE' } }),
+    });
     await send('PATCH', `/api/v2/sessions/${session2}`, { headers: json(full), body: JSON.stringify({ session_metadata: null }) });
     await send('PATCH', `/api/v2/sessions/${session1}`, { headers: json(full), body: JSON.stringify({ session_metadata: metadata(26) }) });
     await send('PATCH', `/api/v2/sessions/${session1}`, { headers: json(full), body: '{"session_metadata": {' });
@@ -163,7 +175,16 @@ describe('the proxy in front of the conforming reference', () => {
     expect(clientFindings).toContain('AUTH-BEARER-HEADER'); // "Token abc"
     const byId = new Map(summary.report.requirements.map((r) => [r.id, r]));
     // Judged, not just forwarded: the operations' own requirements passed on this traffic.
-    for (const id of ['TEP-DELETE-204', 'SCOPE-DELETE-403', 'AUTH-NON-GLOBAL-401', 'SES-RESPONSE-SCHEMA', 'RS-RESPONSE-SCHEMA', 'RS-SIGNING-SECRET-LENGTH', 'RL-429-HEADERS', 'AUTH-TOKEN-AUDIENCE']) {
+    for (const id of [
+      'TEP-DELETE-204',
+      'SCOPE-DELETE-403',
+      'AUTH-NON-GLOBAL-401',
+      'SES-RESPONSE-SCHEMA',
+      'RS-RESPONSE-SCHEMA',
+      'RS-SIGNING-SECRET-LENGTH',
+      'RL-429-HEADERS',
+      'AUTH-TOKEN-AUDIENCE',
+    ]) {
       expect(byId.get(id)?.status, id).toBe('pass');
     }
   });
@@ -174,7 +195,12 @@ describe('the proxy in front of the conforming reference', () => {
     expect(get._conformance.token).toEqual({
       headerPresent: true,
       wellFormed: true,
-      claims: expect.objectContaining({ azp: ref.clients.full.client_id, scope: 'delete:token_exchange_profiles update:sessions read:resource_servers', gty: 'client-credentials', exp: expect.any(Number) }),
+      claims: expect.objectContaining({
+        azp: ref.clients.full.client_id,
+        scope: 'delete:token_exchange_profiles update:sessions read:resource_servers',
+        gty: 'client-credentials',
+        exp: expect.any(Number),
+      }),
       // The JOSE header's alg, so that an unsigned token is judged offline too.
       alg: 'RS256',
     });
@@ -205,13 +231,23 @@ describe('the proxy in front of the conforming reference', () => {
     for (const file of [under.journalPath, under.harPath]) {
       const tracker = new RateLimitTracker();
       const offline: string[][] = [];
-      for await (const exchange of readRecording(file)) offline.push(judgeExchange(exchange, tracker).findings.map((f) => `${f.requirement}/${f.subject}`).sort());
+      for await (const exchange of readRecording(file))
+        offline.push(
+          judgeExchange(exchange, tracker)
+            .findings.map((f) => `${f.requirement}/${f.subject}`)
+            .sort(),
+        );
       expect(offline, file).toEqual(entries.map((e) => e._conformance.findings.map((f) => `${f.requirement}/${f.subject}`).sort()));
     }
-    const result = spawnSync(process.execPath, [BIN, 'validate', under.journalPath, under.harPath, '--report-dir', join(under.dir, 'validated')], { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
+    const result = spawnSync(process.execPath, [BIN, 'validate', under.journalPath, under.harPath, '--report-dir', join(under.dir, 'validated')], {
+      encoding: 'utf8',
+      env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
+    });
     expect(result.stderr).toBe('');
     // The HAR was written from the journal at stop: read once, from the journal, and said so.
-    expect(result.stdout).toContain(`skipped ${under.harPath}: the HAR the proxy wrote at stop from the journal ${under.journalPath} (${sent.length} exchanges)`);
+    expect(result.stdout).toContain(
+      `skipped ${under.harPath}: the HAR the proxy wrote at stop from the journal ${under.journalPath} (${sent.length} exchanges)`,
+    );
     expect(result.stdout).toContain(`${sent.length} exchanges in 1 file(s)`);
     expect(result.status).toBe(0);
   });

@@ -8,13 +8,24 @@ import { renderRateLimitChart } from '../reports/rate-limit-chart.ts';
 type Point = TrafficStats['rateLimitSeries'][number];
 const T0 = Date.parse('2027-01-15T08:00:00.000Z');
 const at = (ms: number) => new Date(T0 + ms).toISOString();
-const reading = (ms: number, remaining: number, status = 200, client = 'orders-service'): Point => ({ t: at(ms), client, status, limit: 10, remaining, reset: T0 / 1000 + 60 });
+const reading = (ms: number, remaining: number, status = 200, client = 'orders-service'): Point => ({
+  t: at(ms),
+  client,
+  status,
+  limit: 10,
+  remaining,
+  reset: T0 / 1000 + 60,
+});
 
 /** Five readings a second apart, 16 s of nothing, then eight 429s within 0.4 s. */
-const PAUSED: Point[] = [...Array.from({ length: 5 }, (_, i) => reading(i * 1000, 9 - i)), ...Array.from({ length: 8 }, (_, i) => reading(20_000 + i * 50, 0, 429))];
+const PAUSED: Point[] = [
+  ...Array.from({ length: 5 }, (_, i) => reading(i * 1000, 9 - i)),
+  ...Array.from({ length: 8 }, (_, i) => reading(20_000 + i * 50, 0, 429)),
+];
 
 /** The pen moves ("M") of each path of a class: 1 is one unbroken line. */
-const penLifts = (svg: string, kind: string) => [...svg.matchAll(new RegExp(`<path class="${kind}"[^>]* d="([^"]+)"`, 'g'))].map((m) => m[1]!.split('M').length - 1);
+const penLifts = (svg: string, kind: string) =>
+  [...svg.matchAll(new RegExp(`<path class="${kind}"[^>]* d="([^"]+)"`, 'g'))].map((m) => m[1]!.split('M').length - 1);
 
 /** The 429 marks drawn: where, and how many answers each stands for (1 unless a count is drawn with it). */
 function marks429(svg: string): Array<{ x: number; y: number; count: number }> {
@@ -22,8 +33,14 @@ function marks429(svg: string): Array<{ x: number; y: number; count: number }> {
     const m = /<circle class="point-429" cx="([\d.]+)" cy="([\d.]+)"/.exec(markup)!;
     return { x: Number(m[1]), y: Number(m[2]) };
   };
-  const grouped = [...svg.matchAll(/<g class="mark-429"[^>]*>(.*?)<\/g>/g)].map((g) => ({ ...circle(g[1]!), count: Number(/>(\d+) × 429<\/text>/.exec(g[1]!)?.[1] ?? 1) }));
-  const single = [...svg.replace(/<g class="mark-429"[^>]*>.*?<\/g>/g, '').matchAll(/<circle class="point-429"[^>]*>/g)].map((m) => ({ ...circle(m[0]), count: 1 }));
+  const grouped = [...svg.matchAll(/<g class="mark-429"[^>]*>(.*?)<\/g>/g)].map((g) => ({
+    ...circle(g[1]!),
+    count: Number(/>(\d+) × 429<\/text>/.exec(g[1]!)?.[1] ?? 1),
+  }));
+  const single = [...svg.replace(/<g class="mark-429"[^>]*>.*?<\/g>/g, '').matchAll(/<circle class="point-429"[^>]*>/g)].map((m) => ({
+    ...circle(m[0]),
+    count: 1,
+  }));
   return [...grouped, ...single];
 }
 

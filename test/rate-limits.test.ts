@@ -51,13 +51,29 @@ function exchangeOf(c: Call): Exchange {
 /** The requirements each exchange was found against, judged in the order given (the order answers were handled). */
 function judged(requirement: string, ...calls: Call[]): string[][] {
   const tracker = new RateLimitTracker();
-  return calls.map((c) => judgeExchange(exchangeOf(c), tracker).findings.filter((f) => f.requirement === requirement).map((f) => `${f.requirement} ${f.received}`));
+  return calls.map((c) =>
+    judgeExchange(exchangeOf(c), tracker)
+      .findings.filter((f) => f.requirement === requirement)
+      .map((f) => `${f.requirement} ${f.received}`),
+  );
 }
 
 describe('one window for all operations of a client', () => {
   it('the sequence and the throttling rule see the operations the document does not detail too', () => {
-    expect(judged('RL-SEQUENCE', { sent: 0, took: 1, status: 200, remaining: 5, path: '/users/auth0%7C1' }, { sent: 10, took: 1, status: 200, remaining: 8, path: '/clients' })).toEqual([[], ['RL-SEQUENCE 8']]);
-    expect(judged('RL-THROTTLED-429', { sent: 0, took: 1, status: 200, remaining: 0, path: '/logs' }, { sent: 10, took: 1, status: 403, remaining: 0, path: '/users/auth0%7C1' })).toEqual([[], ['RL-THROTTLED-429 403']]);
+    expect(
+      judged(
+        'RL-SEQUENCE',
+        { sent: 0, took: 1, status: 200, remaining: 5, path: '/users/auth0%7C1' },
+        { sent: 10, took: 1, status: 200, remaining: 8, path: '/clients' },
+      ),
+    ).toEqual([[], ['RL-SEQUENCE 8']]);
+    expect(
+      judged(
+        'RL-THROTTLED-429',
+        { sent: 0, took: 1, status: 200, remaining: 0, path: '/logs' },
+        { sent: 10, took: 1, status: 403, remaining: 0, path: '/users/auth0%7C1' },
+      ),
+    ).toEqual([[], ['RL-THROTTLED-429 403']]);
   });
 });
 
@@ -72,13 +88,28 @@ describe('RL-THROTTLED-429: over the limit only when sent after a Remaining 0 ha
   });
 
   it('a request sent a millisecond or more after a Remaining 0 arrived, refused 403 in the same window: the finding', () => {
-    expect(judged('RL-THROTTLED-429', { sent: 0, took: 0, status: 200, remaining: 0 }, { sent: 1, took: 1, status: 403, remaining: 0 })).toEqual([[], ['RL-THROTTLED-429 403']]);
+    expect(judged('RL-THROTTLED-429', { sent: 0, took: 0, status: 200, remaining: 0 }, { sent: 1, took: 1, status: 403, remaining: 0 })).toEqual([
+      [],
+      ['RL-THROTTLED-429 403'],
+    ]);
     // The 0 counts even when a sibling counted before it (Remaining 2) was answered after it.
     expect(
-      judged('RL-THROTTLED-429', { sent: 0, took: 4, status: 200, remaining: 0 }, { sent: 0, took: 6, status: 200, remaining: 2 }, { sent: 20, took: 1, status: 503, remaining: 0 })[2],
+      judged(
+        'RL-THROTTLED-429',
+        { sent: 0, took: 4, status: 200, remaining: 0 },
+        { sent: 0, took: 6, status: 200, remaining: 2 },
+        { sent: 20, took: 1, status: 503, remaining: 0 },
+      )[2],
     ).toEqual(['RL-THROTTLED-429 503']);
     // A bare refusal without rate-limit headers is placed in the window last heard of.
-    expect(judged('RL-THROTTLED-429', { sent: 0, took: 4, status: 200, remaining: 0 }, { sent: 0, took: 6, status: 200, remaining: 2 }, { sent: 20, took: 1, status: 503 })[2]).toEqual(['RL-THROTTLED-429 503']);
+    expect(
+      judged(
+        'RL-THROTTLED-429',
+        { sent: 0, took: 4, status: 200, remaining: 0 },
+        { sent: 0, took: 6, status: 200, remaining: 2 },
+        { sent: 20, took: 1, status: 503 },
+      )[2],
+    ).toEqual(['RL-THROTTLED-429 503']);
   });
 
   it('a response reporting a Remaining above the earlier 0 in the same window was counted before it: not over the limit', () => {
@@ -116,7 +147,14 @@ describe('RL-SEQUENCE: Remaining compared only with answers that arrived before 
     expect(judged('RL-SEQUENCE', { sent: 0, took: 0, status: 200, remaining: 5 }, { sent: 0, took: 1, status: 200, remaining: 6 })).toEqual([[], []]);
     expect(judged('RL-SEQUENCE', { sent: 0, took: 0, status: 200, remaining: 5 }, { sent: 1, took: 1, status: 200, remaining: 6 })[1]).toHaveLength(1);
     // The lowest Remaining answered before counts, not only the last answer handled.
-    expect(judged('RL-SEQUENCE', { sent: 0, took: 4, status: 200, remaining: 3 }, { sent: 0, took: 6, status: 200, remaining: 4 }, { sent: 20, took: 1, status: 200, remaining: 4 })[2]).toEqual(['RL-SEQUENCE 4']);
+    expect(
+      judged(
+        'RL-SEQUENCE',
+        { sent: 0, took: 4, status: 200, remaining: 3 },
+        { sent: 0, took: 6, status: 200, remaining: 4 },
+        { sent: 20, took: 1, status: 200, remaining: 4 },
+      )[2],
+    ).toEqual(['RL-SEQUENCE 4']);
   });
 });
 
@@ -176,7 +214,12 @@ describe('the suite marks its exchanges for the rate-limit rules', () => {
 
   it("a profile's token is the kit's own; every exchange carries the suite's clock, sent before received, in order", async () => {
     const exchanges: Exchange[] = [];
-    api = new SuiteApi(resolveConfig(ref.config() as RawConfig), new TenantTokens({}), {}, { exchange: (e) => exchanges.push(e), unplanned429: () => {}, risked429: () => {} });
+    api = new SuiteApi(
+      resolveConfig(ref.config() as RawConfig),
+      new TenantTokens({}),
+      {},
+      { exchange: (e) => exchanges.push(e), unplanned429: () => {}, risked429: () => {} },
+    );
     const rs = ref.config().fixtures.resource_servers[0]!;
     await api.getResourceServer(rs);
     await api.getResourceServer(rs, { as: 'corrupted-signature' });

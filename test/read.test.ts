@@ -45,7 +45,11 @@ function devtoolsEntry(): HarEntry & Record<string, unknown> {
 }
 
 function har(entries: unknown[], extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ log: { version: '1.2', creator: { name: 'x', version: '1' }, pages: [{ title: 'a "quoted" } { page' }], entries, ...extra } }, null, 2);
+  return JSON.stringify(
+    { log: { version: '1.2', creator: { name: 'x', version: '1' }, pages: [{ title: 'a "quoted" } { page' }], entries, ...extra } },
+    null,
+    2,
+  );
 }
 
 describe('HAR', () => {
@@ -65,8 +69,25 @@ describe('HAR', () => {
     writeFileSync(
       path,
       har([
-        { request: { method: 'POST', url: 'https://t.example.com/oauth/token', postData: { mimeType: 'application/x-www-form-urlencoded', params: [{ name: 'grant_type', value: 'client_credentials' }, { name: 'audience', value: 'https://t.example.com/api/v2/' }] } }, response: { status: 200 } },
-        { request: { method: 'DELETE', url: 'https://t.example.com/api/v2/token-exchange-profiles/tep_1' }, response: { status: 0 }, _error: 'net::ERR_CONNECTION_RESET' },
+        {
+          request: {
+            method: 'POST',
+            url: 'https://t.example.com/oauth/token',
+            postData: {
+              mimeType: 'application/x-www-form-urlencoded',
+              params: [
+                { name: 'grant_type', value: 'client_credentials' },
+                { name: 'audience', value: 'https://t.example.com/api/v2/' },
+              ],
+            },
+          },
+          response: { status: 200 },
+        },
+        {
+          request: { method: 'DELETE', url: 'https://t.example.com/api/v2/token-exchange-profiles/tep_1' },
+          response: { status: 0 },
+          _error: 'net::ERR_CONNECTION_RESET',
+        },
       ]),
     );
     const [token, failed] = await collect(readHar(path));
@@ -76,12 +97,17 @@ describe('HAR', () => {
   });
 
   it('finds every entry whatever the chunk boundaries, with quotes, braces and escapes in bodies', async () => {
-    const nasty = fc.string({ unit: fc.constantFrom('"', '\\', '{', '}', '[', ']', ',', ':', 'a', 'é', '\n') , maxLength: 40 });
+    const nasty = fc.string({ unit: fc.constantFrom('"', '\\', '{', '}', '[', ']', ',', ':', 'a', 'é', '\n'), maxLength: 40 });
     await fc.assert(
       fc.asyncProperty(fc.array(nasty, { minLength: 1, maxLength: 12 }), fc.integer({ min: 1, max: 64 }), fc.boolean(), async (values, chunkSize, streamed) => {
         const entries = values.map((v, i) => ({
           startedDateTime: '2027-01-15T08:00:00.000Z',
-          request: { method: 'PATCH', url: `https://t/api/v2/sessions/s${i}`, headers: [], postData: { mimeType: 'application/json', text: JSON.stringify({ session_metadata: { v } }) } },
+          request: {
+            method: 'PATCH',
+            url: `https://t/api/v2/sessions/s${i}`,
+            headers: [],
+            postData: { mimeType: 'application/json', text: JSON.stringify({ session_metadata: { v } }) },
+          },
           response: { status: 200, headers: [], content: { size: 1, text: JSON.stringify(session({ v })) } },
         }));
         const path = join(dir, 'nasty.har');
@@ -117,7 +143,12 @@ describe('HAR', () => {
 });
 
 describe('JSONL journal', () => {
-  const line = (i: number) => JSON.stringify({ startedDateTime: '2027-01-15T08:00:00.000Z', request: { method: 'DELETE', url: `http://127.0.0.1/api/v2/token-exchange-profiles/t${i}`, headers: [] }, response: { status: 401, headers: [], content: { size: 0 } } });
+  const line = (i: number) =>
+    JSON.stringify({
+      startedDateTime: '2027-01-15T08:00:00.000Z',
+      request: { method: 'DELETE', url: `http://127.0.0.1/api/v2/token-exchange-profiles/t${i}`, headers: [] },
+      response: { status: 401, headers: [], content: { size: 0 } },
+    });
 
   it('reads one entry per line and tolerates a last line cut short', async () => {
     const path = join(dir, 'journal.jsonl');
@@ -131,19 +162,37 @@ describe('JSONL journal', () => {
   it('reads every line whatever the chunk boundaries: multi-byte characters, CRLF, blank lines, no final newline', async () => {
     const value = fc.string({ unit: fc.constantFrom('a', 'é', '€', '😀', '"', '\\', '\n'), maxLength: 30 });
     await fc.assert(
-      fc.asyncProperty(fc.array(value, { minLength: 1, maxLength: 10 }), fc.integer({ min: 1, max: 97 }), fc.boolean(), fc.boolean(), fc.boolean(), async (values, chunkSize, crlf, finalNewline, streamed) => {
-        const lines = values.map((v, i) => JSON.stringify({ startedDateTime: '2027-01-15T08:00:00.000Z', request: { method: 'PATCH', url: `http://127.0.0.1/api/v2/sessions/s${i}`, headers: [], postData: { text: JSON.stringify({ session_metadata: { v } }) } }, response: { status: 200, headers: [] } }));
-        const eol = crlf ? '\r\n' : '\n';
-        const path = join(dir, 'chunks.jsonl');
-        writeFileSync(path, `${eol}${lines.join(`${eol}${eol}`)}${finalNewline ? eol : ''}`);
-        const progress = { truncatedTail: false };
-        const read: Exchange[] = [];
-        for await (const batch of readJsonlBatches(path, progress, { chunkSize, ...(streamed ? { streamEntryAbove: 16 } : {}) })) read.push(...batch);
-        expect(progress.truncatedTail).toBe(false);
-        expect(read.map((e) => JSON.parse(e.request.body!.text).session_metadata.v)).toEqual(values);
-        // Ids are line numbers, blank lines counted: a finding points at the right line.
-        expect(read.map((e) => e.id)).toEqual(values.map((_, i) => String(2 + 2 * i)));
-      }),
+      fc.asyncProperty(
+        fc.array(value, { minLength: 1, maxLength: 10 }),
+        fc.integer({ min: 1, max: 97 }),
+        fc.boolean(),
+        fc.boolean(),
+        fc.boolean(),
+        async (values, chunkSize, crlf, finalNewline, streamed) => {
+          const lines = values.map((v, i) =>
+            JSON.stringify({
+              startedDateTime: '2027-01-15T08:00:00.000Z',
+              request: {
+                method: 'PATCH',
+                url: `http://127.0.0.1/api/v2/sessions/s${i}`,
+                headers: [],
+                postData: { text: JSON.stringify({ session_metadata: { v } }) },
+              },
+              response: { status: 200, headers: [] },
+            }),
+          );
+          const eol = crlf ? '\r\n' : '\n';
+          const path = join(dir, 'chunks.jsonl');
+          writeFileSync(path, `${eol}${lines.join(`${eol}${eol}`)}${finalNewline ? eol : ''}`);
+          const progress = { truncatedTail: false };
+          const read: Exchange[] = [];
+          for await (const batch of readJsonlBatches(path, progress, { chunkSize, ...(streamed ? { streamEntryAbove: 16 } : {}) })) read.push(...batch);
+          expect(progress.truncatedTail).toBe(false);
+          expect(read.map((e) => JSON.parse(e.request.body!.text).session_metadata.v)).toEqual(values);
+          // Ids are line numbers, blank lines counted: a finding points at the right line.
+          expect(read.map((e) => e.id)).toEqual(values.map((_, i) => String(2 + 2 * i)));
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -155,7 +204,10 @@ describe('JSONL journal', () => {
   });
 
   /** The exchanges read before the reader gave up, and why it did. */
-  async function readUntilError(path: string, chunkBytes?: number): Promise<{ read: Exchange[]; error: Error | undefined; progress: { truncatedTail: boolean } }> {
+  async function readUntilError(
+    path: string,
+    chunkBytes?: number,
+  ): Promise<{ read: Exchange[]; error: Error | undefined; progress: { truncatedTail: boolean } }> {
     const read: Exchange[] = [];
     const progress = { truncatedTail: false };
     try {
@@ -182,7 +234,11 @@ describe('JSONL journal', () => {
     const cases: Array<[string, string | Buffer, RegExp]> = [
       ['empty', '', /^the file is empty$/],
       ['blank', '\n\r\n  \n', /^the file holds only blank lines, no entry$/],
-      ['garbage, no newline', 'garbage', /^no complete entry: line 1 is not a JSON object \(it begins with "garbage"\) and the file ends there without a newline/],
+      [
+        'garbage, no newline',
+        'garbage',
+        /^no complete entry: line 1 is not a JSON object \(it begins with "garbage"\) and the file ends there without a newline/,
+      ],
       ['one entry cut short', line(1).slice(0, 40), /^no complete entry: line 1 is not JSON \(/],
       ['binary', Buffer.from([0xff, 0x00, 0x01, 0x02]), /^no complete entry: line 1 is not a JSON object \(it begins with binary data\)/],
     ];

@@ -27,7 +27,12 @@ function harEntry(e: Exchange, keep: (name: string) => boolean, mimeType = 'appl
     startedDateTime: e.startedAt,
     time: e.durationMs ?? 0,
     request: { method: e.request.method, url: e.request.url, httpVersion: 'HTTP/1.1', headers: headers(e.request.headers) },
-    response: { status: e.response!.status, httpVersion: 'HTTP/1.1', headers: headers(kept), content: { size: e.response!.body?.text.length ?? 0, mimeType, ...(e.response!.body ? { text: e.response!.body.text } : {}) } },
+    response: {
+      status: e.response!.status,
+      httpVersion: 'HTTP/1.1',
+      headers: headers(kept),
+      content: { size: e.response!.body?.text.length ?? 0, mimeType, ...(e.response!.body ? { text: e.response!.body.text } : {}) },
+    },
   };
 }
 
@@ -35,18 +40,26 @@ function validateHar(name: string, entries: Array<Record<string, unknown>>) {
   const path = join(dir, `${name}.har`);
   writeFileSync(path, JSON.stringify({ log: { version: '1.2', creator: { name: 'go-vcr', version: '4' }, entries } }));
   const reportDir = join(dir, name);
-  const result = spawnSync(process.execPath, [BIN, 'validate', path, '--report-dir', reportDir], { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
+  const result = spawnSync(process.execPath, [BIN, 'validate', path, '--report-dir', reportDir], {
+    encoding: 'utf8',
+    env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
+  });
   return { code: result.status, stdout: result.stdout, report: JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report };
 }
 
 /** A 429 of a real tenant as it was sent (its headers all there), on an operation the document does not detail. */
 const throttled = (i: number) =>
-  errorExchange(buildExchange({ startedAt: STARTED_AT, method: 'GET', url: `${BASE}/users/auth0%7C${i}`, requestHeaders: { authorization: `Bearer ${jwt(claims())}` } }), 429, { statusCode: 429, message: 'Too Many Requests' }, {
-    date: 'Fri, 15 Jan 2027 08:00:00 GMT',
-    'x-ratelimit-limit': '10',
-    'x-ratelimit-remaining': '0',
-    'x-ratelimit-reset': '1800000000',
-  });
+  errorExchange(
+    buildExchange({ startedAt: STARTED_AT, method: 'GET', url: `${BASE}/users/auth0%7C${i}`, requestHeaders: { authorization: `Bearer ${jwt(claims())}` } }),
+    429,
+    { statusCode: 429, message: 'Too Many Requests' },
+    {
+      date: 'Fri, 15 Jan 2027 08:00:00 GMT',
+      'x-ratelimit-limit': '10',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': '1800000000',
+    },
+  );
 const onlyContentType = (name: string) => name === 'content-type';
 const noHeader = () => false;
 const everyHeader = () => true;
@@ -59,7 +72,9 @@ describe('a recording that kept no response header but Content-Type', () => {
     const { code, stdout, report } = validateHar('go-vcr', entries);
     expect(code, stdout).toBe(0);
     expect(report.requirements.find((r) => r.id === 'RL-429-HEADERS')!.counts.findings).toBe(0);
-    expect(report.traffic!.notJudged).toEqual([{ reason: expect.stringContaining('the recording kept no response header but Content-Type'), count: 3, exchanges: ['1', '2', '3'] }]);
+    expect(report.traffic!.notJudged).toEqual([
+      { reason: expect.stringContaining('the recording kept no response header but Content-Type'), count: 3, exchanges: ['1', '2', '3'] },
+    ]);
     expect(stdout.match(/kept no response header but Content-Type/g)).toHaveLength(1);
     expect(stdout).toContain('not judged: 3 exchange(s), its response headers (RL-429-HEADERS)');
   });

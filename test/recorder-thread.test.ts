@@ -93,7 +93,11 @@ describe('the recorder thread', () => {
     const [summaryA, summaryB] = await Promise.all([a.stop(), b.stop()]);
     await Promise.all([a.running, b.running]);
     expect([summaryA.journal.written, summaryB.journal.written]).toEqual([2, 1]);
-    const urls = (name: string) => readFileSync(join(dir, `${name}.jsonl`), 'utf8').trimEnd().split('\n').map((line) => (JSON.parse(line) as { request: { url: string } }).request.url);
+    const urls = (name: string) =>
+      readFileSync(join(dir, `${name}.jsonl`), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { request: { url: string } }).request.url);
     expect(urls('a')).toEqual(['https://tenant.example.com/api/v2/resource-servers/rs_a1', 'https://tenant.example.com/api/v2/resource-servers/rs_a2']);
     expect(urls('b')).toEqual(['https://tenant.example.com/api/v2/resource-servers/rs_b1']);
     expect(summaryA.reportFiles.every((file) => file.startsWith(join(dir, 'a')))).toBe(true);

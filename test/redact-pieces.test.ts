@@ -17,7 +17,14 @@ const HEADER_AND_PAYLOAD = TOKEN.slice(0, TOKEN.lastIndexOf('.'));
 
 /** A request sent with `token` whose answer (a mock's 404) is `body`. */
 const echoed = (body: string, token = TOKEN, contentType = 'text/plain'): Exchange =>
-  buildExchange({ method: 'GET', url: 'https://tenant.example.com/api/v2/resource-servers/rs_1', requestHeaders: { authorization: `Bearer ${token}` }, status: 404, responseHeaders: { 'content-type': contentType }, responseBody: body });
+  buildExchange({
+    method: 'GET',
+    url: 'https://tenant.example.com/api/v2/resource-servers/rs_1',
+    requestHeaders: { authorization: `Bearer ${token}` },
+    status: 404,
+    responseHeaders: { 'content-type': contentType },
+    responseBody: body,
+  });
 
 const responseText = (exchange: Exchange) => exchange.response!.body!.text;
 
@@ -114,22 +121,47 @@ describe('pieces of other secrets, and of secrets seen earlier', () => {
     const secret = 'qO3cV8nB1xZ6mL9kJ2hG5fD4sA7pW0eRtYuIoPlKjHgF';
     const known = new KnownSecrets();
     redactExchange(
-      buildExchange({ method: 'POST', url: 'https://tenant.example.com/oauth/token', requestHeaders: { 'content-type': 'application/x-www-form-urlencoded' }, requestBody: `grant_type=client_credentials&client_id=c1&client_secret=${secret}`, status: 200, responseHeaders: {}, responseBody: '{}' }),
+      buildExchange({
+        method: 'POST',
+        url: 'https://tenant.example.com/oauth/token',
+        requestHeaders: { 'content-type': 'application/x-www-form-urlencoded' },
+        requestBody: `grant_type=client_credentials&client_id=c1&client_secret=${secret}`,
+        status: 200,
+        responseHeaders: {},
+        responseBody: '{}',
+      }),
       undefined,
       known,
     );
-    const body = `client:\n${secret.match(/.{1,20}/g)!.map((line) => `    ${line}`).join('\n')}\n`;
-    const later = buildExchange({ method: 'GET', url: 'https://tenant.example.com/api/v2/resource-servers/rs_1', requestHeaders: {}, status: 404, responseHeaders: {}, responseBody: body });
+    const body = `client:\n${secret
+      .match(/.{1,20}/g)!
+      .map((line) => `    ${line}`)
+      .join('\n')}\n`;
+    const later = buildExchange({
+      method: 'GET',
+      url: 'https://tenant.example.com/api/v2/resource-servers/rs_1',
+      requestHeaders: {},
+      status: 404,
+      responseHeaders: {},
+      responseBody: body,
+    });
     const out = responseText(redactExchange(later, undefined, known));
     expect(piecesOf(unwrapped(out), secret)).toEqual([]);
     // Without the session's memory nothing in that body says secret.
     expect(responseText(redactExchange(later))).toBe(body);
   });
 
-  it('a bearer token the session saw earlier, echoed in WireMock\'s table by an exchange sent without it', () => {
+  it("a bearer token the session saw earlier, echoed in WireMock's table by an exchange sent without it", () => {
     const known = new KnownSecrets();
     redactExchange(echoed('{}'), undefined, known);
-    const later = buildExchange({ method: 'GET', url: 'https://tenant.example.com/api/v2/resource-servers/rs_2', requestHeaders: {}, status: 404, responseHeaders: {}, responseBody: wiremockNotMatched(TOKEN) });
+    const later = buildExchange({
+      method: 'GET',
+      url: 'https://tenant.example.com/api/v2/resource-servers/rs_2',
+      requestHeaders: {},
+      status: 404,
+      responseHeaders: {},
+      responseBody: wiremockNotMatched(TOKEN),
+    });
     expect(piecesOf(unwrapped(responseText(redactExchange(later, undefined, known))), SIGNATURE)).toEqual([]);
   });
 
@@ -156,7 +188,11 @@ describe('text quoting a body: finding messages and suite failures', () => {
   it("a suite test's failure quotes the answer's body redacted", () => {
     const body = `invalid signature:\n  ${SIGNATURE.slice(0, 60)}\n  ${SIGNATURE.slice(60)}\n`;
     const text = failureText(['RS-LOOKUP: expected 200; received 404'], echoed(body));
-    expect(text.startsWith('RS-LOOKUP: expected 200; received 404\n  GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 404 invalid signature: [REDACTED]')).toBe(true);
+    expect(
+      text.startsWith(
+        'RS-LOOKUP: expected 200; received 404\n  GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 404 invalid signature: [REDACTED]',
+      ),
+    ).toBe(true);
     expect(piecesOf(unwrapped(text), SIGNATURE)).toEqual([]);
   });
 });

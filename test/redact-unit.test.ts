@@ -2,7 +2,20 @@
 // every credential kind, secret members, tokens, PEM blocks), what is left exactly as it was,
 // and which secret values are collected to be searched for elsewhere.
 import { describe, expect, it } from 'vitest';
-import { KnownSecrets, keptClaims, learnSecrets, mask, redactBody, redactExchange, redactHeaders, redactUrl, REDACTED, scrubSecrets, tokenFacts, type SecretSink } from '../core/redact.ts';
+import {
+  KnownSecrets,
+  keptClaims,
+  learnSecrets,
+  mask,
+  redactBody,
+  redactExchange,
+  redactHeaders,
+  redactUrl,
+  REDACTED,
+  scrubSecrets,
+  tokenFacts,
+  type SecretSink,
+} from '../core/redact.ts';
 import { buildExchange } from '../rules/exchange.ts';
 import { claims, jwt } from '../fixtures/exchanges.ts';
 
@@ -21,7 +34,9 @@ describe('mask', () => {
 describe('redactUrl', () => {
   it('masks a secret in the query string and collects it', () => {
     const sink = sinkOf();
-    expect(redactUrl('https://t.example.com/api/v2/sessions/s1?access_token=abcdefgh12345&x=1', sink)).toBe(`https://t.example.com/api/v2/sessions/s1?access_token=${mask('abcdefgh12345')}&x=1`);
+    expect(redactUrl('https://t.example.com/api/v2/sessions/s1?access_token=abcdefgh12345&x=1', sink)).toBe(
+      `https://t.example.com/api/v2/sessions/s1?access_token=${mask('abcdefgh12345')}&x=1`,
+    );
     expect([...sink]).toEqual(['abcdefgh12345']);
     expect(redactUrl('/x?password=hunter22')).toBe(`/x?password=${mask('hunter22')}`);
   });
@@ -54,7 +69,14 @@ describe('redactHeaders', () => {
       },
       sink,
     );
-    expect(out).toEqual({ authorization: `Bearer ${REDACTED}`, 'proxy-authorization': REDACTED, cookie: REDACTED, 'set-cookie': REDACTED, 'x-api-key': REDACTED, accept: 'application/json' });
+    expect(out).toEqual({
+      authorization: `Bearer ${REDACTED}`,
+      'proxy-authorization': REDACTED,
+      cookie: REDACTED,
+      'set-cookie': REDACTED,
+      'x-api-key': REDACTED,
+      accept: 'application/json',
+    });
     expect(sink).toEqual(
       new Set([
         TOKEN,
@@ -86,7 +108,18 @@ describe('redactHeaders', () => {
   });
 
   it('other headers whose name says credential are masked whole', () => {
-    for (const name of ['x-auth-token', 'token', 'x-client-secret', 'x-api_key', 'apikey', 'x-password', 'x-passwd', 'x-credential', 'x-forwarded-authorization', 'x-session-cookie']) {
+    for (const name of [
+      'x-auth-token',
+      'token',
+      'x-client-secret',
+      'x-api_key',
+      'apikey',
+      'x-password',
+      'x-passwd',
+      'x-credential',
+      'x-forwarded-authorization',
+      'x-session-cookie',
+    ]) {
       const sink = sinkOf();
       expect(redactHeaders({ [name]: 'value-0123456789' }, sink), name).toEqual({ [name]: REDACTED });
       expect([...sink], name).toEqual(['value-0123456789']);
@@ -96,13 +129,17 @@ describe('redactHeaders', () => {
   it('any other header keeps its text, with tokens and key material masked where they stand', () => {
     const sink = sinkOf();
     const referer = `https://app.example.com/cb#access_token=${TOKEN}&state=1`;
-    expect(redactHeaders({ referer, 'x-key': 'before -----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY----- after', accept: 'eyJ but short' }, sink)).toEqual({
+    expect(
+      redactHeaders({ referer, 'x-key': 'before -----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY----- after', accept: 'eyJ but short' }, sink),
+    ).toEqual({
       referer: `https://app.example.com/cb#access_token=${mask(TOKEN)}&state=1`,
       'x-key': `before ${mask('-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----')} after`,
       accept: 'eyJ but short',
     });
     // Key material holds line breaks: its JSON-escaped form (as a message quotes it) is collected too.
-    expect(sink).toEqual(new Set([TOKEN, '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----', '-----BEGIN PRIVATE KEY-----\\nAAAA\\n-----END PRIVATE KEY-----']));
+    expect(sink).toEqual(
+      new Set([TOKEN, '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----', '-----BEGIN PRIVATE KEY-----\\nAAAA\\n-----END PRIVATE KEY-----']),
+    );
   });
 
   it('a PEM block cut short is masked to the end', () => {
@@ -111,7 +148,10 @@ describe('redactHeaders', () => {
 
   it('values too short or placeholders are masked but not collected', () => {
     const sink = sinkOf();
-    expect(redactHeaders({ 'x-api-key': 'short', authorization: 'Bearer changeme' }, sink)).toEqual({ 'x-api-key': REDACTED, authorization: `Bearer ${REDACTED}` });
+    expect(redactHeaders({ 'x-api-key': 'short', authorization: 'Bearer changeme' }, sink)).toEqual({
+      'x-api-key': REDACTED,
+      authorization: `Bearer ${REDACTED}`,
+    });
     expect(sink.size).toBe(0);
   });
 });
@@ -120,13 +160,22 @@ describe('redactBody', () => {
   it('masks secret members holding structures in the parsed body: strings as long as they were, numbers as 0, null and booleans kept', () => {
     const sink = sinkOf();
     const text = JSON.stringify({ id: 'rs_1', password: { current: 'hunter2-long', n: 7, ok: true, none: null, list: ['old-one-1'] }, signing_secret: null });
-    expect(JSON.parse(redactBody(text, sink))).toEqual({ id: 'rs_1', password: { current: mask('hunter2-long'), n: 0, ok: true, none: null, list: [mask('old-one-1')] }, signing_secret: null });
+    expect(JSON.parse(redactBody(text, sink))).toEqual({
+      id: 'rs_1',
+      password: { current: mask('hunter2-long'), n: 0, ok: true, none: null, list: [mask('old-one-1')] },
+      signing_secret: null,
+    });
     expect(sink).toEqual(new Set(['hunter2-long', 'old-one-1']));
   });
 
   it('walks arrays and nested objects, leaving what is not secret as it was', () => {
     const text = JSON.stringify([{ name: 'a', token_encryption: { encryption_key: { pem: ['x-0123456789'], kid: 'k1' } } }, 3, 'plain', null]);
-    expect(JSON.parse(redactBody(text))).toEqual([{ name: 'a', token_encryption: { encryption_key: { pem: [mask('x-0123456789')], kid: 'k1' } } }, 3, 'plain', null]);
+    expect(JSON.parse(redactBody(text))).toEqual([
+      { name: 'a', token_encryption: { encryption_key: { pem: [mask('x-0123456789')], kid: 'k1' } } },
+      3,
+      'plain',
+      null,
+    ]);
   });
 
   it('a body with leading white space is parsed as JSON too', () => {
@@ -155,7 +204,9 @@ describe('redactBody', () => {
 
   it('form bodies: each secret parameter, decoded, masked as long as its decoded value', () => {
     const sink = sinkOf();
-    expect(redactBody('client_secret=abc%2Bdef+ghi&refresh_token=rt-0123456789&scope=a', sink)).toBe(`client_secret=${mask('abc+def ghi')}&refresh_token=${mask('rt-0123456789')}&scope=a`);
+    expect(redactBody('client_secret=abc%2Bdef+ghi&refresh_token=rt-0123456789&scope=a', sink)).toBe(
+      `client_secret=${mask('abc+def ghi')}&refresh_token=${mask('rt-0123456789')}&scope=a`,
+    );
     expect(sink).toEqual(new Set(['abc%2Bdef+ghi', 'abc+def ghi', 'rt-0123456789']));
     // A value that does not decode is masked as it stands.
     expect(redactBody('password=%E0%A4%A-bad-long')).toBe(`password=${mask('%E0%A4%A-bad-long')}`);
@@ -171,7 +222,17 @@ describe('redactBody', () => {
 describe('keptClaims and tokenFacts', () => {
   it('keeps only the audit claims', () => {
     expect(keptClaims(undefined)).toBeUndefined();
-    expect(keptClaims({ iss: 'i', sub: 's', aud: 'a', azp: 'z', scope: 'x', gty: 'g', iat: 1, exp: 2, nbf: 0, email: 'e@x', custom: 1 })).toEqual({ iss: 'i', sub: 's', aud: 'a', azp: 'z', scope: 'x', gty: 'g', iat: 1, exp: 2, nbf: 0 });
+    expect(keptClaims({ iss: 'i', sub: 's', aud: 'a', azp: 'z', scope: 'x', gty: 'g', iat: 1, exp: 2, nbf: 0, email: 'e@x', custom: 1 })).toEqual({
+      iss: 'i',
+      sub: 's',
+      aud: 'a',
+      azp: 'z',
+      scope: 'x',
+      gty: 'g',
+      iat: 1,
+      exp: 2,
+      nbf: 0,
+    });
     const own = keptClaims({ iss: 'i' })!;
     expect(Object.isFrozen(own)).toBe(false);
   });
@@ -192,9 +253,22 @@ describe('keptClaims and tokenFacts', () => {
         heldByKit: true,
         attack: 'unsigned',
       }),
-    ).toEqual({ headerPresent: true, wellFormed: true, claims: { iss: 'i' }, decodeError: 'bad', signatureValid: false, clientGlobal: false, alg: 'none', signatureEmpty: true, issuerExpected: 'https://t/', recorded: false });
+    ).toEqual({
+      headerPresent: true,
+      wellFormed: true,
+      claims: { iss: 'i' },
+      decodeError: 'bad',
+      signatureValid: false,
+      clientGlobal: false,
+      alg: 'none',
+      signatureEmpty: true,
+      issuerExpected: 'https://t/',
+      recorded: false,
+    });
     expect(tokenFacts({ headerPresent: false, wellFormed: false })).toEqual({ headerPresent: false, wellFormed: false });
-    expect(tokenFacts({ headerPresent: true, wellFormed: true, signatureValid: true, clientGlobal: true, decodeError: '', issuerExpected: '', alg: '' })).toEqual({
+    expect(
+      tokenFacts({ headerPresent: true, wellFormed: true, signatureValid: true, clientGlobal: true, decodeError: '', issuerExpected: '', alg: '' }),
+    ).toEqual({
       headerPresent: true,
       wellFormed: true,
       signatureValid: true,
@@ -277,7 +351,14 @@ describe('redactExchange', () => {
     expect(known.list()).toEqual(['issued-token-0000000', 'query-secret-1234', 'body-secret-5678']);
     const sink = sinkOf();
     const later = redactExchange(
-      buildExchange({ method: 'GET', url: '/api/v2/resource-servers/issued-token-0000000', requestHeaders: { 'x-note': 'query-secret-1234' }, status: 200, responseHeaders: { 'x-new': 'password' }, responseBody: '{"client_secret":"another-secret-99","d":"body-secret-5678"}' }),
+      buildExchange({
+        method: 'GET',
+        url: '/api/v2/resource-servers/issued-token-0000000',
+        requestHeaders: { 'x-note': 'query-secret-1234' },
+        status: 200,
+        responseHeaders: { 'x-new': 'password' },
+        responseBody: '{"client_secret":"another-secret-99","d":"body-secret-5678"}',
+      }),
       sink,
       known,
     );
@@ -291,7 +372,14 @@ describe('redactExchange', () => {
 
   it('a secret containing a shorter one is masked whole', () => {
     const out = redactExchange(
-      buildExchange({ method: 'POST', url: '/x', requestBody: 'password=abcdefgh&client_secret=abcdefgh-and-more', status: 200, responseHeaders: {}, responseBody: 'echo abcdefgh-and-more' }),
+      buildExchange({
+        method: 'POST',
+        url: '/x',
+        requestBody: 'password=abcdefgh&client_secret=abcdefgh-and-more',
+        status: 200,
+        responseHeaders: {},
+        responseBody: 'echo abcdefgh-and-more',
+      }),
     );
     expect(out.response!.body!.text).toBe(`echo ${mask('abcdefgh-and-more')}`);
   });
@@ -299,7 +387,9 @@ describe('redactExchange', () => {
 
 describe('scrubSecrets', () => {
   it('masks each collected secret, longest first, and what still looks like a secret member', () => {
-    expect(scrubSecrets('a abcdefgh-and-more b abcdefgh', new Set(['abcdefgh', 'abcdefgh-and-more']))).toBe(`a ${mask('abcdefgh-and-more')} b ${mask('abcdefgh')}`);
+    expect(scrubSecrets('a abcdefgh-and-more b abcdefgh', new Set(['abcdefgh', 'abcdefgh-and-more']))).toBe(
+      `a ${mask('abcdefgh-and-more')} b ${mask('abcdefgh')}`,
+    );
     expect(scrubSecrets('nothing here', new Set())).toBe('nothing here');
     expect(scrubSecrets(`token ${TOKEN}`, new Set())).toBe(`token ${mask(TOKEN)}`);
   });
@@ -339,7 +429,11 @@ describe('the edges a changed condition would slip past', () => {
     expect(redactHeaders({ authorization: `Bearer ${TOKEN}`, cookie: 'sid=abcdef123456' })).toEqual({ authorization: `Bearer ${REDACTED}`, cookie: REDACTED });
     const known = new KnownSecrets();
     known.learn(['client-secret-0123456789']);
-    const exchange = buildExchange({ method: 'PATCH', url: 'https://t.example.com/api/v2/sessions/s1', requestBody: '{"session_metadata":{"note":"client-secret-0123456789"}}' });
+    const exchange = buildExchange({
+      method: 'PATCH',
+      url: 'https://t.example.com/api/v2/sessions/s1',
+      requestBody: '{"session_metadata":{"note":"client-secret-0123456789"}}',
+    });
     const safe = redactExchange(exchange, undefined, known);
     expect(safe.response).toBeUndefined();
     expect(safe.request.body!.text).toBe(`{"session_metadata":{"note":"${mask('client-secret-0123456789')}"}}`);
@@ -387,7 +481,13 @@ describe('more edges', () => {
 
   it('learnSecrets: a token request teaches the client secret, and leaves the exchange as it was', () => {
     const known = new KnownSecrets();
-    const request = buildExchange({ method: 'POST', url: 'https://t.example.com/oauth/token', requestHeaders: { 'content-type': 'application/x-www-form-urlencoded' }, requestBody: 'grant_type=client_credentials&client_id=c1&client_secret=s3cr3t-value-123', status: 200 });
+    const request = buildExchange({
+      method: 'POST',
+      url: 'https://t.example.com/oauth/token',
+      requestHeaders: { 'content-type': 'application/x-www-form-urlencoded' },
+      requestBody: 'grant_type=client_credentials&client_id=c1&client_secret=s3cr3t-value-123',
+      status: 200,
+    });
     learnSecrets(request, known);
     expect(known.list()).toEqual(['s3cr3t-value-123']);
     expect(request.request.body!.text).toContain('s3cr3t-value-123');

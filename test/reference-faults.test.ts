@@ -28,7 +28,21 @@ interface Tokens {
   catalogue: Record<CatalogueAttack, string>;
 }
 
-const CATALOGUE = ['alg-none-mixed-case', 'signature-stripped', 'zero-signature', 'psychic-es256', 'embedded-jwk', 'embedded-x5c', 'jku', 'x5u', 'kid-path-traversal', 'kid-sql-injection', 'hs256-empty-secret', 'hs256-weak-secret', 'hs256-client-secret'] as const satisfies readonly MadeAttack[];
+const CATALOGUE = [
+  'alg-none-mixed-case',
+  'signature-stripped',
+  'zero-signature',
+  'psychic-es256',
+  'embedded-jwk',
+  'embedded-x5c',
+  'jku',
+  'x5u',
+  'kid-path-traversal',
+  'kid-sql-injection',
+  'hs256-empty-secret',
+  'hs256-weak-secret',
+  'hs256-client-secret',
+] as const satisfies readonly MadeAttack[];
 type CatalogueAttack = (typeof CATALOGUE)[number];
 
 // The jku and x5u tokens name a key server on loopback, as the suites do.
@@ -55,9 +69,24 @@ interface FaultCase {
 const rs = (ref: RunningReference, i: number) => ref.fixtures.resource_servers[i]!;
 const tep = (ref: RunningReference) => ref.fixtures.token_exchange_profiles[1]!;
 const sid = (ref: RunningReference) => ref.fixtures.sessions[0]!;
-const del = (id: string, token: string, tokenFacts?: Call['tokenFacts']): Call => ({ method: 'DELETE', path: paths.tokenExchangeProfile(id), headers: bearer(token), ...(tokenFacts ? { tokenFacts } : {}) });
-const get = (id: string, token?: string, extra: Partial<Call> = {}): Call => ({ method: 'GET', path: paths.resourceServer(id), headers: token === undefined ? {} : bearer(token), ...extra });
-const patch = (ref: RunningReference, token: string, value: unknown): Call => ({ method: 'PATCH', path: paths.session(sid(ref)), headers: json(token), body: JSON.stringify({ session_metadata: value }) });
+const del = (id: string, token: string, tokenFacts?: Call['tokenFacts']): Call => ({
+  method: 'DELETE',
+  path: paths.tokenExchangeProfile(id),
+  headers: bearer(token),
+  ...(tokenFacts ? { tokenFacts } : {}),
+});
+const get = (id: string, token?: string, extra: Partial<Call> = {}): Call => ({
+  method: 'GET',
+  path: paths.resourceServer(id),
+  headers: token === undefined ? {} : bearer(token),
+  ...extra,
+});
+const patch = (ref: RunningReference, token: string, value: unknown): Call => ({
+  method: 'PATCH',
+  path: paths.session(sid(ref)),
+  headers: json(token),
+  body: JSON.stringify({ session_metadata: value }),
+});
 
 /**
  * An operation not served: no single answer shows it (a 404 may be the operation's own), the
@@ -87,7 +116,9 @@ const CASES: Record<FaultName, FaultCase> = {
   'non-jwt-bearer-accepted': { requests: (r) => [del(tep(r), 'not-a-jwt')] },
   'alg-none-accepted': { requests: (r, t) => [del(tep(r), unsignedToken(t.full), { signatureValid: false })] },
   // The genuine token first (refused for its scope), then its payload with the scope added.
-  'tampered-payload-accepted': { requests: (r, t) => [del(tep(r), t.noScope), del(tep(r), withScopeAdded(t.noScope, 'delete:token_exchange_profiles'), { signatureValid: false })] },
+  'tampered-payload-accepted': {
+    requests: (r, t) => [del(tep(r), t.noScope), del(tep(r), withScopeAdded(t.noScope, 'delete:token_exchange_profiles'), { signatureValid: false })],
+  },
   'key-confusion-accepted': { requests: (r, t) => [del(tep(r), t.keyConfusion, { signatureValid: false })] },
   'other-issuer-accepted': { requests: (r, t) => [del(tep(r), t.otherIssuer, { signatureValid: false })] },
   'alg-none-any-case-accepted': { requests: delWith('alg-none-mixed-case') },
@@ -147,12 +178,27 @@ async function tokensFor(ref: RunningReference): Promise<Tokens> {
   const noScope = await tokenFor(ref, 'no_scope');
   const catalogue = {} as Record<CatalogueAttack, string>;
   for (const attack of CATALOGUE) {
-    const inputs = { scope: 'delete:token_exchange_profiles', keyUrl: keyServer.url(attack === 'x5u' ? 'x5u' : 'jku', 'reference-faults'), secret: attack === 'hs256-client-secret' ? ref.clients.no_scope.client_secret : 'secret' };
+    const inputs = {
+      scope: 'delete:token_exchange_profiles',
+      keyUrl: keyServer.url(attack === 'x5u' ? 'x5u' : 'jku', 'reference-faults'),
+      secret: attack === 'hs256-client-secret' ? ref.clients.no_scope.client_secret : 'secret',
+    };
     const made = await makeAttackToken(attack, attack === 'hs256-client-secret' ? noScope : full, inputs);
     if (typeof made !== 'string') throw new Error(`${attack}: missing ${made.missing}`);
     catalogue[attack] = made;
   }
-  return { full, noScope, nonGlobal: await tokenFor(ref, 'non_global'), forged: await forged(full), keyConfusion: keyConfusion!, otherIssuer: await fromAnotherIssuer(full, ref.issuer), expired: ref.expiredToken, otherAudience: await tokenFor(ref, 'full', { audience: ref.otherAudience }), notYetValid: ref.notYetValidToken, catalogue };
+  return {
+    full,
+    noScope,
+    nonGlobal: await tokenFor(ref, 'non_global'),
+    forged: await forged(full),
+    keyConfusion: keyConfusion!,
+    otherIssuer: await fromAnotherIssuer(full, ref.issuer),
+    expired: ref.expiredToken,
+    otherAudience: await tokenFor(ref, 'full', { audience: ref.otherAudience }),
+    notYetValid: ref.notYetValidToken,
+    catalogue,
+  };
 }
 
 /** Sends the case's requests; judges each in order; returns the last answer and its findings. */

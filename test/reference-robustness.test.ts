@@ -75,7 +75,12 @@ describe('bodies', () => {
   const sessionPath = () => paths.session(ref.fixtures.sessions[0]!);
 
   it('refuses a body over 1 MiB with 413, whether its length is declared or streamed', async () => {
-    const declared = await call(ref, { method: 'PATCH', path: sessionPath(), headers: json(token), body: `{"session_metadata":{"a":"${'x'.repeat(1024 * 1024)}"}}` });
+    const declared = await call(ref, {
+      method: 'PATCH',
+      path: sessionPath(),
+      headers: json(token),
+      body: `{"session_metadata":{"a":"${'x'.repeat(1024 * 1024)}"}}`,
+    });
     expectJsonError(declared, 413);
 
     const streamed = await new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -115,7 +120,12 @@ describe('bodies', () => {
   });
 
   it('accepts application/json with a charset parameter', async () => {
-    const a = await call(ref, { method: 'PATCH', path: sessionPath(), headers: { ...bearer(token), 'content-type': 'Application/JSON; charset=utf-8' }, body: '{"session_metadata":null}' });
+    const a = await call(ref, {
+      method: 'PATCH',
+      path: sessionPath(),
+      headers: { ...bearer(token), 'content-type': 'Application/JSON; charset=utf-8' },
+      body: '{"session_metadata":null}',
+    });
     expect(a.status).toBe(200);
   });
 
@@ -142,7 +152,10 @@ describe('odd ids and queries', () => {
   // Segments as they appear in the path (encoded); "." and ".." are left out because URL
   // parsers resolve them before sending.
   const segment = fc.oneof(
-    fc.string({ minLength: 1, maxLength: 40, unit: 'binary' }).filter((s) => s !== '.' && s !== '..').map(encodeURIComponent),
+    fc
+      .string({ minLength: 1, maxLength: 40, unit: 'binary' })
+      .filter((s) => s !== '.' && s !== '..')
+      .map(encodeURIComponent),
     fc.constantFrom('%2F', 'a%2Fb', '%00', '%', '%25', '%ZZ', '%E0%A4%A', '%F0%9F%98%80', encodeURIComponent('<script>')),
     fc.constant('x'.repeat(5000)),
   );
@@ -164,7 +177,11 @@ describe('odd ids and queries', () => {
     const query = fc.dictionary(fc.constantFrom('fields', 'include_fields', 'page', 'x'), fc.string({ maxLength: 30 }), { maxKeys: 4 });
     await fc.assert(
       fc.asyncProperty(query, async (params) => {
-        const a = await call(ref, { method: 'GET', path: paths.resourceServer(ref.fixtures.resource_servers[1]!, `?${new URLSearchParams(params)}`), headers: bearer(token) });
+        const a = await call(ref, {
+          method: 'GET',
+          path: paths.resourceServer(ref.fixtures.resource_servers[1]!, `?${new URLSearchParams(params)}`),
+          headers: bearer(token),
+        });
         if (a.status !== 200) expectJsonError(a, 400);
         const implementation = judgeExchange(a.exchange).findings.filter((f) => f.subject === 'implementation' && f.level === 'must');
         expect(implementation).toEqual([]);
@@ -188,7 +205,11 @@ describe('token verification', () => {
   it('refuses a token signed by the reference for another audience, an alg "none" token and a tampered claim', async () => {
     const now = Date.now;
     const authority = await Authority.create({
-      definitions: { full: { client_id: 'c_full', global: true, scopes: ['update:sessions'] }, no_scope: { client_id: 'c_none', global: true, scopes: [] }, non_global: { client_id: 'c_ng', global: false, scopes: [] } },
+      definitions: {
+        full: { client_id: 'c_full', global: true, scopes: ['update:sessions'] },
+        no_scope: { client_id: 'c_none', global: true, scopes: [] },
+        non_global: { client_id: 'c_ng', global: false, scopes: [] },
+      },
       issuer: 'http://127.0.0.1:1/',
       audiences: ['http://127.0.0.1:1/api/v2/'],
       now,
@@ -216,18 +237,32 @@ describe('token verification', () => {
     const withDomain = await startReference({ tenantDomain: 'tenant.example.test', rateLimit: false });
     try {
       const body = (audience: string) =>
-        new URLSearchParams({ grant_type: 'client_credentials', client_id: withDomain.clients.full.client_id, client_secret: withDomain.clients.full.client_secret, audience });
+        new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: withDomain.clients.full.client_id,
+          client_secret: withDomain.clients.full.client_secret,
+          audience,
+        });
       const ok = await fetch(`${withDomain.authUrl}/oauth/token`, { method: 'POST', body: body('https://tenant.example.test/api/v2/') });
       expect(ok.status).toBe(200);
       const { access_token } = (await ok.json()) as { access_token: string };
-      const read = await call(withDomain, { method: 'GET', path: paths.resourceServer(withDomain.fixtures.resource_servers[0]!), headers: bearer(access_token) });
+      const read = await call(withDomain, {
+        method: 'GET',
+        path: paths.resourceServer(withDomain.fixtures.resource_servers[0]!),
+        headers: bearer(access_token),
+      });
       expect(read.status).toBe(200);
       // That token is refused by a reference without the tenant domain.
       const elsewhere = await call(ref, { method: 'GET', path: paths.resourceServer(ref.fixtures.resource_servers[0]!), headers: bearer(access_token) });
       expectJsonError(elsewhere, 401);
       const refused = await fetch(`${ref.authUrl}/oauth/token`, {
         method: 'POST',
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: ref.clients.full.client_id, client_secret: ref.clients.full.client_secret, audience: 'https://tenant.example.test/api/v2/' }),
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: ref.clients.full.client_id,
+          client_secret: ref.clients.full.client_secret,
+          audience: 'https://tenant.example.test/api/v2/',
+        }),
       });
       expect(refused.status).toBe(403);
     } finally {

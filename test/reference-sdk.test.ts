@@ -64,6 +64,8 @@ describe('the auth0 SDK v7 against the reference', () => {
 
   it('sees the documented errors as the SDK error types', async () => {
     await expect(management.resourceServers.get('rs_does_not_exist')).rejects.toMatchObject({ statusCode: 404 });
-    await expect(management.sessions.update(ref.fixtures.sessions[0]!, { session_metadata: { toolong: 'x'.repeat(256) } })).rejects.toMatchObject({ statusCode: 400 });
+    await expect(management.sessions.update(ref.fixtures.sessions[0]!, { session_metadata: { toolong: 'x'.repeat(256) } })).rejects.toMatchObject({
+      statusCode: 400,
+    });
   });
 });

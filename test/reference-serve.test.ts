@@ -52,7 +52,9 @@ describe('tmi-conform serve (a child process)', () => {
         body: new URLSearchParams({ grant_type: 'client_credentials', ...config['credentials'].full, audience: config['audience'] }),
       });
       const { access_token } = (await tokenResponse.json()) as { access_token: string };
-      const read = await fetch(`${config['base_url']}/resource-servers/${config['fixtures'].resource_servers[0]}`, { headers: { authorization: `Bearer ${access_token}` } });
+      const read = await fetch(`${config['base_url']}/resource-servers/${config['fixtures'].resource_servers[0]}`, {
+        headers: { authorization: `Bearer ${access_token}` },
+      });
       expect(read.status).toBe(200);
 
       child.kill('SIGTERM');

@@ -77,7 +77,16 @@ beforeAll(async () => {
 afterAll(() => keyServer?.close());
 
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'NODE_ENV' && k !== 'GITHUB_STEP_SUMMARY' && !['TOKEN', 'JWKS', 'KEY_URL', 'CLIENT_SECRET'].includes(k)));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) =>
+        !k.startsWith('VITEST') &&
+        !k.startsWith('TMI_') &&
+        k !== 'NODE_ENV' &&
+        k !== 'GITHUB_STEP_SUMMARY' &&
+        !['TOKEN', 'JWKS', 'KEY_URL', 'CLIENT_SECRET'].includes(k),
+    ),
+  );
   return { ...env, ...extra };
 }
 
@@ -91,7 +100,9 @@ function runSuites(args: string[]): Promise<{ code: number | null; stdout: strin
 /** Runs a command line as a user's shell would, in the project (where npx finds tmi-conform), with TOKEN and JWKS set. */
 function shell(command: string, env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) =>
-    execFile('sh', ['-c', command], { cwd: ROOT, env: cleanEnv(env), timeout: 60_000 }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout))),
+    execFile('sh', ['-c', command], { cwd: ROOT, env: cleanEnv(env), timeout: 60_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+    ),
   );
 }
 
@@ -150,9 +161,13 @@ describe.each([
     writeFileSync(config, stringify({ ...faulty.config(), rate_limit_probe: false }), { mode: 0o600 });
     ({ code, stdout } = await runSuites(['--config', config, '--requirement', 'AUTH-CREDENTIAL-REQUIRED', '--report-dir', reportDir]));
     report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
-    const failing = report.requirements.find((r) => r.id === 'AUTH-CREDENTIAL-REQUIRED')!.evidence.filter((e: Evidence) => e.status === 'fail' && e.exchange?.credential?.attack);
+    const failing = report.requirements
+      .find((r) => r.id === 'AUTH-CREDENTIAL-REQUIRED')!
+      .evidence.filter((e: Evidence) => e.status === 'fail' && e.exchange?.credential?.attack);
     // The group's own attacks (delete-invalid-signature-accepted lets every forged token through on delete).
-    for (const e of failing) if (!byAttack.has(e.exchange!.credential!.attack!) && ATTACKS.includes(e.exchange!.credential!.attack!)) byAttack.set(e.exchange!.credential!.attack!, e.exchange!);
+    for (const e of failing)
+      if (!byAttack.has(e.exchange!.credential!.attack!) && ATTACKS.includes(e.exchange!.credential!.attack!))
+        byAttack.set(e.exchange!.credential!.attack!, e.exchange!);
   }, 180_000);
   afterAll(async () => {
     await faulty?.close();
@@ -165,7 +180,8 @@ describe.each([
     expect([...byAttack.keys()].sort()).toEqual([...ATTACKS].sort());
     expect(byAttack.get('unsigned')!.credential).toMatchObject({ state: 'unsigned', alg: 'none', attack: 'unsigned' });
     // The weak secret is a word of the kit's list, kept so that the command signs with it again.
-    if (byAttack.has('hs256-weak-secret')) expect(byAttack.get('hs256-weak-secret')!.credential).toMatchObject({ attack: 'hs256-weak-secret', attackSecret: 'secret' });
+    if (byAttack.has('hs256-weak-secret'))
+      expect(byAttack.get('hs256-weak-secret')!.credential).toMatchObject({ attack: 'hs256-weak-secret', attackSecret: 'secret' });
   });
 
   it('the console and report.md give a command that makes the attack token from $TOKEN, never $TOKEN itself as the credential', () => {
@@ -185,10 +201,12 @@ describe.each([
       expect(clientSecret).toContain('--attack hs256-client-secret --scope delete:token_exchange_profiles');
       expect(curlVariables(clientSecret)).toEqual(['TOKEN', 'CLIENT_SECRET']);
       // The client's own secret is nowhere in the report.
-      for (const file of ['report.json', 'report.md', 'report.html']) expect(readFileSync(join(reportDir, file), 'utf8')).not.toContain(faulty.clients.no_scope.client_secret);
+      for (const file of ['report.json', 'report.md', 'report.html'])
+        expect(readFileSync(join(reportDir, file), 'utf8')).not.toContain(faulty.clients.no_scope.client_secret);
     }
     // No working credential: no JWT anywhere in the report.
-    for (const file of ['report.json', 'report.md', 'report.html']) expect(readFileSync(join(reportDir, file), 'utf8')).not.toMatch(/eyJ[\w-]+\.eyJ[\w-]+\.[\w-]*/);
+    for (const file of ['report.json', 'report.md', 'report.html'])
+      expect(readFileSync(join(reportDir, file), 'utf8')).not.toMatch(/eyJ[\w-]+\.eyJ[\w-]+\.[\w-]*/);
   });
 
   it('run through a shell with a valid token of the same client, each command gets the faulty answer again, and 401 from a conforming reference', async () => {
@@ -198,11 +216,19 @@ describe.each([
       const against = async (ref: RunningReference) => {
         const profile = profileOf(faulty, exchange);
         const token = await tokenFor(ref, profile);
-        const env = { TOKEN: token, JWKS: jwksOf(ref), KEY_URL: keyServer.url(attack === 'x5u' ? 'x5u' : 'jku', 'reproduction'), CLIENT_SECRET: ref.clients[profile].client_secret };
+        const env = {
+          TOKEN: token,
+          JWKS: jwksOf(ref),
+          KEY_URL: keyServer.url(attack === 'x5u' ? 'x5u' : 'jku', 'reproduction'),
+          CLIENT_SECRET: ref.clients[profile].client_secret,
+        };
         const run = attack === ATTACKS[0] ? shell : shellWithTokenInProcess;
         return statusOf(await run(command.replaceAll(faulty.origin, ref.origin), env));
       };
-      return [() => against(faulty).then((status) => ({ attack, ref: 'faulty', status, expected: exchange.response!.status })), () => against(conforming).then((status) => ({ attack, ref: 'conforming', status, expected: 401 }))];
+      return [
+        () => against(faulty).then((status) => ({ attack, ref: 'faulty', status, expected: exchange.response!.status })),
+        () => against(conforming).then((status) => ({ attack, ref: 'conforming', status, expected: 401 })),
+      ];
     });
     // Four shells at a time: the first attack's start a Node process (npx tmi-conform token) on a shared machine.
     const results: Array<Awaited<ReturnType<(typeof runs)[number]>>> = [];

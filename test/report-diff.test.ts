@@ -16,7 +16,6 @@ const BIN = fileURLToPath(new URL('../bin/tmi-conform.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tmi-report-diff-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-
 const ids = (entries: ReportDiff['newFailures']) => entries.map((e) => e.requirement);
 
 describe('diffReports', () => {
@@ -25,7 +24,13 @@ describe('diffReports', () => {
     const faulty = reportOfRead({ signing_alg: 'HS512' });
     const regression = diffReports(conforming, faulty);
     expect(ids(regression.newFailures)).toEqual(['RS-SIGNING-ALG']);
-    expect(regression.newFailures[0]).toMatchObject({ level: 'must', before: 'pass', after: 'fail', message: expect.stringContaining('received "HS512"'), exchange: 'GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 200' });
+    expect(regression.newFailures[0]).toMatchObject({
+      level: 'must',
+      before: 'pass',
+      after: 'fail',
+      message: expect.stringContaining('received "HS512"'),
+      exchange: 'GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 200',
+    });
     expect(bringsNewFailure(regression)).toBe(true);
     expect(ids(diffReports(faulty, conforming).fixed)).toEqual(['RS-SIGNING-ALG']);
     expect(bringsNewFailure(diffReports(faulty, conforming))).toBe(false);
@@ -47,7 +52,14 @@ describe('diffReports', () => {
 
   it('the Markdown of every requirement turned failing fits a pull-request comment', () => {
     const conforming = reportOfRead({});
-    const everything = { ...conforming, requirements: conforming.requirements.map((r) => ({ ...r, status: 'fail' as const, evidence: [{ source: 's', kind: 'exchange' as const, status: 'fail' as const, message: `${r.id}: ${'x'.repeat(2000)}` }] })) };
+    const everything = {
+      ...conforming,
+      requirements: conforming.requirements.map((r) => ({
+        ...r,
+        status: 'fail' as const,
+        evidence: [{ source: 's', kind: 'exchange' as const, status: 'fail' as const, message: `${r.id}: ${'x'.repeat(2000)}` }],
+      })),
+    };
     expect(renderDiff(diffReports(conforming, everything), true).join('\n').length).toBeLessThan(65_000);
   });
 });
@@ -70,7 +82,23 @@ describe('buildMatrix', () => {
 describe('tmi-conform report diff and matrix, of two reference runs', () => {
   const run = (name: string, ...faults: string[]) => {
     const reportDir = join(dir, name);
-    const result = spawnSync(process.execPath, [BIN, 'run', '--property-runs', '2', '--requirement', 'TEP-DELETE-204', '--requirement', 'RS-SIGNING-ALG', ...faults.flatMap((f) => ['--fault', f]), '--report-dir', reportDir], { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
+    const result = spawnSync(
+      process.execPath,
+      [
+        BIN,
+        'run',
+        '--property-runs',
+        '2',
+        '--requirement',
+        'TEP-DELETE-204',
+        '--requirement',
+        'RS-SIGNING-ALG',
+        ...faults.flatMap((f) => ['--fault', f]),
+        '--report-dir',
+        reportDir,
+      ],
+      { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } },
+    );
     expect(result.status, result.stdout + result.stderr).toBe(faults.length > 0 ? 1 : 0);
     return reportDir;
   };
@@ -96,7 +124,9 @@ describe('tmi-conform report diff and matrix, of two reference runs', () => {
 
     // The same two runs as two targets of a matrix.
     const matrixDir = join(dir, 'matrix');
-    const matrix = spawnSync(process.execPath, [BIN, 'report', 'matrix', `conforming=${conforming}`, `faulty=${faulty}`, '--out', matrixDir], { encoding: 'utf8' });
+    const matrix = spawnSync(process.execPath, [BIN, 'report', 'matrix', `conforming=${conforming}`, `faulty=${faulty}`, '--out', matrixDir], {
+      encoding: 'utf8',
+    });
     expect(matrix.status, matrix.stderr).toBe(0);
     const table = JSON.parse(readFileSync(join(matrixDir, 'matrix.json'), 'utf8')) as Matrix;
     expect(table.targets.map((t) => t.passed)).toEqual([true, false]);

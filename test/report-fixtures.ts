@@ -34,7 +34,8 @@ function quotaTraffic(client: string, limit: number, window: number, requests: n
     const used = (usedPerWindow.get(windowStart) ?? 0) + 1;
     usedPerWindow.set(windowStart, used);
     const headers = rateLimitHeaders(Math.max(0, limit - used), limit, epoch(windowStart + window));
-    const base = i % 3 === 0 ? deleteExchange({ startedAt: at(t), requestHeaders }) : getExchange(resourceServer(), 'rs_1', { startedAt: at(t), requestHeaders });
+    const base =
+      i % 3 === 0 ? deleteExchange({ startedAt: at(t), requestHeaders }) : getExchange(resourceServer(), 'rs_1', { startedAt: at(t), requestHeaders });
     if (used > limit) return errorExchange(base, 429, { statusCode: 429, error: 'Too Many Requests', message: 'Global limit has been reached' }, headers);
     return { ...base, response: { ...base.response!, headers: { ...base.response!.headers, ...headers } } };
   });
@@ -63,7 +64,9 @@ function sampleExchanges(hostile: boolean, traffic: boolean): Exchange[] {
     // should: a status the document rules out (it leaves the 4xx of this operation open, not a redirect)
     errorExchange(getExchange(), 302, { message: 'found elsewhere' }),
     // client: 26 properties of session_metadata, correctly refused
-    errorExchange(updateExchange({ session_metadata: Object.fromEntries(Array.from({ length: 26 }, (_, i) => [`k${i}`, 'v'])) }), 400, { message: 'too many properties' }),
+    errorExchange(updateExchange({ session_metadata: Object.fromEntries(Array.from({ length: 26 }, (_, i) => [`k${i}`, 'v'])) }), 400, {
+      message: 'too many properties',
+    }),
   ];
   if (hostile) {
     // must: a name with < and >; the URL and the body carry markup from real traffic.
@@ -85,7 +88,13 @@ export function sampleReport(options: SampleOptions = {}): Report {
   const tracker = new RateLimitTracker();
   for (const exchange of sampleExchanges(hostile, options.traffic ?? true)) builder.addExchange(exchange, judgeExchange(exchange, tracker), 'traffic replay');
 
-  builder.addTest({ name: 'deleteTokenExchangeProfile > answers 204 with no body', file: 'suites/token-exchange-profiles.test.ts', requirements: ['TEP-DELETE-204', 'TEP-DELETE-NO-BODY'], status: 'pass', durationMs: 14 });
+  builder.addTest({
+    name: 'deleteTokenExchangeProfile > answers 204 with no body',
+    file: 'suites/token-exchange-profiles.test.ts',
+    requirements: ['TEP-DELETE-204', 'TEP-DELETE-NO-BODY'],
+    status: 'pass',
+    durationMs: 14,
+  });
   builder.addTest({
     name: 'updateSession > clears metadata with null or {}',
     file: 'suites/sessions.test.ts',
@@ -95,9 +104,30 @@ export function sampleReport(options: SampleOptions = {}): Report {
     counterexample: `[{"session_metadata":{},"access_token":"${LEAKED_TOKEN}"}]`,
     durationMs: 812,
   });
-  builder.addTest({ name: 'updateSession > answers 200', file: 'suites/sessions.test.ts', requirements: ['SES-SUCCESS-200'], status: 'fail', message: 'expected 200, received 201', durationMs: 9 });
-  builder.addTest({ name: 'authentication > non-global client is refused', file: 'suites/authentication.test.ts', requirements: ['AUTH-NON-GLOBAL-401'], status: 'skip', message: 'no "non_global" credential profile in the config' });
-  if (hostile) builder.addTest({ name: `resource servers > ${XSS.test}`, file: 'suites/resource-servers.test.ts', requirements: ['RS-INCLUDE-FIELDS-BOOLEAN'], status: 'pass', message: `token ${LEAKED_JWT}`, durationMs: 30 });
+  builder.addTest({
+    name: 'updateSession > answers 200',
+    file: 'suites/sessions.test.ts',
+    requirements: ['SES-SUCCESS-200'],
+    status: 'fail',
+    message: 'expected 200, received 201',
+    durationMs: 9,
+  });
+  builder.addTest({
+    name: 'authentication > non-global client is refused',
+    file: 'suites/authentication.test.ts',
+    requirements: ['AUTH-NON-GLOBAL-401'],
+    status: 'skip',
+    message: 'no "non_global" credential profile in the config',
+  });
+  if (hostile)
+    builder.addTest({
+      name: `resource servers > ${XSS.test}`,
+      file: 'suites/resource-servers.test.ts',
+      requirements: ['RS-INCLUDE-FIELDS-BOOLEAN'],
+      status: 'pass',
+      message: `token ${LEAKED_JWT}`,
+      durationMs: 30,
+    });
   builder.skip(['AUTH-TOKEN-AUDIENCE'], 'token requests were not observed (credentials given as tokens)');
   return builder.build({ failOn: options.failOn ?? 'must' });
 }

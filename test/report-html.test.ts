@@ -18,7 +18,12 @@ import { LEAKED_TOKEN, sampleReport, XSS } from './report-fixtures.ts';
 
 const OUT = join(packageRoot, '.tmp', 'report-html');
 
-const rowsOf = (html: string) => [...html.matchAll(/<tr class="req (\w+)" id="req-([A-Z0-9-]+)" data-status="(\w+)" data-level="(\w+)"/g)].map((m) => ({ id: m[2]!, status: m[3]!, level: m[4]! }));
+const rowsOf = (html: string) =>
+  [...html.matchAll(/<tr class="req (\w+)" id="req-([A-Z0-9-]+)" data-status="(\w+)" data-level="(\w+)"/g)].map((m) => ({
+    id: m[2]!,
+    status: m[3]!,
+    level: m[4]!,
+  }));
 
 describe('report.html as a file', () => {
   const report = sampleReport();
@@ -37,15 +42,28 @@ describe('report.html as a file', () => {
   it('has a row per requirement, in a section per operation, carrying its status and level for the filters', () => {
     const rows = rowsOf(html);
     expect(rows.map((r) => r.id).sort()).toEqual(report.requirements.map((r) => r.id).sort());
-    for (const r of report.requirements) expect(rows.find((row) => row.id === r.id), r.id).toMatchObject({ status: r.status, level: r.level });
-    expect([...html.matchAll(/<section class="group" data-group="(\w+)">/g)].map((m) => m[1])).toEqual(['all', 'several', 'deleteTokenExchangeProfile', 'updateSession', 'getResourceServer', 'getToken']);
+    for (const r of report.requirements)
+      expect(
+        rows.find((row) => row.id === r.id),
+        r.id,
+      ).toMatchObject({ status: r.status, level: r.level });
+    expect([...html.matchAll(/<section class="group" data-group="(\w+)">/g)].map((m) => m[1])).toEqual([
+      'all',
+      'several',
+      'deleteTokenExchangeProfile',
+      'updateSession',
+      'getResourceServer',
+      'getToken',
+    ]);
     for (const status of ['pass', 'fail', 'warn', 'skip'] as const) expect(html).toContain(`<div class="n">${report.summary[status]}</div><div class="label">`);
   });
 
   it('shows the quote, and the failing evidence with its redacted request and response', () => {
     const row = html.slice(html.indexOf('id="req-RS-SIGNING-ALG"'), html.indexOf('</tr>', html.indexOf('id="req-RS-SIGNING-ALG"')));
     expect(row).toContain('<blockquote>Allowed: <code>HS256</code>');
-    expect(row).toMatch(/<details class="evidence"><summary><span class="chip fail">Fail<\/span> <span class="where">GET https:\/\/tenant\.example\.com\/api\/v2\/resource-servers\/rs_1 → 200<\/span>/);
+    expect(row).toMatch(
+      /<details class="evidence"><summary><span class="chip fail">Fail<\/span> <span class="where">GET https:\/\/tenant\.example\.com\/api\/v2\/resource-servers\/rs_1 → 200<\/span>/,
+    );
     expect(row).toContain('authorization: Bearer [REDACTED]');
     expect(row).toContain('&quot;signing_alg&quot;: &quot;HS512&quot;');
     expect(html).not.toContain(LEAKED_TOKEN);
@@ -63,7 +81,14 @@ describe('report.html as a file', () => {
     expect(html).toContain('<svg class="chart"');
     expect(html.match(/class="point-429"/g)).toHaveLength(10);
     expect(renderHtml(new ReportBuilder({ kind: 'run', source: 'run' }).build({ failOn: 'must' }))).not.toContain('<svg class="chart"');
-    const crowd = Array.from({ length: 9 }, (_, i) => ({ t: `2027-01-15T08:00:0${i}.000Z`, client: `client-${i}`, status: 200, limit: 10, remaining: 9, reset: 1_800_000_060 }));
+    const crowd = Array.from({ length: 9 }, (_, i) => ({
+      t: `2027-01-15T08:00:0${i}.000Z`,
+      client: `client-${i}`,
+      status: 200,
+      limit: 10,
+      remaining: 9,
+      reset: 1_800_000_060,
+    }));
     const chart = renderRateLimitChart(crowd);
     expect(chart.match(/<li>/g)).toHaveLength(6);
     expect(chart).toContain('3 more client(s) not drawn');
@@ -72,7 +97,9 @@ describe('report.html as a file', () => {
 });
 
 const chromiumPath = findChromium();
-const browserSuite = chromiumPath ? 'report.html in headless Chromium' : 'report.html in headless Chromium: SKIPPED, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)';
+const browserSuite = chromiumPath
+  ? 'report.html in headless Chromium'
+  : 'report.html in headless Chromium: SKIPPED, no chromium binary found (apt-get install chromium, or set CHROMIUM_PATH)';
 
 describe.skipIf(!chromiumPath)(browserSuite, () => {
   let browser: Browser;
@@ -82,7 +109,17 @@ describe.skipIf(!chromiumPath)(browserSuite, () => {
   const report = sampleReport();
   let fileUrl: string;
 
-  const visibleRows = () => page.$$eval('tr.req', (rows) => rows.filter((r) => !(r as HTMLElement).hidden && (r as HTMLElement).offsetParent !== null).map((r) => ({ id: r.id.slice(4), status: r.getAttribute('data-status')!, level: r.getAttribute('data-level')!, operations: r.getAttribute('data-operations')!.split(' ') })));
+  const visibleRows = () =>
+    page.$$eval('tr.req', (rows) =>
+      rows
+        .filter((r) => !(r as HTMLElement).hidden && (r as HTMLElement).offsetParent !== null)
+        .map((r) => ({
+          id: r.id.slice(4),
+          status: r.getAttribute('data-status')!,
+          level: r.getAttribute('data-level')!,
+          operations: r.getAttribute('data-operations')!.split(' '),
+        })),
+    );
 
   beforeAll(async () => {
     mkdirSync(OUT, { recursive: true });

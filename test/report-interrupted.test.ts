@@ -24,7 +24,12 @@ function runReport(interrupted: boolean): Report {
   const exchange = deleteExchange();
   builder.addExchange(exchange, judgeExchange(exchange, new RateLimitTracker()), 'delete > answers 204');
   builder.addTest({ name: 'delete > answers 204 [TEP-DELETE-204]', requirements: ['TEP-DELETE-204'], status: 'pass', durationMs: 40 });
-  builder.addTest({ name: 'update session > sending null removes all session metadata [SES-METADATA-CLEARED]', requirements: ['SES-METADATA-CLEARED'], status: 'skip', message: NOT_RUN });
+  builder.addTest({
+    name: 'update session > sending null removes all session metadata [SES-METADATA-CLEARED]',
+    requirements: ['SES-METADATA-CLEARED'],
+    status: 'skip',
+    message: NOT_RUN,
+  });
   if (interrupted) builder.interrupted();
   return builder.build({ failOn: 'must' });
 }
@@ -86,11 +91,19 @@ describe('an interrupted run', () => {
     expect(renderJunit(complete)).not.toContain('<error');
 
     const sarif = JSON.parse(renderSarif(report));
-    expect(sarif.runs[0].invocations[0]).toMatchObject({ executionSuccessful: false, toolExecutionNotifications: [{ level: 'error', message: { text: expect.stringContaining('interrupted: no verdict') } }] });
+    expect(sarif.runs[0].invocations[0]).toMatchObject({
+      executionSuccessful: false,
+      toolExecutionNotifications: [{ level: 'error', message: { text: expect.stringContaining('interrupted: no verdict') } }],
+    });
     expect(sarif.runs[0].properties).toMatchObject({ interrupted: true, passed: false });
     expect(JSON.parse(renderSarif(complete)).runs[0].invocations[0].executionSuccessful).toBe(true);
 
-    const matrix = renderMatrixConsole(buildMatrix([{ report, origin: 'a' }, { report: complete, origin: 'b' }]));
+    const matrix = renderMatrixConsole(
+      buildMatrix([
+        { report, origin: 'a' },
+        { report: complete, origin: 'b' },
+      ]),
+    );
     expect(matrix[0]).toMatch(/: interrupted: no verdict$/);
     expect(matrix[1]).toMatch(/: conforming$/);
   });

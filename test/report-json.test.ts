@@ -47,10 +47,16 @@ describe('report.json', () => {
     expect(reportSchemaError({ ...report, schemaVersion: 2 })).toMatch(/schemaVersion/);
   });
 
-  it('holds every requirement of the catalog once (those of a user\'s OpenAPI description only when one was given), and the summary counts their statuses', () => {
+  it("holds every requirement of the catalog once (those of a user's OpenAPI description only when one was given), and the summary counts their statuses", () => {
     const report = sampleReport();
-    expect(report.requirements.map((r) => r.id)).toEqual(loadRequirements().map((r) => r.id).filter((id) => !id.startsWith('OAS-')));
-    expect(new ReportBuilder({ kind: 'validate', source: 'x', openapi: true }).build({ failOn: 'must' }).requirements.map((r) => r.id)).toEqual(loadRequirements().map((r) => r.id));
+    expect(report.requirements.map((r) => r.id)).toEqual(
+      loadRequirements()
+        .map((r) => r.id)
+        .filter((id) => !id.startsWith('OAS-')),
+    );
+    expect(new ReportBuilder({ kind: 'validate', source: 'x', openapi: true }).build({ failOn: 'must' }).requirements.map((r) => r.id)).toEqual(
+      loadRequirements().map((r) => r.id),
+    );
     const counted = { pass: 0, fail: 0, warn: 0, skip: 0 };
     for (const r of report.requirements) counted[r.status]++;
     expect(report.summary).toEqual(counted);
@@ -62,13 +68,35 @@ describe('report.json', () => {
     const r = byId(sampleReport());
     const alg = r.get('RS-SIGNING-ALG')!;
     expect(alg).toMatchObject({ status: 'fail', level: 'must', quote: expect.stringContaining('HS256') });
-    expect(alg.evidence[0]).toMatchObject({ kind: 'exchange', status: 'fail', source: 'run', exchange: { request: { method: 'GET' }, response: { status: 200 } } });
-    expect(alg.evidence[0]!.findings![0]).toEqual({ requirement: 'RS-SIGNING-ALG', level: 'must', subject: 'implementation', check: expect.any(String), expected: 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"', received: '"HS512"', pointer: '/signing_alg', message: expect.stringContaining('"HS512"') });
+    expect(alg.evidence[0]).toMatchObject({
+      kind: 'exchange',
+      status: 'fail',
+      source: 'run',
+      exchange: { request: { method: 'GET' }, response: { status: 200 } },
+    });
+    expect(alg.evidence[0]!.findings![0]).toEqual({
+      requirement: 'RS-SIGNING-ALG',
+      level: 'must',
+      subject: 'implementation',
+      check: expect.any(String),
+      expected: 'signing_alg to be one of "HS256", "RS256", "RS512", "PS256"',
+      received: '"HS512"',
+      pointer: '/signing_alg',
+      message: expect.stringContaining('"HS512"'),
+    });
     expect(r.get('GEN-STATUS-DOCUMENTED')).toMatchObject({ status: 'warn', level: 'should', inferred: expect.any(String) });
     const cleared = r.get('SES-METADATA-CLEARED')!;
     expect(cleared.status).toBe('fail');
-    expect(cleared.evidence[0]).toMatchObject({ kind: 'test', test: 'updateSession > clears metadata with null or {}', counterexample: expect.stringContaining('session_metadata') });
-    expect(r.get('AUTH-NON-GLOBAL-401')).toMatchObject({ status: 'skip', reason: 'no "non_global" credential profile in the config', coverage: { tests: ['authentication > non-global client is refused'] } });
+    expect(cleared.evidence[0]).toMatchObject({
+      kind: 'test',
+      test: 'updateSession > clears metadata with null or {}',
+      counterexample: expect.stringContaining('session_metadata'),
+    });
+    expect(r.get('AUTH-NON-GLOBAL-401')).toMatchObject({
+      status: 'skip',
+      reason: 'no "non_global" credential profile in the config',
+      coverage: { tests: ['authentication > non-global client is refused'] },
+    });
     expect(r.get('AUTH-TOKEN-AUDIENCE')!.reason).toBe('token requests were not observed (credentials given as tokens)');
     expect(r.get('TEP-DELETE-204')).toMatchObject({ status: 'pass', counts: { tests: 1 } });
   });
@@ -100,7 +128,11 @@ describe('report.json', () => {
 
   it('keeps traffic statistics: exchanges per operation and status, and the rate-limit series', () => {
     const { traffic } = sampleReport();
-    expect(traffic!.exchanges).toBe(Object.values(traffic!.byOperation).flatMap((s) => Object.values(s)).reduce((a, b) => a + b, 0) + traffic!.notCovered);
+    expect(traffic!.exchanges).toBe(
+      Object.values(traffic!.byOperation)
+        .flatMap((s) => Object.values(s))
+        .reduce((a, b) => a + b, 0) + traffic!.notCovered,
+    );
     expect(traffic!.byOperation['getResourceServer']).toMatchObject({ '200': expect.any(Number), '302': 1 });
     expect((traffic!.byOperation['getResourceServer']!['429'] ?? 0) + (traffic!.byOperation['deleteTokenExchangeProfile']!['429'] ?? 0)).toBe(10);
     const orders = traffic!.rateLimitSeries.filter((p) => p.client === 'orders-service');
@@ -111,15 +143,33 @@ describe('report.json', () => {
 
   it('client findings are beside the verdict, not in it', () => {
     const report = sampleReport();
-    expect(report.clientFindings).toEqual([expect.objectContaining({ requirement: 'SES-METADATA-MAX-PROPERTIES', subject: 'client', count: 1, example: expect.objectContaining({ response: expect.objectContaining({ status: 400 }) }) })]);
+    expect(report.clientFindings).toEqual([
+      expect.objectContaining({
+        requirement: 'SES-METADATA-MAX-PROPERTIES',
+        subject: 'client',
+        count: 1,
+        example: expect.objectContaining({ response: expect.objectContaining({ status: 400 }) }),
+      }),
+    ]);
     expect(byId(report).get('SES-METADATA-MAX-PROPERTIES')!.status).not.toBe('fail');
   });
 
   it('a finding that quotes a secret of its exchange is masked like the exchange', () => {
     const exchange = getExchange();
     const builder = new ReportBuilder({ kind: 'validate', source: 'validate:x.har' });
-    const quoting = { requirement: 'RS-SIGNING-SECRET-LENGTH', level: 'must' as const, subject: 'implementation' as const, check: 'test', expected: 'a signing secret of 32 characters or more', received: 'signing_secret "a-secret-of-32-characters-length"' };
-    builder.addExchange(exchange, { operation: matchOperation(exchange.request.method, exchange.request.url)!, findings: [quoting], examined: ['RS-SIGNING-SECRET-LENGTH'] });
+    const quoting = {
+      requirement: 'RS-SIGNING-SECRET-LENGTH',
+      level: 'must' as const,
+      subject: 'implementation' as const,
+      check: 'test',
+      expected: 'a signing secret of 32 characters or more',
+      received: 'signing_secret "a-secret-of-32-characters-length"',
+    };
+    builder.addExchange(exchange, {
+      operation: matchOperation(exchange.request.method, exchange.request.url)!,
+      findings: [quoting],
+      examined: ['RS-SIGNING-SECRET-LENGTH'],
+    });
     const text = JSON.stringify(builder.build({ failOn: 'must' }));
     expect(text).not.toContain('a-secret-of-32-characters-length');
     expect(text).toContain('received signing_secret \\"[REDACTED]**********************\\"');
@@ -129,7 +179,8 @@ describe('report.json', () => {
     const report = sampleReport({ target: 'https://admin:hunter2hunter2@tenant.example.com/api/v2?access_token=abcdefgh12345678' });
     const [jsonPath] = await writeReports(report, join(dir, 'secrets'));
     const text = readFileSync(jsonPath!, 'utf8');
-    for (const secret of [LEAKED_TOKEN, LEAKED_JWT, 'a-secret-of-32-characters-length', 'hunter2hunter2', 'abcdefgh12345678']) expect(text).not.toContain(secret);
+    for (const secret of [LEAKED_TOKEN, LEAKED_JWT, 'a-secret-of-32-characters-length', 'hunter2hunter2', 'abcdefgh12345678'])
+      expect(text).not.toContain(secret);
     expect(text).toContain('Bearer [REDACTED]');
     // Hostile strings are data in JSON: kept as they came, for the writers to escape.
     expect(text).toContain(JSON.stringify(XSS.test).slice(1, -1));

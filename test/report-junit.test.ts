@@ -32,7 +32,12 @@ interface Testsuite {
 function parse(report: Report): { suites: Testsuite[]; root: Record<string, string> } {
   const xml = renderJunit(report);
   expect(XMLValidator.validate(xml)).toBe(true);
-  const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@_', parseAttributeValue: false, isArray: (name) => ['testsuite', 'testcase', 'property'].includes(name) });
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@_',
+    parseAttributeValue: false,
+    isArray: (name) => ['testsuite', 'testcase', 'property'].includes(name),
+  });
   const doc = parser.parse(xml) as { testsuites: Record<string, string> & { testsuite: Testsuite[] } };
   return { suites: doc.testsuites.testsuite, root: doc.testsuites };
 }
@@ -76,7 +81,10 @@ describe('junit.xml', () => {
       const skipped = all.filter((c) => c.skipped !== undefined).length;
       expect(Number(root['@_failures']), failOn).toBe(failing);
       expect(root['@_skipped'], 'no skipped attribute on <testsuites> in the common schema').toBeUndefined();
-      expect(suites.reduce((sum, s) => sum + Number(s['@_skipped']), 0), failOn).toBe(skipped);
+      expect(
+        suites.reduce((sum, s) => sum + Number(s['@_skipped']), 0),
+        failOn,
+      ).toBe(skipped);
       for (const suite of suites) {
         expect(Number(suite['@_tests'])).toBe(suite.testcase.length);
         expect(Number(suite['@_failures'])).toBe(suite.testcase.filter((c) => c.failure !== undefined).length);
@@ -100,7 +108,10 @@ describe('junit.xml', () => {
   it('is valid against the common JUnit schema, whatever the report holds', async () => {
     const schema = readFileSync(new URL('./junit/common-junit.xsd', import.meta.url), 'utf8');
     for (const report of [sampleReport(), sampleReport({ failOn: 'should' }), disagreeingReport()]) {
-      const result = await validateXML({ xml: [{ fileName: 'junit.xml', contents: renderJunit(report) }], schema: [{ fileName: 'common-junit.xsd', contents: schema }] });
+      const result = await validateXML({
+        xml: [{ fileName: 'junit.xml', contents: renderJunit(report) }],
+        schema: [{ fileName: 'common-junit.xsd', contents: schema }],
+      });
       expect(result.errors.map((e) => e.rawMessage)).toEqual([]);
       expect(result.valid).toBe(true);
     }
@@ -123,7 +134,14 @@ describe('junit.xml', () => {
     expect(xml).not.toContain('<script>');
     const names = parse(report).suites[1]!.testcase.map((c) => c['@_name']);
     // The parser returns the name with entities still encoded: decode the five XML ones.
-    const decoded = names.map((n) => n.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&'));
+    const decoded = names.map((n) =>
+      n
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&amp;/g, '&'),
+    );
     expect(decoded).toContain(`resource servers > ${XSS.test}`);
   });
 

@@ -40,7 +40,9 @@ describe('report.md', () => {
     expect(header).toBeGreaterThan(0);
     expect(lines[header + 2]).toBe(`| ${report.summary.pass} | ${report.summary.fail} | ${report.summary.warn} | ${report.summary.skip} |`);
     expect(md).toContain('Suite tests: 5 (2 passed, 1 failed, 1 warned, 1 skipped).');
-    expect(renderMarkdown(new ReportBuilder({ kind: 'validate', source: 'validate' }).build({ failOn: 'must' })).split('\n')[0]).toBe('## tmi-conform validate: ✅ conforming');
+    expect(renderMarkdown(new ReportBuilder({ kind: 'validate', source: 'validate' }).build({ failOn: 'must' })).split('\n')[0]).toBe(
+      '## tmi-conform validate: ✅ conforming',
+    );
   });
 
   it('has a row per operation with its requirement counts and its traffic', () => {
@@ -67,7 +69,9 @@ describe('report.md', () => {
     expect(cleared).toContain('counterexample: `');
     expect(sections.get('GEN-STATUS-DOCUMENTED')).toMatch(/⚠️ GEN-STATUS-DOCUMENTED \(should\)[\s\S]*Inferred: /);
     // Skipped requirements are folded away with their reasons, not listed as problems.
-    expect(md).toMatch(/<details><summary>Skipped requirements \(\d+\)<\/summary>[\s\S]*\| AUTH-NON-GLOBAL-401 \| must \| no "non\\_global" credential profile in the config \|/);
+    expect(md).toMatch(
+      /<details><summary>Skipped requirements \(\d+\)<\/summary>[\s\S]*\| AUTH-NON-GLOBAL-401 \| must \| no "non\\_global" credential profile in the config \|/,
+    );
   });
 
   it('escapes hostile text: no raw HTML, no broken table or fold, no secret', () => {
@@ -95,10 +99,21 @@ describe('report.md', () => {
 });
 
 describe('operations called', () => {
-  const row = (name: string, operation: OperationTraffic['operation']): OperationTraffic => ({ name, operation, exchanges: 1, byStatus: { '200': 1 }, requirements: [] });
+  const row = (name: string, operation: OperationTraffic['operation']): OperationTraffic => ({
+    name,
+    operation,
+    exchanges: 1,
+    byStatus: { '200': 1 },
+    requirements: [],
+  });
 
   it('counts the token endpoint apart from the three operations the document specifies', () => {
-    const rows = [row('DELETE /token-exchange-profiles/{id}', 'deleteTokenExchangeProfile'), row('PATCH /sessions/{id}', 'updateSession'), row('GET /resource-servers/{id}', 'getResourceServer'), row('POST /oauth/token', 'getToken')];
+    const rows = [
+      row('DELETE /token-exchange-profiles/{id}', 'deleteTokenExchangeProfile'),
+      row('PATCH /sessions/{id}', 'updateSession'),
+      row('GET /resource-servers/{id}', 'getResourceServer'),
+      row('POST /oauth/token', 'getToken'),
+    ];
     expect(operationsCalled(rows)).toBe("3 of the document's operations and its token endpoint, 0 others");
     expect(operationsCalled([rows[2]!, row('GET /users/{id}', 'otherOperation')])).toBe("1 of the document's operations, 1 other");
   });

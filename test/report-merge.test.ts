@@ -22,7 +22,13 @@ const requirement = (report: Report, id: string) => report.requirements.find((r)
 describe('mergeReports', () => {
   const ci = sampleReport();
   const proxy = disagreeingReport();
-  const merged = mergeReports([{ report: ci, origin: 'reports/ci' }, { report: proxy, origin: 'reports/proxy' }], { failOn: 'must' });
+  const merged = mergeReports(
+    [
+      { report: ci, origin: 'reports/ci' },
+      { report: proxy, origin: 'reports/proxy' },
+    ],
+    { failOn: 'must' },
+  );
 
   it('the two inputs disagree in the ways the merge must settle', () => {
     expect(requirement(ci, 'RS-SIGNING-ALG').status).toBe('fail');
@@ -71,7 +77,9 @@ describe('mergeReports', () => {
     expect(limits.evidence[0]).toMatchObject({ source: 'proxy', status: 'fail' });
     for (const r of merged.requirements) expect(r.evidence.length, r.id).toBeLessThanOrEqual(12);
     expect(merged.traffic!.exchanges).toBe(ci.traffic!.exchanges + proxy.traffic!.exchanges);
-    expect(merged.traffic!.byOperation['getResourceServer']!['200']).toBe(ci.traffic!.byOperation['getResourceServer']!['200']! + proxy.traffic!.byOperation['getResourceServer']!['200']!);
+    expect(merged.traffic!.byOperation['getResourceServer']!['200']).toBe(
+      ci.traffic!.byOperation['getResourceServer']!['200']! + proxy.traffic!.byOperation['getResourceServer']!['200']!,
+    );
     const times = merged.traffic!.rateLimitSeries.map((p) => Date.parse(p.t));
     expect(times).toEqual([...times].sort((x, y) => x - y));
     expect(merged.traffic!.rateLimitSeries).toHaveLength(ci.traffic!.rateLimitSeries.length + proxy.traffic!.rateLimitSeries.length);
@@ -80,7 +88,10 @@ describe('mergeReports', () => {
   });
 
   it('evidence stays bounded however many reports are merged, and same-named sources are told apart', () => {
-    const many = mergeReports(Array.from({ length: 6 }, () => ({ report: sampleReport() })), { failOn: 'must' });
+    const many = mergeReports(
+      Array.from({ length: 6 }, () => ({ report: sampleReport() })),
+      { failOn: 'must' },
+    );
     expect(many.sources.map((s) => s.name)).toEqual(['run', 'run (2)', 'run (3)', 'run (4)', 'run (5)', 'run (6)']);
     for (const r of many.requirements) expect(r.evidence.length, r.id).toBeLessThanOrEqual(12);
     const names = new Set(many.sources.map((s) => s.name));

@@ -18,14 +18,29 @@ const PEM = '-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgK
 const encryption = { format: 'compact-nested-jwe', encryption_key: { name: 'orders-encryption-key', kid: 'kid-2027-01', pem: PEM } };
 
 /** What an OpenAPI mock (Prism, WireMock) answers: "string" for every string, the secret included. */
-const mockAnswer = resourceServer({ id: 'string', identifier: 'string', name: 'string', signing_secret: 'string', client_id: 'string', token_encryption: encryption });
+const mockAnswer = resourceServer({
+  id: 'string',
+  identifier: 'string',
+  name: 'string',
+  signing_secret: 'string',
+  client_id: 'string',
+  token_encryption: encryption,
+});
 /** Asked for rs_lookup, answered "string": RS-LOOKUP-BY-ID-OR-AUDIENCE quotes id and identifier. */
 const mockExchange = () => getExchange(mockAnswer, 'rs_lookup');
 
 /** A real secret (long, random), echoed by the id and by a scope's description. */
 const REAL_SECRET = 'k7Qw9ZpR2xL4vN8mT1sB6yH3cF5jD0aE';
 const echoingExchange = () =>
-  getExchange(resourceServer({ id: REAL_SECRET, signing_secret: REAL_SECRET, scopes: [{ value: 'read:orders', description: `copy of ${REAL_SECRET}` }], token_encryption: encryption }), 'rs_lookup');
+  getExchange(
+    resourceServer({
+      id: REAL_SECRET,
+      signing_secret: REAL_SECRET,
+      scopes: [{ value: 'read:orders', description: `copy of ${REAL_SECRET}` }],
+      token_encryption: encryption,
+    }),
+    'rs_lookup',
+  );
 
 type Way = (exchange: Exchange) => { received: string; body: string };
 
@@ -56,7 +71,11 @@ function fromReport(exchange: Exchange, judgement: ReturnType<typeof judgeExchan
 }
 
 describe('redaction by what a value is', () => {
-  for (const [name, way] of [['proxy and validate', byBuilder], ['suites', bySuite], ['HAR recording', byRecording]] as const) {
+  for (const [name, way] of [
+    ['proxy and validate', byBuilder],
+    ['suites', bySuite],
+    ['HAR recording', byRecording],
+  ] as const) {
     it(`${name}: a placeholder signing_secret ("string") is masked in its field only; id, identifier and name stay readable`, () => {
       const { received, body } = way(mockExchange());
       expect(received).toBe('id "string", identifier "string"');
@@ -88,7 +107,20 @@ describe('redaction by what a value is', () => {
 
 describe('which secret values are searched for across text', () => {
   it('placeholders and filler are not; real secrets are', () => {
-    for (const placeholder of ['string', 'secret', 'changeme', 'REDACTED', '***', '[REDACTED]', '<secret>', 'xxxxxxxxxxxxxxxx', '0000000000000000', '[REDACTED]******', 'Password', '{{client_secret}}']) {
+    for (const placeholder of [
+      'string',
+      'secret',
+      'changeme',
+      'REDACTED',
+      '***',
+      '[REDACTED]',
+      '<secret>',
+      'xxxxxxxxxxxxxxxx',
+      '0000000000000000',
+      '[REDACTED]******',
+      'Password',
+      '{{client_secret}}',
+    ]) {
       expect(isSearchedSecret(placeholder), placeholder).toBe(false);
     }
     expect(isPlaceholderSecret('changeme')).toBe(true);
@@ -100,7 +132,7 @@ describe('which secret values are searched for across text', () => {
     expect(isSearchedSecret('s3cr3t!x')).toBe(true);
   });
 
-  it("HTTP Basic: the password is searched for, the user (a client id) is not", () => {
+  it('HTTP Basic: the password is searched for, the user (a client id) is not', () => {
     const secrets: SecretSink = new Set();
     redactHeaders({ authorization: `Basic ${Buffer.from('client-orders-app:k7Qw9ZpR2xL4').toString('base64')}` }, secrets);
     expect(secrets.has('k7Qw9ZpR2xL4')).toBe(true);

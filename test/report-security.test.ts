@@ -29,7 +29,7 @@ describe('security findings in the reports', () => {
   const report = reportOf(false);
   const flagged = report.requirements.filter((r) => (r.counts.security ?? 0) > 0);
 
-  it('report.json counts them per requirement, and keeps the finding\'s security field', () => {
+  it("report.json counts them per requirement, and keeps the finding's security field", () => {
     expect(reportSchemaError(report)).toBeUndefined();
     // The credential rule and the 401 rule the same 204 broke: each is charged with the exchange.
     expect(flagged.map((r) => [r.id, r.status, r.counts.security])).toEqual([
@@ -40,7 +40,9 @@ describe('security findings in the reports', () => {
   });
 
   it('the console says them first; report.md has a section; JUnit marks the failure type; report.html badges and filters', () => {
-    expect(renderSummary(report, { detail: 'table' })).toContain('SECURITY: the target carried out requests it should have refused: AUTH-CREDENTIAL-REQUIRED (1 exchange(s)), AUTH-MISSING-TOKEN-401 (1 exchange(s))');
+    expect(renderSummary(report, { detail: 'table' })).toContain(
+      'SECURITY: the target carried out requests it should have refused: AUTH-CREDENTIAL-REQUIRED (1 exchange(s)), AUTH-MISSING-TOKEN-401 (1 exchange(s))',
+    );
     const md = renderMarkdown(report);
     expect(md).toContain('### 🛑 Security findings');
     expect(md).toMatch(/- \*\*AUTH-CREDENTIAL-REQUIRED\*\* \(must\): 1 exchange\(s\), e\.g\. AUTH-CREDENTIAL-REQUIRED: security: /);

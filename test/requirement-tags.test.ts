@@ -17,7 +17,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('covers', () => {
   it('declares the ids as the test tags and shows them in its title, of one level only', () => {
-    expect(covers('null clears', 'SES-METADATA-CLEARED', 'SES-RESPONSE-SCHEMA')).toEqual(['null clears [SES-METADATA-CLEARED SES-RESPONSE-SCHEMA]', { tags: ['SES-METADATA-CLEARED', 'SES-RESPONSE-SCHEMA'] }]);
+    expect(covers('null clears', 'SES-METADATA-CLEARED', 'SES-RESPONSE-SCHEMA')).toEqual([
+      'null clears [SES-METADATA-CLEARED SES-RESPONSE-SCHEMA]',
+      { tags: ['SES-METADATA-CLEARED', 'SES-RESPONSE-SCHEMA'] },
+    ]);
     expect(() => covers('mixed', 'SES-METADATA-CLEARED', 'SES-METADATA-ECHOED')).toThrow(/one level/);
     expect(() => covers('none')).toThrow(/one level/);
     expect(() => covers('unknown', 'NOPE-1')).toThrow(/unknown requirement id NOPE-1/);
@@ -50,14 +53,20 @@ describe('the reporter reads the requirements a test declared, never its title',
       ['update session > sending null removes all session metadata', ['SES-METADATA-CLEARED']],
       ['update session > the session named in the path [SES-ID-MATCHES]', []],
     ]);
-    expect(requirementOf(report, 'SES-METADATA-CLEARED')).toMatchObject({ status: 'pass', coverage: { tests: ['update session > sending null removes all session metadata'] } });
+    expect(requirementOf(report, 'SES-METADATA-CLEARED')).toMatchObject({
+      status: 'pass',
+      coverage: { tests: ['update session > sending null removes all session metadata'] },
+    });
     expect(requirementOf(report, 'SES-ID-MATCHES')).toMatchObject({ status: 'skip', coverage: { tests: [] } });
   });
 
   it('a failure that charged nothing leaves the declared requirement not examined, with the reason; the title names none', () => {
     const builder = new ReportBuilder({ kind: 'run', source: 'run' });
     const reporter = new SuiteReporter(builder, () => {}, undefined);
-    const notExamined = { state: 'failed', errors: [{ name: 'ConformanceFailure', message: 'not examined: the PATCH answered 404, so no metadata was set to be removed' }] };
+    const notExamined = {
+      state: 'failed',
+      errors: [{ name: 'ConformanceFailure', message: 'not examined: the PATCH answered 404, so no metadata was set to be removed' }],
+    };
     reporter.onTestCaseResult(testCase('sending {} removes all session metadata', ['SES-METADATA-CLEARED'], notExamined) as never);
     const report = builder.build({ failOn: 'must' });
     expect(requirementOf(report, 'SES-METADATA-CLEARED')).toMatchObject({
@@ -82,7 +91,9 @@ describe('the reporter reads the requirements a test declared, never its title',
 });
 
 describe('--requirement selects by the declared requirements', () => {
-  it('the run against the embedded reference runs exactly the tests declaring a selected id; the others are skipped as not selected', { timeout: 120_000 }, async () => {
+  it('the run against the embedded reference runs exactly the tests declaring a selected id; the others are skipped as not selected', {
+    timeout: 120_000,
+  }, async () => {
     const reportDir = join(dir, 'selected');
     const run = await runCli(['run', '--requirement', 'SES-METADATA-CLEARED', '--requirement', 'AUTH-NON-GLOBAL-401', '--report-dir', reportDir]);
     expect(run.code, run.stdout + run.stderr).toBe(0);
@@ -98,11 +109,16 @@ describe('--requirement selects by the declared requirements', () => {
     expect(left.length).toBeGreaterThan(100);
     for (const t of left) {
       expect(t.status, t.name).toBe('skip');
-      expect(t.requirements.some((id) => id === 'SES-METADATA-CLEARED' || id === 'AUTH-NON-GLOBAL-401'), t.name).toBe(false);
+      expect(
+        t.requirements.some((id) => id === 'SES-METADATA-CLEARED' || id === 'AUTH-NON-GLOBAL-401'),
+        t.name,
+      ).toBe(false);
     }
   });
 
   it('runSuites refuses an id the catalog does not have, before it starts anything', async () => {
-    await expect(runSuites({ requirements: ['SES-METADATA-CLEARED', 'NOPE-1'] })).rejects.toThrow(/^runSuites: unknown requirement NOPE-1 \(see schemas\/requirements\.yaml\)$/);
+    await expect(runSuites({ requirements: ['SES-METADATA-CLEARED', 'NOPE-1'] })).rejects.toThrow(
+      /^runSuites: unknown requirement NOPE-1 \(see schemas\/requirements\.yaml\)$/,
+    );
   });
 });

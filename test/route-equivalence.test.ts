@@ -16,7 +16,15 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conformanceDispatcher, judgeRecording, startProxy, type ConformanceDispatcher, type ConformanceDispatcherOptions, type JudgeRecordingOptions, type StartProxyOptions } from '../api/index.ts';
+import {
+  conformanceDispatcher,
+  judgeRecording,
+  startProxy,
+  type ConformanceDispatcher,
+  type ConformanceDispatcherOptions,
+  type JudgeRecordingOptions,
+  type StartProxyOptions,
+} from '../api/index.ts';
 import { run as reportCommand } from '../cli/report.ts';
 import { run as validateCommand } from '../cli/validate.ts';
 import { startReference, type RunningReference } from '../reference/index.ts';
@@ -74,7 +82,17 @@ const running: Array<() => Promise<unknown>> = [];
 let throttledAcross: { lastServed: string; firstRefused: string } | undefined;
 
 /** The flags every proxy command gets: what the traffic needs to be judged in full. */
-const knowledgeFlags = () => ['--jwks', `${ref.origin}/.well-known/jwks.json`, '--issuer', ref.issuer, '--non-global-client', ref.clients.non_global.client_id, '--openapi', openapiPath, '--quiet'];
+const knowledgeFlags = () => [
+  '--jwks',
+  `${ref.origin}/.well-known/jwks.json`,
+  '--issuer',
+  ref.issuer,
+  '--non-global-client',
+  ref.clients.non_global.client_id,
+  '--openapi',
+  openapiPath,
+  '--quiet',
+];
 
 const project = (report: Report): RouteProjection => projectReport(report, { secrets });
 
@@ -91,7 +109,15 @@ beforeAll(async () => {
   secrets = [ref.clients.full.client_secret, ref.clients.non_global.client_secret];
 
   // The proxy live, rotating its journal, in front of the reference.
-  const proxy = await startProxyCommand(ref.origin, ['--journal', journalPath, '--rotate-interval', ROTATE_INTERVAL, '--report-dir', reportDir('proxy live'), ...knowledgeFlags()]);
+  const proxy = await startProxyCommand(ref.origin, [
+    '--journal',
+    journalPath,
+    '--rotate-interval',
+    ROTATE_INTERVAL,
+    '--report-dir',
+    reportDir('proxy live'),
+    ...knowledgeFlags(),
+  ]);
   running.push(() => proxy.stop());
   // The library's proxy in front of it, so that both proxies see the same traffic.
   const libraryProxyOptions: StartProxyOptions = {
@@ -127,7 +153,16 @@ beforeAll(async () => {
   throttledAcross = { lastServed: segmentHolding(sent.lastServed), firstRefused: segmentHolding(sent.firstRefused) };
 
   // proxy --append over the journal it wrote, with no new traffic: its report at stop.
-  const resumed = await startProxyCommand(ref.origin, ['--journal', journalPath, '--rotate-interval', ROTATE_INTERVAL, '--append', '--report-dir', reportDir('proxy --append'), ...knowledgeFlags()]);
+  const resumed = await startProxyCommand(ref.origin, [
+    '--journal',
+    journalPath,
+    '--rotate-interval',
+    ROTATE_INTERVAL,
+    '--append',
+    '--report-dir',
+    reportDir('proxy --append'),
+    ...knowledgeFlags(),
+  ]);
   await resumed.stop();
   reports.set('proxy --append', readReport('proxy --append'));
 
@@ -136,11 +171,30 @@ beforeAll(async () => {
   const harDir = join(dir, 'har');
   mkdirSync(harDir);
   writeFileSync(join(harDir, 'traffic.jsonl'), segments.map((s) => readFileSync(s, 'utf8')).join(''));
-  const withHar = await startProxyCommand(ref.origin, ['--journal', join(harDir, 'traffic.jsonl'), '--record', join(harDir, 'traffic.har'), '--append', '--report-dir', reportDir('proxy --append --record'), ...knowledgeFlags()]);
+  const withHar = await startProxyCommand(ref.origin, [
+    '--journal',
+    join(harDir, 'traffic.jsonl'),
+    '--record',
+    join(harDir, 'traffic.har'),
+    '--append',
+    '--report-dir',
+    reportDir('proxy --append --record'),
+    ...knowledgeFlags(),
+  ]);
   await withHar.stop();
   reports.set('proxy --append --record', readReport('proxy --append --record'));
 
-  const validateFlags = ['--jwks', `${ref.origin}/.well-known/jwks.json`, '--issuer', ref.issuer, '--openapi', openapiPath, '--non-global-client', ref.clients.non_global.client_id, '--quiet'];
+  const validateFlags = [
+    '--jwks',
+    `${ref.origin}/.well-known/jwks.json`,
+    '--issuer',
+    ref.issuer,
+    '--openapi',
+    openapiPath,
+    '--non-global-client',
+    ref.clients.non_global.client_id,
+    '--quiet',
+  ];
   const validate = async (route: string, inputs: string[]) => {
     await validateCommand([...inputs, '--report-dir', reportDir(route), ...validateFlags]);
     reports.set(route, readReport(route));
@@ -163,7 +217,11 @@ beforeAll(async () => {
   // halves are split by client: the rate-limited client's exchanges in one journal, every other
   // exchange (the other clients', the anonymous ones, the token requests) in the other, each
   // validated alone, then merged.
-  const lines = segments.flatMap((s) => readFileSync(s, 'utf8').split('\n').filter((line) => line !== ''));
+  const lines = segments.flatMap((s) =>
+    readFileSync(s, 'utf8')
+      .split('\n')
+      .filter((line) => line !== ''),
+  );
   const ofThrottled = (line: string) => line.includes(`"azp":"${ref.clients.non_global.client_id}"`);
   mkdirSync(join(dir, 'halves'));
   const halves = [join(dir, 'halves', 'others.jsonl'), join(dir, 'halves', 'throttled-client.jsonl')];
@@ -198,7 +256,11 @@ async function sendTraffic(dispatcher: ConformanceDispatcher, origin: string): P
   let n = 0;
   const send = async (method: 'GET' | 'PATCH' | 'DELETE', path: string, token?: string, body?: unknown): Promise<{ status: number; id: string }> => {
     const id = `route-eq-${++n}`;
-    const headers: Record<string, string> = { 'x-request-id': id, ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) };
+    const headers: Record<string, string> = {
+      'x-request-id': id,
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    };
     const response = await request(`${origin}${path}`, { method, headers, dispatcher, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
     await response.body.text();
     return { status: response.statusCode, id };
@@ -214,7 +276,11 @@ async function sendTraffic(dispatcher: ConformanceDispatcher, origin: string): P
     const answer = (await response.body.json()) as { access_token: string };
     return answer.access_token;
   };
-  const { resource_servers: [rs], sessions: [session, otherSession], token_exchange_profiles: [profile, otherProfile] } = ref.fixtures;
+  const {
+    resource_servers: [rs],
+    sessions: [session, otherSession],
+    token_exchange_profiles: [profile, otherProfile],
+  } = ref.fixtures;
   const full = await token('full');
   const nonGlobal = await token('non_global');
   const answered = async (status: number, call: Promise<{ status: number; id: string }>) => {
@@ -245,7 +311,8 @@ async function sendTraffic(dispatcher: ConformanceDispatcher, origin: string): P
 describe('the traffic (what every route is compared on)', () => {
   it('the proxy live found each fault: a finding on each of the three operations, two security findings, the throttled client, the user-described operation', () => {
     const live = project(reports.get('proxy live')!);
-    for (const id of ['RS-SIGNING-ALG', 'SES-METADATA-ECHOED', 'AUTH-NON-GLOBAL-401', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'RL-THROTTLED-429']) expect(live.requirements[id], id).toMatch(/^(fail|warn) /);
+    for (const id of ['RS-SIGNING-ALG', 'SES-METADATA-ECHOED', 'AUTH-NON-GLOBAL-401', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'RL-THROTTLED-429'])
+      expect(live.requirements[id], id).toMatch(/^(fail|warn) /);
     expect(live.requirements['OAS-STATUS-DECLARED']).toMatch(/^warn /);
     const securityFindings = live.findings.filter((f) => f.endsWith(' security'));
     expect(securityFindings.some((f) => f.startsWith('AUTH-NON-GLOBAL-401 implementation DELETE deleteTokenExchangeProfile 204'))).toBe(true);
@@ -299,12 +366,39 @@ describe("the suites' own capture (tmi-conform run through the proxy)", () => {
     const target = await startReference({ faults: FAULTS.filter((f) => f !== 'throttled-503') });
     runSecrets = Object.values(target.clients).map((c) => c.client_secret);
     try {
-      const proxy = await startProxyCommand(target.origin, ['--journal', join(dir, 'run', 'traffic.jsonl'), '--report-dir', reportDir('proxy of run'), '--jwks', `${target.origin}/.well-known/jwks.json`, '--issuer', target.issuer, '--non-global-client', target.clients.non_global.client_id, '--quiet']);
+      const proxy = await startProxyCommand(target.origin, [
+        '--journal',
+        join(dir, 'run', 'traffic.jsonl'),
+        '--report-dir',
+        reportDir('proxy of run'),
+        '--jwks',
+        `${target.origin}/.well-known/jwks.json`,
+        '--issuer',
+        target.issuer,
+        '--non-global-client',
+        target.clients.non_global.client_id,
+        '--quiet',
+      ]);
       running.push(() => proxy.stop());
-      const config = { ...target.config(), base_url: `${proxy.url}/api/v2`, auth_url: proxy.url, jwks_url: `${target.origin}/.well-known/jwks.json`, issuer: target.issuer, rate_limit_probe: false, property_runs: 2 };
+      const config = {
+        ...target.config(),
+        base_url: `${proxy.url}/api/v2`,
+        auth_url: proxy.url,
+        jwks_url: `${target.origin}/.well-known/jwks.json`,
+        issuer: target.issuer,
+        rate_limit_probe: false,
+        property_runs: 2,
+      };
       const configPath = join(dir, 'run.yaml');
       writeFileSync(configPath, stringify(config), { mode: 0o600 });
-      const result = await runCli(['run', '--config', configPath, '--report-dir', reportDir('run'), ...RUN_REQUIREMENTS.flatMap((id) => ['--requirement', id])]);
+      const result = await runCli([
+        'run',
+        '--config',
+        configPath,
+        '--report-dir',
+        reportDir('run'),
+        ...RUN_REQUIREMENTS.flatMap((id) => ['--requirement', id]),
+      ]);
       if (result.code !== 1) throw new Error(`run ended with ${result.code}, not 1 (findings): ${result.stderr}`);
       await proxy.stop();
       runReport = readReport('run');

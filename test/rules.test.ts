@@ -60,9 +60,23 @@ describe('conforming exchanges', () => {
     ['get with fields=… ignored (include_fields=false)', getExchange(resourceServer(), 'rs_1?fields=signing_secret&include_fields=false')],
     ['get with undocumented extra fields', getExchange(resourceServer({ tenant_flag: 'x', nested: { a: 1 } }))],
     ['get with optional fields missing', getExchange({ id: 'rs_1', identifier: 'https://api.example.com/orders/' })],
-    ['403 naming the scope', errorExchange(deleteExchange({ requestHeaders: { Authorization: `Bearer ${jwt(claims('read:users'))}` } }), 403, { statusCode: 403, error: 'Forbidden', message: 'Insufficient scope, expected any of: delete:token_exchange_profiles', errorCode: 'insufficient_scope' })],
-    ['401 for a corrupted signature', errorExchange(deleteExchange({ tokenFacts: { signatureValid: false } }), 401, { statusCode: 401, message: 'Invalid token' })],
-    ['401 for a non-global client', errorExchange(deleteExchange({ tokenFacts: { clientGlobal: false } }), 401, { statusCode: 401, message: 'Client is not global' })],
+    [
+      '403 naming the scope',
+      errorExchange(deleteExchange({ requestHeaders: { Authorization: `Bearer ${jwt(claims('read:users'))}` } }), 403, {
+        statusCode: 403,
+        error: 'Forbidden',
+        message: 'Insufficient scope, expected any of: delete:token_exchange_profiles',
+        errorCode: 'insufficient_scope',
+      }),
+    ],
+    [
+      '401 for a corrupted signature',
+      errorExchange(deleteExchange({ tokenFacts: { signatureValid: false } }), 401, { statusCode: 401, message: 'Invalid token' }),
+    ],
+    [
+      '401 for a non-global client',
+      errorExchange(deleteExchange({ tokenFacts: { clientGlobal: false } }), 401, { statusCode: 401, message: 'Client is not global' }),
+    ],
     ['429 with the three headers', errorExchange(deleteExchange(), 429, { statusCode: 429, message: 'Too Many Requests' }, rateLimitHeaders(0))],
     ['404 for an unknown session', errorExchange(updateExchange(), 404, { statusCode: 404, error: 'Not Found', message: 'The session does not exist' })],
   ])('%s: no finding', (_name, exchange) => {
@@ -117,10 +131,13 @@ describe('general checks', () => {
 
   it('statusCodeIsDocumented: undocumented codes are warnings', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 100, max: 499 }).filter((s) => ![204, 401, 403, 429].includes(s) && !(s >= 200 && s < 300)), (status) => {
-        const f = expectFinding(errorExchange(deleteExchange(), status, { message: 'x' }), 'statusCodeIsDocumented', 'GEN-STATUS-DOCUMENTED');
-        expect(f.level).toBe('should');
-      }),
+      fc.property(
+        fc.integer({ min: 100, max: 499 }).filter((s) => ![204, 401, 403, 429].includes(s) && !(s >= 200 && s < 300)),
+        (status) => {
+          const f = expectFinding(errorExchange(deleteExchange(), status, { message: 'x' }), 'statusCodeIsDocumented', 'GEN-STATUS-DOCUMENTED');
+          expect(f.level).toBe('should');
+        },
+      ),
       runs,
     );
   });
@@ -164,14 +181,22 @@ describe('authentication checks', () => {
   it('requestCarriesBearerToken: missing or malformed header is a client finding, and the secret is not echoed', () => {
     const missing = expectFinding(deleteExchange({ requestHeaders: {}, status: 401 }), 'requestCarriesBearerToken', 'AUTH-BEARER-HEADER');
     expect(missing.subject).toBe('client');
-    const basic = expectFinding(deleteExchange({ requestHeaders: { authorization: 'Basic dXNlcjpzM2NyM3Q=' }, status: 401 }), 'requestCarriesBearerToken', 'AUTH-BEARER-HEADER');
+    const basic = expectFinding(
+      deleteExchange({ requestHeaders: { authorization: 'Basic dXNlcjpzM2NyM3Q=' }, status: 401 }),
+      'requestCarriesBearerToken',
+      'AUTH-BEARER-HEADER',
+    );
     expect(findingMessage(basic)).not.toContain('dXNlcjpzM2NyM3Q');
   });
 
   it('bearerTokenIsJwt: an opaque token', () => {
     fc.assert(
       fc.property(fc.stringMatching(/^[A-Za-z0-9_-]{8,40}$/), (opaque) => {
-        const f = expectFinding(deleteExchange({ requestHeaders: { authorization: `Bearer ${opaque}` }, status: 401 }), 'bearerTokenIsJwt', 'AUTH-TOKEN-IS-JWT');
+        const f = expectFinding(
+          deleteExchange({ requestHeaders: { authorization: `Bearer ${opaque}` }, status: 401 }),
+          'bearerTokenIsJwt',
+          'AUTH-TOKEN-IS-JWT',
+        );
         expect(f.subject).toBe('client');
       }),
       runs,
@@ -183,9 +208,17 @@ describe('authentication checks', () => {
     expect(f.level).toBe('must');
     expect(findingMessage(f)).toContain('received 404 for a request without a valid token: the caller was not refused with 401');
     expect(findingMessage(f)).not.toContain('looked up');
-    const other = expectFinding(errorExchange(getExchange(resourceServer(), 'rs_1', { requestHeaders: {} }), 403, {}), 'missingTokenRefused', 'AUTH-MISSING-TOKEN-401-OTHER');
+    const other = expectFinding(
+      errorExchange(getExchange(resourceServer(), 'rs_1', { requestHeaders: {} }), 403, {}),
+      'missingTokenRefused',
+      'AUTH-MISSING-TOKEN-401-OTHER',
+    );
     expect(other.level).toBe('should');
-    expect(findingsOf(errorExchange(deleteExchange({ requestHeaders: {} }), 401, { message: 'Missing authentication' })).filter((x) => x.subject === 'implementation')).toEqual([]);
+    expect(
+      findingsOf(errorExchange(deleteExchange({ requestHeaders: {} }), 401, { message: 'Missing authentication' })).filter(
+        (x) => x.subject === 'implementation',
+      ),
+    ).toEqual([]);
     // Carried out: no refusal at all, so the 401 rule is broken too, beside AUTH-CREDENTIAL-REQUIRED, both as security findings.
     const carried = findingsOf(deleteExchange({ requestHeaders: {} })).filter((x) => x.subject === 'implementation');
     expect(carried.map((x) => [x.requirement, x.security !== undefined])).toEqual([
@@ -197,9 +230,17 @@ describe('authentication checks', () => {
   it('invalidSignatureRefused: must for delete, should for the others', () => {
     fc.assert(
       fc.property(fc.constantFrom(400, 403, 404, 500), (status) => {
-        const del = expectFinding(errorExchange(deleteExchange({ tokenFacts: { signatureValid: false } }), status, {}), 'invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401');
+        const del = expectFinding(
+          errorExchange(deleteExchange({ tokenFacts: { signatureValid: false } }), status, {}),
+          'invalidSignatureRefused',
+          'AUTH-INVALID-SIGNATURE-401',
+        );
         expect(del.level).toBe('must');
-        const get = expectFinding(errorExchange(getExchange(resourceServer(), 'rs_1', { tokenFacts: { signatureValid: false } }), status, {}), 'invalidSignatureRefused', 'AUTH-INVALID-SIGNATURE-401-OTHER');
+        const get = expectFinding(
+          errorExchange(getExchange(resourceServer(), 'rs_1', { tokenFacts: { signatureValid: false } }), status, {}),
+          'invalidSignatureRefused',
+          'AUTH-INVALID-SIGNATURE-401-OTHER',
+        );
         expect(get.level).toBe('should');
       }),
       runs,
@@ -213,9 +254,21 @@ describe('authentication checks', () => {
 
   it('tokenRequestNamesAudience: client credentials without the /api/v2/ audience', () => {
     const token = (body: string, type = 'application/x-www-form-urlencoded') =>
-      buildExchange({ method: 'POST', url: 'https://tenant.example.com/oauth/token', requestHeaders: { 'content-type': type }, requestBody: body, status: 200, responseBody: '{}', responseHeaders: { 'content-type': 'application/json' } });
+      buildExchange({
+        method: 'POST',
+        url: 'https://tenant.example.com/oauth/token',
+        requestHeaders: { 'content-type': type },
+        requestBody: body,
+        status: 200,
+        responseBody: '{}',
+        responseHeaders: { 'content-type': 'application/json' },
+      });
     expectFinding(token('grant_type=client_credentials&client_id=a&client_secret=b'), 'tokenRequestNamesAudience', 'AUTH-TOKEN-AUDIENCE');
-    expectFinding(token(JSON.stringify({ grant_type: 'client_credentials', audience: 'https://tenant.example.com/api/v2' }), 'application/json'), 'tokenRequestNamesAudience', 'AUTH-TOKEN-AUDIENCE');
+    expectFinding(
+      token(JSON.stringify({ grant_type: 'client_credentials', audience: 'https://tenant.example.com/api/v2' }), 'application/json'),
+      'tokenRequestNamesAudience',
+      'AUTH-TOKEN-AUDIENCE',
+    );
     expect(findingsOf(token('grant_type=client_credentials&audience=https%3A%2F%2Ftenant.example.com%2Fapi%2Fv2%2F'))).toEqual([]);
     expect(findingsOf(token('grant_type=client_credentials&audience=https%3A%2F%2Fapi.example.com%2Forders%2F'))).toEqual([]);
   });
@@ -225,21 +278,48 @@ describe('scope checks', () => {
   const withScopes = (scope: string) => ({ Authorization: `Bearer ${jwt(claims(scope))}` });
 
   it('tokenScopesAreWellFormed: malformed scopes (must) and scopes outside the catalog (should)', () => {
-    expect(expectFinding(deleteExchange({ requestHeaders: withScopes('delete:token_exchange_profiles DeleteEverything') }), 'tokenScopesAreWellFormed', 'SCOPE-FORMAT').level).toBe('must');
-    expect(expectFinding(deleteExchange({ requestHeaders: withScopes('delete:token_exchange_profiles read:starships') }), 'tokenScopesAreWellFormed', 'SCOPE-IN-CATALOG').level).toBe('should');
+    expect(
+      expectFinding(
+        deleteExchange({ requestHeaders: withScopes('delete:token_exchange_profiles DeleteEverything') }),
+        'tokenScopesAreWellFormed',
+        'SCOPE-FORMAT',
+      ).level,
+    ).toBe('must');
+    expect(
+      expectFinding(
+        deleteExchange({ requestHeaders: withScopes('delete:token_exchange_profiles read:starships') }),
+        'tokenScopesAreWellFormed',
+        'SCOPE-IN-CATALOG',
+      ).level,
+    ).toBe('should');
     expect(findingsOf(deleteExchange({ requestHeaders: withScopes('openid profile delete:token_exchange_profiles') }))).toEqual([]);
   });
 
   it('requiredScopeEnforced: a 2xx for a token without the operation scope', () => {
-    const scopes = fc.subarray(['read:users', 'update:users', 'read:sessions', 'delete:sessions', 'create:token_exchange_profiles', 'read:token_exchange_profiles']);
+    const scopes = fc.subarray([
+      'read:users',
+      'update:users',
+      'read:sessions',
+      'delete:sessions',
+      'create:token_exchange_profiles',
+      'read:token_exchange_profiles',
+    ]);
     fc.assert(
       fc.property(scopes, (granted) => {
         const scope = granted.join(' ');
         const del = expectFinding(deleteExchange({ requestHeaders: withScopes(scope) }), 'requiredScopeEnforced', 'SCOPE-DELETE-REQUIRED');
         expect(del.level).toBe('must');
         expect(del.security).toMatch(/^the target carried out a DELETE for a token without delete:token_exchange_profiles/);
-        expect(expectFinding(updateExchange(undefined, undefined, { requestHeaders: { ...withScopes(scope), 'content-type': 'application/json' } }), 'requiredScopeEnforced', 'SCOPE-UPDATE-SESSION').level).toBe('should');
-        expect(expectFinding(getExchange(undefined, undefined, { requestHeaders: withScopes(scope) }), 'requiredScopeEnforced', 'SCOPE-READ-RESOURCE-SERVER').level).toBe('should');
+        expect(
+          expectFinding(
+            updateExchange(undefined, undefined, { requestHeaders: { ...withScopes(scope), 'content-type': 'application/json' } }),
+            'requiredScopeEnforced',
+            'SCOPE-UPDATE-SESSION',
+          ).level,
+        ).toBe('should');
+        expect(
+          expectFinding(getExchange(undefined, undefined, { requestHeaders: withScopes(scope) }), 'requiredScopeEnforced', 'SCOPE-READ-RESOURCE-SERVER').level,
+        ).toBe('should');
       }),
       runs,
     );
@@ -247,9 +327,16 @@ describe('scope checks', () => {
 
   it('insufficientScopeNamesExpectedScope: a 403 that does not name delete:token_exchange_profiles', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 60 }).filter((s) => !s.includes('delete:token_exchange_profiles')), (message) => {
-        expectFinding(errorExchange(deleteExchange({ requestHeaders: withScopes('read:users') }), 403, { statusCode: 403, message }), 'insufficientScopeNamesExpectedScope', 'SCOPE-DELETE-403');
-      }),
+      fc.property(
+        fc.string({ maxLength: 60 }).filter((s) => !s.includes('delete:token_exchange_profiles')),
+        (message) => {
+          expectFinding(
+            errorExchange(deleteExchange({ requestHeaders: withScopes('read:users') }), 403, { statusCode: 403, message }),
+            'insufficientScopeNamesExpectedScope',
+            'SCOPE-DELETE-403',
+          );
+        },
+      ),
       runs,
     );
   });
@@ -258,9 +345,12 @@ describe('scope checks', () => {
 describe('delete checks', () => {
   it('successStatusIsDocumented: any 2xx other than 204 (must); other operations other than 200 (should)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 200, max: 299 }).filter((s) => s !== 204), (status) => {
-        expect(expectFinding(deleteExchange({ status }), 'successStatusIsDocumented', 'TEP-DELETE-204').level).toBe('must');
-      }),
+      fc.property(
+        fc.integer({ min: 200, max: 299 }).filter((s) => s !== 204),
+        (status) => {
+          expect(expectFinding(deleteExchange({ status }), 'successStatusIsDocumented', 'TEP-DELETE-204').level).toBe('must');
+        },
+      ),
       runs,
     );
     expect(expectFinding(updateExchange(undefined, undefined, { status: 201 }), 'successStatusIsDocumented', 'SES-SUCCESS-200').level).toBe('should');
@@ -277,7 +367,11 @@ describe('update session checks', () => {
   const metadataOf = (count: number, length: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, 'v'.repeat(length)]));
 
   it('updateRequestIsJson: a PATCH not sent as application/json', () => {
-    const f = expectFinding(updateExchange(undefined, undefined, { requestHeaders: { authorization: `Bearer ${jwt(claims())}`, 'content-type': 'text/plain' } }), 'updateRequestIsJson', 'SES-REQUEST-CONTENT-TYPE');
+    const f = expectFinding(
+      updateExchange(undefined, undefined, { requestHeaders: { authorization: `Bearer ${jwt(claims())}`, 'content-type': 'text/plain' } }),
+      'updateRequestIsJson',
+      'SES-REQUEST-CONTENT-TYPE',
+    );
     expect(f.subject).toBe('client');
   });
 
@@ -291,8 +385,16 @@ describe('update session checks', () => {
       }),
       { numRuns: 20 },
     );
-    expectFinding(updateExchange({ session_metadata: 'gold' }, undefined, { status: 400, responseBody: '{}' }), 'updateRequestMatchesSchema', 'SES-REQUEST-BODY');
-    expectFinding(updateExchange(undefined, undefined, { requestBody: '{"session_metadata":', status: 400, responseBody: '{}' }), 'updateRequestMatchesSchema', 'SES-REQUEST-BODY');
+    expectFinding(
+      updateExchange({ session_metadata: 'gold' }, undefined, { status: 400, responseBody: '{}' }),
+      'updateRequestMatchesSchema',
+      'SES-REQUEST-BODY',
+    );
+    expectFinding(
+      updateExchange(undefined, undefined, { requestBody: '{"session_metadata":', status: 400, responseBody: '{}' }),
+      'updateRequestMatchesSchema',
+      'SES-REQUEST-BODY',
+    );
   });
 
   it('a server that refuses a bad update earns no finding', () => {
@@ -324,22 +426,34 @@ describe('update session checks', () => {
     expectFinding(updateExchange({ session_metadata: null }, session({ k: 'v'.repeat(256) })), 'responseBodyMatchesSchema', 'SES-METADATA-VALUE-LENGTH');
     expectFinding(updateExchange(undefined, { ...session(), created_at: 'yesterday' }), 'responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA');
     expectFinding(updateExchange(undefined, { ...session(), clients: [{ client_id: 7 }] }), 'responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA');
-    expectFinding(updateExchange(undefined, { ...session(), authentication: { methods: [{ name: 'pwd', timestamp: 'soon', type: 'password' }] } }), 'responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA');
+    expectFinding(
+      updateExchange(undefined, { ...session(), authentication: { methods: [{ name: 'pwd', timestamp: 'soon', type: 'password' }] } }),
+      'responseBodyMatchesSchema',
+      'SES-RESPONSE-SCHEMA',
+    );
     expectFinding(updateExchange(undefined, { ...session(), device: { last_ip: 10 } }), 'responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA');
     expectFinding(updateExchange(undefined, undefined, { responseBody: '' }), 'responseBodyMatchesSchema', 'SES-RESPONSE-SCHEMA');
   });
 
   it('sessionMetadataCleared: null or {} that leaves metadata behind', () => {
     fc.assert(
-      fc.property(fc.constantFrom(null, {}), fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ maxLength: 20 }), { minKeys: 1, maxKeys: 5 }), (sent, left) => {
-        expectFinding(updateExchange({ session_metadata: sent }, session(left)), 'sessionMetadataCleared', 'SES-METADATA-CLEARED');
-      }),
+      fc.property(
+        fc.constantFrom(null, {}),
+        fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ maxLength: 20 }), { minKeys: 1, maxKeys: 5 }),
+        (sent, left) => {
+          expectFinding(updateExchange({ session_metadata: sent }, session(left)), 'sessionMetadataCleared', 'SES-METADATA-CLEARED');
+        },
+      ),
       runs,
     );
   });
 
   it('sessionMetadataEchoed: metadata that comes back different (should)', () => {
-    const f = expectFinding(updateExchange({ session_metadata: { plan: 'gold' } }, session({ plan: 'gold', old: 'kept' })), 'sessionMetadataEchoed', 'SES-METADATA-ECHOED');
+    const f = expectFinding(
+      updateExchange({ session_metadata: { plan: 'gold' } }, session({ plan: 'gold', old: 'kept' })),
+      'sessionMetadataEchoed',
+      'SES-METADATA-ECHOED',
+    );
     expect(f.level).toBe('should');
   });
 
@@ -352,7 +466,11 @@ describe('resource server checks', () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [
     ['signing_alg outside the enum', { signing_alg: 'HS512' }, 'RS-SIGNING-ALG'],
     ['token_dialect outside the enum', { token_dialect: 'opaque' }, 'RS-TOKEN-DIALECT'],
-    ['token_encryption.format', { token_encryption: { format: 'jwe', encryption_key: { pem: '-----BEGIN PUBLIC KEY-----', name: 'k', kid: '1' } } }, 'RS-TOKEN-ENCRYPTION'],
+    [
+      'token_encryption.format',
+      { token_encryption: { format: 'jwe', encryption_key: { pem: '-----BEGIN PUBLIC KEY-----', name: 'k', kid: '1' } } },
+      'RS-TOKEN-ENCRYPTION',
+    ],
     ['name with <', { name: 'Orders <API>' }, 'RS-NAME-CHARACTERS'],
     ['signing_secret of 15 characters', { signing_secret: 'x'.repeat(15) }, 'RS-SIGNING-SECRET-LENGTH'],
     ['is_system as a string', { is_system: 'false' }, 'RS-RESPONSE-SCHEMA'],
@@ -372,9 +490,12 @@ describe('resource server checks', () => {
 
   it('responseBodyMatchesSchema: any signing_alg outside the four is caught', () => {
     fc.assert(
-      fc.property(fc.string().filter((s) => !['HS256', 'RS256', 'RS512', 'PS256'].includes(s)), (alg) => {
-        expectFinding(getExchange(resourceServer({ signing_alg: alg })), 'responseBodyMatchesSchema', 'RS-SIGNING-ALG');
-      }),
+      fc.property(
+        fc.string().filter((s) => !['HS256', 'RS256', 'RS512', 'PS256'].includes(s)),
+        (alg) => {
+          expectFinding(getExchange(resourceServer({ signing_alg: alg })), 'responseBodyMatchesSchema', 'RS-SIGNING-ALG');
+        },
+      ),
       runs,
     );
   });
@@ -382,7 +503,11 @@ describe('resource server checks', () => {
   it('tokenLifetimeForWebWithinTokenLifetime: web lifetime above the lifetime', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 1, max: 1000 }), (lifetime, extra) => {
-        expectFinding(getExchange(resourceServer({ token_lifetime: lifetime, token_lifetime_for_web: lifetime + extra })), 'tokenLifetimeForWebWithinTokenLifetime', 'RS-TOKEN-LIFETIME-FOR-WEB');
+        expectFinding(
+          getExchange(resourceServer({ token_lifetime: lifetime, token_lifetime_for_web: lifetime + extra })),
+          'tokenLifetimeForWebWithinTokenLifetime',
+          'RS-TOKEN-LIFETIME-FOR-WEB',
+        );
         expect(findingsOf(getExchange(resourceServer({ token_lifetime: lifetime, token_lifetime_for_web: lifetime })))).toEqual([]);
       }),
       runs,
@@ -391,15 +516,26 @@ describe('resource server checks', () => {
 
   it('resourceServerMatchesLookup: another server returned for an id or an audience', () => {
     expectFinding(getExchange(resourceServer(), 'rs_2'), 'resourceServerMatchesLookup', 'RS-LOOKUP-BY-ID-OR-AUDIENCE');
-    expectFinding(getExchange(resourceServer(), encodeURIComponent('https://api.example.com/invoices/')), 'resourceServerMatchesLookup', 'RS-LOOKUP-BY-ID-OR-AUDIENCE');
+    expectFinding(
+      getExchange(resourceServer(), encodeURIComponent('https://api.example.com/invoices/')),
+      'resourceServerMatchesLookup',
+      'RS-LOOKUP-BY-ID-OR-AUDIENCE',
+    );
   });
 
   it('includeFieldsIsBoolean: include_fields that is not a boolean is a client finding', () => {
     fc.assert(
-      fc.property(fc.string({ minLength: 1, maxLength: 10 }).filter((s) => s !== 'true' && s !== 'false'), (value) => {
-        const f = expectFinding(getExchange(resourceServer(), `rs_1?include_fields=${encodeURIComponent(value)}`), 'includeFieldsIsBoolean', 'RS-INCLUDE-FIELDS-BOOLEAN');
-        expect(f.subject).toBe('client');
-      }),
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 10 }).filter((s) => s !== 'true' && s !== 'false'),
+        (value) => {
+          const f = expectFinding(
+            getExchange(resourceServer(), `rs_1?include_fields=${encodeURIComponent(value)}`),
+            'includeFieldsIsBoolean',
+            'RS-INCLUDE-FIELDS-BOOLEAN',
+          );
+          expect(f.subject).toBe('client');
+        },
+      ),
       runs,
     );
   });
@@ -413,9 +549,21 @@ describe('resource server checks', () => {
         const exchange = { ...base, response: { ...base.response!, headers: { 'content-type': 'application/json', ...headers } } };
         const f = expectFinding(exchange, 'rateLimitHeadersOn429', 'RL-429-HEADERS');
         // Each missing header is named as the document writes it.
-        for (const name of drop) expect(findingMessage(f)).toContain(({ 'x-ratelimit-limit': 'X-RateLimit-Limit', 'x-ratelimit-remaining': 'X-RateLimit-Remaining', 'x-ratelimit-reset': 'X-RateLimit-Reset' } as Record<string, string>)[name]);
+        for (const name of drop)
+          expect(findingMessage(f)).toContain(
+            (
+              {
+                'x-ratelimit-limit': 'X-RateLimit-Limit',
+                'x-ratelimit-remaining': 'X-RateLimit-Remaining',
+                'x-ratelimit-reset': 'X-RateLimit-Reset',
+              } as Record<string, string>
+            )[name],
+          );
         // An empty value carries nothing either.
-        const blank = { ...exchange, response: { ...exchange.response, headers: { ...exchange.response.headers, ...Object.fromEntries(drop.map((n) => [n, ' '])) } } };
+        const blank = {
+          ...exchange,
+          response: { ...exchange.response, headers: { ...exchange.response.headers, ...Object.fromEntries(drop.map((n) => [n, ' '])) } },
+        };
         expectFinding(blank, 'rateLimitHeadersOn429', 'RL-429-HEADERS');
       }),
       runs,
@@ -431,7 +579,11 @@ describe('resource server checks', () => {
 
   it('rateLimitSequenceIsConsistent: Remaining going up within a window, between non-overlapping requests', () => {
     const at = (offsetMs: number, remaining: number, reset = RESET) =>
-      deleteExchange({ startedAt: new Date(Date.parse(STARTED_AT) + offsetMs).toISOString(), durationMs: 10, responseHeaders: rateLimitHeaders(remaining, 100, reset) });
+      deleteExchange({
+        startedAt: new Date(Date.parse(STARTED_AT) + offsetMs).toISOString(),
+        durationMs: 10,
+        responseHeaders: rateLimitHeaders(remaining, 100, reset),
+      });
     const tracker = new RateLimitTracker();
     expect(findingsOf(at(0, 50), tracker)).toEqual([]);
     expect(findingsOf(at(20, 49), tracker)).toEqual([]);
@@ -452,7 +604,11 @@ describe('resource server checks', () => {
         let remaining = 100;
         steps.forEach((step, i) => {
           remaining = Math.max(0, remaining - step);
-          const exchange = deleteExchange({ startedAt: new Date(Date.parse(STARTED_AT) + i * 20).toISOString(), durationMs: 10, responseHeaders: rateLimitHeaders(remaining) });
+          const exchange = deleteExchange({
+            startedAt: new Date(Date.parse(STARTED_AT) + i * 20).toISOString(),
+            durationMs: 10,
+            responseHeaders: rateLimitHeaders(remaining),
+          });
           expect(findingsOf(exchange, tracker)).toEqual([]);
         });
       }),
@@ -467,7 +623,11 @@ describe('operation matching', () => {
     const bare = buildExchange({ method: 'GET', url: '/resource-servers/rs_1' });
     expect(judgeExchange(bare)).toMatchObject({ findings: [], notCovered: 'outside the API base path /api/v2 (not an operation of the interface)' });
     expect(judgeExchange(bare).operation).toBeUndefined();
-    expect(judgeExchange(bare, undefined, new ApiLayout({ base: apiBaseAt(['']) })).operation).toMatchObject({ operation: 'getResourceServer', id: 'rs_1', prefix: '' });
+    expect(judgeExchange(bare, undefined, new ApiLayout({ base: apiBaseAt(['']) })).operation).toMatchObject({
+      operation: 'getResourceServer',
+      id: 'rs_1',
+      prefix: '',
+    });
     const proxied = buildExchange({ method: 'PATCH', url: `http://127.0.0.1:9/tenant-a/api/v2/sessions/s?x=1` });
     expect(judgeExchange(proxied).operation).toMatchObject({ operation: 'updateSession', id: 's', prefix: '/tenant-a/api/v2', query: { x: '1' } });
     expect(BASE).toContain('/api/v2');
@@ -484,7 +644,9 @@ describe('building exchanges', () => {
       { value: 'no name' },
     ] as unknown as Array<{ name: string; value: string }>;
     expect(buildExchange({ method: 'get', url: '/x', requestHeaders: headers }).request.headers).toEqual({ 'x-a': '1, 2', 'x-n': '7' });
-    expect(buildExchange({ method: 'get', url: '/x', requestHeaders: { 'X-A': ['1', '2'], ':authority': 'h', 'x-u': undefined } }).request.headers).toEqual({ 'x-a': '1, 2' });
+    expect(buildExchange({ method: 'get', url: '/x', requestHeaders: { 'X-A': ['1', '2'], ':authority': 'h', 'x-u': undefined } }).request.headers).toEqual({
+      'x-a': '1, 2',
+    });
   });
 
   it('exchanges with the same token share no per-exchange facts, and read their scopes alike', () => {
@@ -505,12 +667,22 @@ describe('building exchanges', () => {
 describe('reading X-RateLimit-* values', () => {
   it('accepts non-negative integers of up to 15 digits (surrounding spaces allowed) and nothing else', async () => {
     const { nonNegativeInteger } = await import('../rules/rate-limit-tracker.ts');
-    for (const [text, value] of [['0', 0], ['42', 42], [' 7 ', 7], ['000123', 123], ['999999999999999', 999999999999999]] as const) expect(nonNegativeInteger(text), text).toBe(value);
+    for (const [text, value] of [
+      ['0', 0],
+      ['42', 42],
+      [' 7 ', 7],
+      ['000123', 123],
+      ['999999999999999', 999999999999999],
+    ] as const)
+      expect(nonNegativeInteger(text), text).toBe(value);
     for (const text of ['', ' ', '-1', '1.5', '1e3', '0x10', '1 2', '١٢', '9999999999999999', 'NaN']) expect(nonNegativeInteger(text), text).toBeUndefined();
-    fc.assert(fc.property(fc.string(), (text) => {
-      const expected = /^\s*\d{1,15}\s*$/.test(text) ? Number(text) : undefined;
-      expect(nonNegativeInteger(text)).toBe(expected);
-    }), runs);
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        const expected = /^\s*\d{1,15}\s*$/.test(text) ? Number(text) : undefined;
+        expect(nonNegativeInteger(text)).toBe(expected);
+      }),
+      runs,
+    );
   });
 });
 
@@ -519,7 +691,12 @@ describe('bodies nested too deep to judge', () => {
 
   it('an exchange with a body nested deeper than 64 levels is not judged, and says why', () => {
     const response = judgeExchange(getExchange(undefined, 'rs_1', { responseBody: nested(100_000) }));
-    expect(response).toMatchObject({ operation: { operation: 'getResourceServer' }, findings: [], examined: [], notJudged: 'response body nested deeper than 64 levels' });
+    expect(response).toMatchObject({
+      operation: { operation: 'getResourceServer' },
+      findings: [],
+      examined: [],
+      notJudged: 'response body nested deeper than 64 levels',
+    });
     const request = judgeExchange(updateExchange(undefined, session(), { requestBody: `{"session_metadata":${nested(65)}}` }));
     expect(request.notJudged).toBe('request body nested deeper than 64 levels');
   });

@@ -147,7 +147,16 @@ function runFaults(faults: string[], options: string[] = []): Promise<FaultRun[]
   child.stdout.on('data', (c) => (stdout += c));
   child.stderr.on('data', (c) => (stderr += c));
   return new Promise((resolve, reject) =>
-    child.on('close', (code) => (code === 0 ? resolve(stdout.trim().split('\n').map((l) => JSON.parse(l) as FaultRun)) : reject(new Error(`run-faults exited ${code}: ${stderr.slice(-2000)}`)))),
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(
+            stdout
+              .trim()
+              .split('\n')
+              .map((l) => JSON.parse(l) as FaultRun),
+          )
+        : reject(new Error(`run-faults exited ${code}: ${stderr.slice(-2000)}`)),
+    ),
   );
 }
 
@@ -157,7 +166,9 @@ describe('run against every fault switch', () => {
     for (const fault of FAULT_NAMES) expect(CAUGHT_BY[fault], fault).toBe(FAULTS[fault]!.requirement);
   });
 
-  it('each switch makes the run exit 1 (a `must` one at the default --fail-on must) and its requirement fail (must) or warn (should), and nothing else', { timeout: 15 * 60_000 }, async () => {
+  it('each switch makes the run exit 1 (a `must` one at the default --fail-on must) and its requirement fail (must) or warn (should), and nothing else', {
+    timeout: 15 * 60_000,
+  }, async () => {
     // Two processes, one per core, each running half of the switches in turn.
     const half = Math.ceil(FAULT_NAMES.length / 2);
     const runs = (await Promise.all([runFaults(FAULT_NAMES.slice(0, half)), runFaults(FAULT_NAMES.slice(half))])).flat();
@@ -179,7 +190,7 @@ describe('run against every fault switch', () => {
     expect(problems).toEqual([]);
   });
 
-  it('with --property-runs 1, the switches that only a property\'s edge case catches fail the run whatever the seed', { timeout: 10 * 60_000 }, async () => {
+  it("with --property-runs 1, the switches that only a property's edge case catches fail the run whatever the seed", { timeout: 10 * 60_000 }, async () => {
     // Each is caught by named edge cases of a property ("Bearer <not a JWT>" and its variants; a
     // value of 256 characters, not the first edge), which a single random run seldom draws.
     const edgeOnly: FaultName[] = ['non-jwt-bearer-accepted', 'session-metadata-long-value-stored'];
@@ -187,7 +198,9 @@ describe('run against every fault switch', () => {
     const options = ['--property-runs', '1', '--seeds', seeds.join(',')];
     const runs = (await Promise.all(edgeOnly.map((fault) => runFaults([fault], options)))).flat();
     expect(runs).toHaveLength(edgeOnly.length * seeds.length);
-    const missed = runs.filter((r) => r.code !== 1 || r.statuses[r.requirement] !== 'fail').map((r) => `${r.fault} seed ${r.seed}: exit ${r.code}, ${r.requirement} ${r.statuses[r.requirement]}`);
+    const missed = runs
+      .filter((r) => r.code !== 1 || r.statuses[r.requirement] !== 'fail')
+      .map((r) => `${r.fault} seed ${r.seed}: exit ${r.code}, ${r.requirement} ${r.statuses[r.requirement]}`);
     expect(missed).toEqual([]);
   });
 });

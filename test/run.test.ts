@@ -20,7 +20,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The environment of a user's shell: none of the test runner's own variables. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'NODE_ENV' && k !== 'GITHUB_STEP_SUMMARY'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'NODE_ENV' && k !== 'GITHUB_STEP_SUMMARY'),
+  );
   return { ...env, ...extra };
 }
 
@@ -50,7 +52,8 @@ describe('tmi-conform run against the embedded reference', () => {
     const { code, stdout, stderr } = await run(['--report-dir', reportDir]);
     expect(stderr).toBe('');
     expect(code, stdout).toBe(0);
-    for (const suite of ['authentication', 'token-attacks', 'delete-token-exchange-profile', 'update-session', 'get-resource-server', 'rate-limits']) expect(stdout).toMatch(new RegExp(`✓ ${suite}\\s+\\d+ passed · 0 failed · 0 warned · 0 skipped`));
+    for (const suite of ['authentication', 'token-attacks', 'delete-token-exchange-profile', 'update-session', 'get-resource-server', 'rate-limits'])
+      expect(stdout).toMatch(new RegExp(`✓ ${suite}\\s+\\d+ passed · 0 failed · 0 warned · 0 skipped`));
     expect(stdout).toMatch(/unplanned 429s: 0/);
     expect(stdout).toContain('verdict: conforming');
     const report = readReport(reportDir);
@@ -72,7 +75,11 @@ describe('tmi-conform run against the embedded reference', () => {
     const values = new Map(coverage!.values.byName.map((d) => [d.name, d]));
     expect(values.get('session_metadata')!.reached).toEqual(values.get('session_metadata')!.values);
     expect(values.get('signing_alg')!.reached).toEqual(expect.arrayContaining(['HS256', 'RS256']));
-    expect(stdout).toMatch(new RegExp(`coverage: document ${report.requirements.length}/${report.requirements.length} requirements \\(100 %; must \\d+/\\d+, should \\d+/\\d+\\), responses 3/4, enum values and limits \\d+/14, operations 3/3`));
+    expect(stdout).toMatch(
+      new RegExp(
+        `coverage: document ${report.requirements.length}/${report.requirements.length} requirements \\(100 %; must \\d+/\\d+, should \\d+/\\d+\\), responses 3/4, enum values and limits \\d+/14, operations 3/3`,
+      ),
+    );
     expect(stdout).toContain('  responses not seen: DELETE /token-exchange-profiles/{id} 429');
     const notReached = coverage!.values.byName.flatMap((d) => d.values.filter((v) => !d.reached.includes(v)));
     if (notReached.length > 0) expect(stdout).toMatch(/ {2}values not reached: /);
@@ -90,7 +97,13 @@ describe('tmi-conform run against a target given by config', () => {
     const config = ref.config();
     const [first, second] = config.fixtures.sessions;
     const before = [ref.sessionMetadata(first!.id), ref.sessionMetadata(second!.id)];
-    const path = writeConfig('restore.yaml', { ...config, fixtures: { ...config.fixtures, sessions: [first, second!.id], token_exchange_profiles: [] }, allow_destructive: false, rate_limit_probe: false, property_runs: 5 });
+    const path = writeConfig('restore.yaml', {
+      ...config,
+      fixtures: { ...config.fixtures, sessions: [first, second!.id], token_exchange_profiles: [] },
+      allow_destructive: false,
+      rate_limit_probe: false,
+      property_runs: 5,
+    });
     const { code, stdout } = await run(['--config', path, '--report-dir', join(dir, 'restore')]);
     expect(code, stdout).toBe(0);
     expect(stdout).toContain('restored session_metadata of 1 fixture session(s)');
@@ -104,7 +117,12 @@ describe('tmi-conform run against a target given by config', () => {
       const config = own.config();
       const [first, second] = config.fixtures.sessions;
       expect(first!.session_metadata, 'the seed gives the first session metadata').not.toBeNull();
-      const path = writeConfig('by-id.yaml', { ...config, fixtures: { ...config.fixtures, sessions: [first!.id, second], token_exchange_profiles: [] }, rate_limit_probe: false, property_runs: 3 });
+      const path = writeConfig('by-id.yaml', {
+        ...config,
+        fixtures: { ...config.fixtures, sessions: [first!.id, second], token_exchange_profiles: [] },
+        rate_limit_probe: false,
+        property_runs: 3,
+      });
       const reportDir = join(dir, 'by-id');
       const { code, stdout } = await run(['--config', path, '--report-dir', reportDir]);
       expect(code, stdout).toBe(0);
@@ -115,7 +133,10 @@ describe('tmi-conform run against a target given by config', () => {
       expect(own.sessionMetadata(first!.id)).toBeNull();
       expect(own.sessionMetadata(second!.id)).toEqual(second!.session_metadata);
       const report = readReport(reportDir);
-      expect(report.tests.find((t) => t.name.includes('left with session_metadata cleared'))).toMatchObject({ status: 'pass', name: expect.stringContaining(first!.id) });
+      expect(report.tests.find((t) => t.name.includes('left with session_metadata cleared'))).toMatchObject({
+        status: 'pass',
+        name: expect.stringContaining(first!.id),
+      });
       // The session was tested: the update tests ran instead of being skipped.
       expect(byId(report).get('SES-METADATA-CLEARED')!.status).toBe('pass');
     } finally {
@@ -125,7 +146,12 @@ describe('tmi-conform run against a target given by config', () => {
 
   it('a missing profile or fixture skips exactly the tests that need it, with the reason', async () => {
     const config = ref.config();
-    const path = writeConfig('partial.yaml', { base_url: config.base_url, credentials: { full: config.credentials.full }, fixtures: { resource_servers: config.fixtures.resource_servers }, property_runs: 3 });
+    const path = writeConfig('partial.yaml', {
+      base_url: config.base_url,
+      credentials: { full: config.credentials.full },
+      fixtures: { resource_servers: config.fixtures.resource_servers },
+      property_runs: 3,
+    });
     const reportDir = join(dir, 'partial');
     const { code, stdout } = await run(['--config', path, '--report-dir', reportDir]);
     expect(code, stdout).toBe(0);
@@ -148,7 +174,13 @@ describe('tmi-conform run against a target given by config', () => {
 
   it('environment variables configure the target and flags win over them', async () => {
     const config = ref.config();
-    const env = { TMI_BASE_URL: 'http://127.0.0.1:9/api/v2', TMI_FULL_CLIENT_ID: config.credentials.full.client_id, TMI_FULL_CLIENT_SECRET: config.credentials.full.client_secret, TMI_RESOURCE_SERVERS: config.fixtures.resource_servers.join(','), TMI_PROPERTY_RUNS: '2' };
+    const env = {
+      TMI_BASE_URL: 'http://127.0.0.1:9/api/v2',
+      TMI_FULL_CLIENT_ID: config.credentials.full.client_id,
+      TMI_FULL_CLIENT_SECRET: config.credentials.full.client_secret,
+      TMI_RESOURCE_SERVERS: config.fixtures.resource_servers.join(','),
+      TMI_PROPERTY_RUNS: '2',
+    };
     const reportDir = join(dir, 'env');
     const { code, stdout } = await run(['--base-url', config.base_url, '--requirement', 'RS-RESPONSE-SCHEMA', '--report-dir', reportDir], env);
     expect(code, stdout).toBe(0);
@@ -157,7 +189,10 @@ describe('tmi-conform run against a target given by config', () => {
 
   it('credentials refused: exit 2, one line naming the profile', async () => {
     const config = ref.config();
-    const path = writeConfig('refused.yaml', { base_url: config.base_url, credentials: { full: config.credentials.full, no_scope: { client_id: config.credentials.no_scope.client_id, client_secret: 'wrong-secret-value' } } });
+    const path = writeConfig('refused.yaml', {
+      base_url: config.base_url,
+      credentials: { full: config.credentials.full, no_scope: { client_id: config.credentials.no_scope.client_id, client_secret: 'wrong-secret-value' } },
+    });
     const { code, stderr } = await run(['--config', path, '--report-dir', join(dir, 'refused')]);
     expect(code).toBe(2);
     expect(stderr.trim().split('\n')).toHaveLength(1);
@@ -181,71 +216,84 @@ describe('tmi-conform run, interrupted', () => {
     { signal: 'SIGINT', to: 'group' },
     { signal: 'SIGTERM', to: 'process' },
     { signal: 'SIGTERM', to: 'group' },
-  ] as const)('$signal to the $to: exit 130 within seconds, sessions restored, every report says interrupted and nothing not run passed', { timeout: 60_000 }, async ({ signal, to }) => {
-    const config = slow.config();
-    const sessions = config.fixtures.sessions.map((s) => s.id);
-    const metadata = () => JSON.stringify(sessions.map((id) => slow.sessionMetadata(id)));
-    const before = metadata();
-    const path = writeConfig(`slow-${signal}-${to}.yaml`, { ...config, rate_limit_probe: false, property_runs: 3 });
-    const reportDir = join(dir, `interrupted-${signal}-${to}`);
-    const selected = ['SES-RESPONSE-SCHEMA', 'SES-METADATA-CLEARED', 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-ECHOED'].flatMap((id) => ['--requirement', id]);
-    const child = spawn(process.execPath, [BIN, 'run', '--config', path, '--report-dir', reportDir, ...selected], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: to === 'group' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    let code: number | null;
-    let stoppedInMs: number;
-    try {
-      // Interrupt once the update tests have changed a session (after the preflight: its line about the issuer is out).
-      const changed = () => stdout.includes('issuer') && metadata() !== before;
-      const deadline = Date.now() + 45_000;
-      while (!changed() && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(changed(), `the update tests changed a session\n${stdout}${stderr}`).toBe(true);
-      const signalled = Date.now();
-      if (to === 'group') process.kill(-child.pid!, signal);
-      else child.kill(signal);
-      code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 20_000))]);
-      stoppedInMs = Date.now() - signalled;
-    } finally {
-      // Never left behind, whatever failed.
-      if (child.exitCode === null && child.signalCode === null) process.kill(to === 'group' ? -child.pid! : child.pid!, 'SIGKILL');
-    }
-    expect(code, stdout + stderr).toBe(130);
-    expect(stoppedInMs, `stopped ${stoppedInMs} ms after ${signal}`).toBeLessThan(5_000);
-    expect(stdout).toContain('interrupted: no verdict');
-    expect(stdout).toMatch(/restored session_metadata of \d+ fixture session/);
-    expect(metadata(), 'sessions restored').toBe(before);
+  ] as const)(
+    '$signal to the $to: exit 130 within seconds, sessions restored, every report says interrupted and nothing not run passed',
+    { timeout: 60_000 },
+    async ({ signal, to }) => {
+      const config = slow.config();
+      const sessions = config.fixtures.sessions.map((s) => s.id);
+      const metadata = () => JSON.stringify(sessions.map((id) => slow.sessionMetadata(id)));
+      const before = metadata();
+      const path = writeConfig(`slow-${signal}-${to}.yaml`, { ...config, rate_limit_probe: false, property_runs: 3 });
+      const reportDir = join(dir, `interrupted-${signal}-${to}`);
+      const selected = ['SES-RESPONSE-SCHEMA', 'SES-METADATA-CLEARED', 'SES-INVALID-UPDATE-REFUSED', 'SES-METADATA-ECHOED'].flatMap((id) => [
+        '--requirement',
+        id,
+      ]);
+      const child = spawn(process.execPath, [BIN, 'run', '--config', path, '--report-dir', reportDir, ...selected], {
+        env: cleanEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: to === 'group',
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      let code: number | null;
+      let stoppedInMs: number;
+      try {
+        // Interrupt once the update tests have changed a session (after the preflight: its line about the issuer is out).
+        const changed = () => stdout.includes('issuer') && metadata() !== before;
+        const deadline = Date.now() + 45_000;
+        while (!changed() && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect(changed(), `the update tests changed a session\n${stdout}${stderr}`).toBe(true);
+        const signalled = Date.now();
+        if (to === 'group') process.kill(-child.pid!, signal);
+        else child.kill(signal);
+        code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 20_000))]);
+        stoppedInMs = Date.now() - signalled;
+      } finally {
+        // Never left behind, whatever failed.
+        if (child.exitCode === null && child.signalCode === null) process.kill(to === 'group' ? -child.pid! : child.pid!, 'SIGKILL');
+      }
+      expect(code, stdout + stderr).toBe(130);
+      expect(stoppedInMs, `stopped ${stoppedInMs} ms after ${signal}`).toBeLessThan(5_000);
+      expect(stdout).toContain('interrupted: no verdict');
+      expect(stdout).toMatch(/restored session_metadata of \d+ fixture session/);
+      expect(metadata(), 'sessions restored').toBe(before);
 
-    const text = readFileSync(join(reportDir, 'report.json'), 'utf8');
-    const report = JSON.parse(text) as Report;
-    expect(reportSchemaError(report)).toBeUndefined();
-    expect(report).toMatchObject({ kind: 'run', interrupted: true, passed: false, sources: [{ name: 'run', interrupted: true }] });
-    // Nothing that did not run to its end passed: a passing test ran for a while, the others are skipped with the reason.
-    for (const test of report.tests.filter((t) => t.status === 'pass')) expect(test.durationMs ?? 0, test.name).toBeGreaterThan(0);
-    const notRun = report.tests.filter((t) => t.status === 'skip' && t.message === 'not run: the run was interrupted');
-    expect(notRun.length, JSON.stringify(report.tests.map((t) => [t.status, t.message, t.name]))).toBeGreaterThan(0);
-    expect(notRun.every((t) => t.file === 'update-session.suite.ts' || t.file === 'get-resource-server.suite.ts' || t.file === 'rate-limits.suite.ts')).toBe(true);
-    // A requirement nothing examined before the interrupt is skipped as not run, never passed.
-    const notExamined = report.requirements.filter((r) => r.counts.exchanges + r.counts.tests === 0);
-    expect(notExamined.length).toBeGreaterThan(0);
-    for (const r of notExamined) expect(r.status, r.id).toBe('skip');
-    expect(report.requirements.some((r) => r.reason?.includes('not run: the run was interrupted'))).toBe(true);
+      const text = readFileSync(join(reportDir, 'report.json'), 'utf8');
+      const report = JSON.parse(text) as Report;
+      expect(reportSchemaError(report)).toBeUndefined();
+      expect(report).toMatchObject({ kind: 'run', interrupted: true, passed: false, sources: [{ name: 'run', interrupted: true }] });
+      // Nothing that did not run to its end passed: a passing test ran for a while, the others are skipped with the reason.
+      for (const test of report.tests.filter((t) => t.status === 'pass')) expect(test.durationMs ?? 0, test.name).toBeGreaterThan(0);
+      const notRun = report.tests.filter((t) => t.status === 'skip' && t.message === 'not run: the run was interrupted');
+      expect(notRun.length, JSON.stringify(report.tests.map((t) => [t.status, t.message, t.name]))).toBeGreaterThan(0);
+      expect(notRun.every((t) => t.file === 'update-session.suite.ts' || t.file === 'get-resource-server.suite.ts' || t.file === 'rate-limits.suite.ts')).toBe(
+        true,
+      );
+      // A requirement nothing examined before the interrupt is skipped as not run, never passed.
+      const notExamined = report.requirements.filter((r) => r.counts.exchanges + r.counts.tests === 0);
+      expect(notExamined.length).toBeGreaterThan(0);
+      for (const r of notExamined) expect(r.status, r.id).toBe('skip');
+      expect(report.requirements.some((r) => r.reason?.includes('not run: the run was interrupted'))).toBe(true);
 
-    const markdown = readFileSync(join(reportDir, 'report.md'), 'utf8');
-    expect(markdown).toContain('## tmi-conform run: ⏹ interrupted: no verdict');
-    expect(markdown).not.toContain('✅ conforming');
-    const html = readFileSync(join(reportDir, 'report.html'), 'utf8');
-    expect(html).toContain('<div class="verdict interrupted">Interrupted: no verdict</div>');
-    expect(html).not.toContain('verdict ok');
-    const junit = readFileSync(join(reportDir, 'junit.xml'), 'utf8');
-    expect(junit).toMatch(/<testsuites [^>]*errors="1"/);
-    expect(junit).toContain('<error message="interrupted: no verdict: run stopped before it ended" type="interrupted">');
-    const sarif = JSON.parse(readFileSync(join(reportDir, 'report.sarif'), 'utf8'));
-    expect(sarif.runs[0].invocations[0]).toMatchObject({ executionSuccessful: false, toolExecutionNotifications: [{ level: 'error' }] });
-    expect(sarif.runs[0].properties).toMatchObject({ interrupted: true, passed: false });
-  });
+      const markdown = readFileSync(join(reportDir, 'report.md'), 'utf8');
+      expect(markdown).toContain('## tmi-conform run: ⏹ interrupted: no verdict');
+      expect(markdown).not.toContain('✅ conforming');
+      const html = readFileSync(join(reportDir, 'report.html'), 'utf8');
+      expect(html).toContain('<div class="verdict interrupted">Interrupted: no verdict</div>');
+      expect(html).not.toContain('verdict ok');
+      const junit = readFileSync(join(reportDir, 'junit.xml'), 'utf8');
+      expect(junit).toMatch(/<testsuites [^>]*errors="1"/);
+      expect(junit).toContain('<error message="interrupted: no verdict: run stopped before it ended" type="interrupted">');
+      const sarif = JSON.parse(readFileSync(join(reportDir, 'report.sarif'), 'utf8'));
+      expect(sarif.runs[0].invocations[0]).toMatchObject({ executionSuccessful: false, toolExecutionNotifications: [{ level: 'error' }] });
+      expect(sarif.runs[0].properties).toMatchObject({ interrupted: true, passed: false });
+    },
+  );
 });
 
 describe('tmi-conform run: the issuer is learned from what the tenant says, not from the address it is reached at', () => {
@@ -294,7 +342,16 @@ describe('tmi-conform run: the issuer is learned from what the tenant says, not 
 
   it('a tenant that accepts a token from another issuer fails the run, with the issuer learned from its discovery document', { timeout: 120_000 }, async () => {
     const reportDir = join(dir, 'other-issuer');
-    const { code, stdout } = await run(['--fault', 'other-issuer-accepted', '--requirement', 'AUTH-CREDENTIAL-REQUIRED', '--property-runs', '2', '--report-dir', reportDir]);
+    const { code, stdout } = await run([
+      '--fault',
+      'other-issuer-accepted',
+      '--requirement',
+      'AUTH-CREDENTIAL-REQUIRED',
+      '--property-runs',
+      '2',
+      '--report-dir',
+      reportDir,
+    ]);
     expect(code, stdout).toBe(1);
     expect(stdout).toMatch(/^issuer http:\/\/127\.0\.0\.1:\d+\/ \(from the discovery document\)$/m);
     const report = readReport(reportDir);
@@ -303,7 +360,18 @@ describe('tmi-conform run: the issuer is learned from what the tenant says, not 
   });
 
   it('the issuer in the config wins over the discovery document: tokens naming another are judged so', { timeout: 120_000 }, async () => {
-    const { code, stdout } = await run(['--issuer', 'https://configured.example.com/', '--requirement', 'AUTH-CREDENTIAL-REQUIRED', '--property-runs', '2', '--fail-on', 'should', '--report-dir', join(dir, 'configured-issuer')]);
+    const { code, stdout } = await run([
+      '--issuer',
+      'https://configured.example.com/',
+      '--requirement',
+      'AUTH-CREDENTIAL-REQUIRED',
+      '--property-runs',
+      '2',
+      '--fail-on',
+      'should',
+      '--report-dir',
+      join(dir, 'configured-issuer'),
+    ]);
     expect(stdout.match(/^issuer .*$/gm)).toEqual(['issuer https://configured.example.com/ (from issuer in the config)']);
     // The reference's own tokens name another issuer than the one configured: judged so, not as the discovery document says.
     expect(code, stdout).toBe(1);
@@ -314,21 +382,49 @@ describe('tmi-conform run: the issuer is learned from what the tenant says, not 
 describe('tmi-conform run: usage and configuration errors (exit 2, one line)', () => {
   const cases: Array<[string, () => string[], RegExp]> = [
     ['unknown config key', () => ['--config', writeConfig('unknown.yaml', { base_url: 'http://127.0.0.1:9/api/v2', colour: 'blue' })], /unknown key "colour"/],
-    ['nested unknown key', () => ['--config', writeConfig('nested.yaml', { base_url: 'http://127.0.0.1:9/api/v2', fixtures: { session: ['x'] } })], /unknown key "fixtures.session"/],
-    ['wrong type', () => ['--config', writeConfig('type.yaml', { base_url: 'http://127.0.0.1:9/api/v2', allow_destructive: 'yes' })], /key "allow_destructive": "yes" is not true or false/],
-    ['profile of the wrong shape', () => ['--config', writeConfig('profile.yaml', { base_url: 'http://127.0.0.1:9/api/v2', credentials: { full: { client_id: 'x' } } })], /key "credentials.full": expected \{client_id, client_secret\} or \{token\}/],
+    [
+      'nested unknown key',
+      () => ['--config', writeConfig('nested.yaml', { base_url: 'http://127.0.0.1:9/api/v2', fixtures: { session: ['x'] } })],
+      /unknown key "fixtures.session"/,
+    ],
+    [
+      'wrong type',
+      () => ['--config', writeConfig('type.yaml', { base_url: 'http://127.0.0.1:9/api/v2', allow_destructive: 'yes' })],
+      /key "allow_destructive": "yes" is not true or false/,
+    ],
+    [
+      'profile of the wrong shape',
+      () => ['--config', writeConfig('profile.yaml', { base_url: 'http://127.0.0.1:9/api/v2', credentials: { full: { client_id: 'x' } } })],
+      /key "credentials.full": expected \{client_id, client_secret\} or \{token\}/,
+    ],
     ['not YAML', () => ['--config', writeConfig('bad.yaml', 'base_url: [unclosed')], /not valid YAML/],
-    ['a YAML tag', () => ['--config', writeConfig('tag.yaml', 'base_url: !!js/function "function () {}"')], /config .*tag\.yaml: unknown tag !!js\/function at line 1 \(the config is plain YAML, without tags\)\n/],
-    ['a port above 65535', () => ['--base-url', 'http://127.0.0.1:99999/api/v2'], /--base-url: port 99999 is above 65535 in "http:\/\/127\.0\.0\.1:99999\/api\/v2"\n/],
+    [
+      'a YAML tag',
+      () => ['--config', writeConfig('tag.yaml', 'base_url: !!js/function "function () {}"')],
+      /config .*tag\.yaml: unknown tag !!js\/function at line 1 \(the config is plain YAML, without tags\)\n/,
+    ],
+    [
+      'a port above 65535',
+      () => ['--base-url', 'http://127.0.0.1:99999/api/v2'],
+      /--base-url: port 99999 is above 65535 in "http:\/\/127\.0\.0\.1:99999\/api\/v2"\n/,
+    ],
     ['unreadable file', () => ['--config', join(dir, 'missing.yaml')], /cannot read it \(ENOENT\)/],
     ['unknown requirement', () => ['--requirement', 'NOPE-1'], /unknown requirement NOPE-1/],
     ['unknown fault', () => ['--fault', 'everything-broken'], /unknown fault "everything-broken"/],
-    ['credentials without a target', () => ['--config', writeConfig('creds.yaml', { credentials: { full: { token: 'x' } } })], /run: credentials or fixtures are configured but no base_url/],
+    [
+      'credentials without a target',
+      () => ['--config', writeConfig('creds.yaml', { credentials: { full: { token: 'x' } } })],
+      /run: credentials or fixtures are configured but no base_url/,
+    ],
     ['fault with a target', () => ['--base-url', 'http://127.0.0.1:9/api/v2', '--fault', 'delete-returns-200'], /apply to the embedded reference only/],
     ['bad --fail-on', () => ['--fail-on', 'sometimes'], /--fail-on expects "must" or "should"/],
     ['unknown flag', () => ['--colour'], /unknown option --colour/],
     ['--seed not a number', () => ['--seed', 'abc'], /--seed: "abc" is not a whole number from 0 to /],
-    ['seed out of range', () => ['--config', writeConfig('seed.yaml', { base_url: 'http://127.0.0.1:9/api/v2', seed: -1 })], /key "seed": -1 is not a whole number from 0 to /],
+    [
+      'seed out of range',
+      () => ['--config', writeConfig('seed.yaml', { base_url: 'http://127.0.0.1:9/api/v2', seed: -1 })],
+      /key "seed": -1 is not a whole number from 0 to /,
+    ],
   ];
   it.each(cases)('%s', async (_name, args, message) => {
     const { code, stderr } = await run(args());
@@ -390,7 +486,6 @@ async function recordingProxy(target: string): Promise<{ origin: string; seen: S
   return { origin: `http://127.0.0.1:${port}`, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-
 describe('tmi-conform run --property-runs 1', () => {
   it('sends every named edge case of every property, whatever the number of runs', { timeout: 120_000 }, async () => {
     const own = await startReference();
@@ -413,7 +508,8 @@ describe('tmi-conform run --property-runs 1', () => {
       for (const { name, value } of validMetadataExamples()) if (!patched({ session_metadata: value })) missing.push(`valid metadata: ${name}`);
       for (const { why, body } of invalidUpdateExamples()) if (!patched(body)) missing.push(`invalid update: ${why}`);
       for (const { name, value } of oddIdExamples()) {
-        for (const method of ['DELETE', 'PATCH', 'GET']) if (!api.some((r) => r.method === method && r.url.endsWith(`/${encodeURIComponent(value)}`))) missing.push(`${method} of odd id: ${name}`);
+        for (const method of ['DELETE', 'PATCH', 'GET'])
+          if (!api.some((r) => r.method === method && r.url.endsWith(`/${encodeURIComponent(value)}`))) missing.push(`${method} of odd id: ${name}`);
       }
       expect(missing).toEqual([]);
     } finally {

@@ -45,7 +45,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const readLog = (reportDir: string): Log => JSON.parse(readFileSync(join(reportDir, 'report.sarif'), 'utf8')) as Log;
 const resultsOf = (log: Log): Result[] => log.runs[0]!.results ?? [];
-const fingerprints = (log: Log): string[] => resultsOf(log).map((r) => JSON.stringify(r.partialFingerprints)).sort();
+const fingerprints = (log: Log): string[] =>
+  resultsOf(log)
+    .map((r) => JSON.stringify(r.partialFingerprints))
+    .sort();
 const logOf = (report: Report): Log => JSON.parse(renderSarif(report)) as Log;
 
 interface Run {
@@ -140,7 +143,10 @@ describe('report.sarif of a faulty run', () => {
     // What differs between runs stays out of them: the same report with other times, ports, seeds and exchange ids.
     const report = JSON.parse(readFileSync(join(runs.faulty.dir, 'report.json'), 'utf8')) as Report;
     const moved = JSON.parse(
-      JSON.stringify({ ...report, startedAt: '2030-01-01T00:00:00.000Z', sources: report.sources.map((s) => ({ ...s, seed: 1 })) }).replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:1'),
+      JSON.stringify({ ...report, startedAt: '2030-01-01T00:00:00.000Z', sources: report.sources.map((s) => ({ ...s, seed: 1 })) }).replace(
+        /127\.0\.0\.1:\d+/g,
+        '127.0.0.1:1',
+      ),
     ) as Report;
     for (const r of moved.requirements) for (const e of r.evidence) if (e.exchange) e.exchange.id = 'other';
     expect(renderSarif(moved)).not.toBe(renderSarif(report));
@@ -203,7 +209,8 @@ describe('renderSarif', () => {
 
   it('one result per operation a requirement of every operation failed on, each with its own fingerprint and exchange', () => {
     const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
-    for (const exchange of [errorExchange(getExchange(), 500, { message: 'boom' }), errorExchange(updateExchange(), 500, { message: 'boom' })]) builder.addExchange(exchange, judgeExchange(exchange));
+    for (const exchange of [errorExchange(getExchange(), 500, { message: 'boom' }), errorExchange(updateExchange(), 500, { message: 'boom' })])
+      builder.addExchange(exchange, judgeExchange(exchange));
     const log = logOf(builder.build({ failOn: 'must' }));
     expect(schemaErrors(log)).toEqual([]);
     const serverErrors = resultsOf(log).filter((r) => r.ruleId === 'GEN-NO-SERVER-ERROR');
@@ -237,24 +244,40 @@ describe('renderSarif', () => {
     ]);
     const [clientId, createdAt] = schema.map((r) => r.partialFingerprints!);
     expect(clientId!['tmiConformRequirementOperationPointer/v1']).not.toBe(createdAt!['tmiConformRequirementOperationPointer/v1']);
-    expect(clientId!['tmiConformRequirementOperationPointer/v1']).toBe(createHash('sha256').update(JSON.stringify(['SES-RESPONSE-SCHEMA', 'updateSession', '/clients/*/client_id'])).digest('hex'));
+    expect(clientId!['tmiConformRequirementOperationPointer/v1']).toBe(
+      createHash('sha256')
+        .update(JSON.stringify(['SES-RESPONSE-SCHEMA', 'updateSession', '/clients/*/client_id']))
+        .digest('hex'),
+    );
     // One key only: results of one operation share no fingerprint, so no viewer merges their places.
     for (const fingerprint of [clientId!, createdAt!]) expect(Object.keys(fingerprint)).toEqual(['tmiConformRequirementOperationPointer/v1']);
-    expect(schema[0]!.message.text).toMatch(/^SES-RESPONSE-SCHEMA: expected clients\.0\.client_id must be string; received 7 \(at \/clients\/\*\/client_id of the response body\)\n/);
-    expect(schema[1]!.message.text).toMatch(/^SES-RESPONSE-SCHEMA: expected created_at must match format "date-time"; received "yesterday" \(at \/created_at of the response body\)\n/);
-    expect(resultsOf(first).find((r) => r.ruleId === 'SES-METADATA-VALUE-LENGTH')!.properties).toEqual({ operation: 'updateSession', pointer: '/session_metadata/*' });
+    expect(schema[0]!.message.text).toMatch(
+      /^SES-RESPONSE-SCHEMA: expected clients\.0\.client_id must be string; received 7 \(at \/clients\/\*\/client_id of the response body\)\n/,
+    );
+    expect(schema[1]!.message.text).toMatch(
+      /^SES-RESPONSE-SCHEMA: expected created_at must match format "date-time"; received "yesterday" \(at \/created_at of the response body\)\n/,
+    );
+    expect(resultsOf(first).find((r) => r.ruleId === 'SES-METADATA-VALUE-LENGTH')!.properties).toEqual({
+      operation: 'updateSession',
+      pointer: '/session_metadata/*',
+    });
     expect(fingerprints(second)).toEqual(fingerprints(first));
     expect(new Set(fingerprints(first)).size).toBe(resultsOf(first).length);
   });
 
   it('a place the sampled evidence does not show is named without another place\'s finding; a failure at no place is at ""', () => {
     const builder = new ReportBuilder({ kind: 'validate', source: 'test' });
-    const exchanges = [...Array.from({ length: 12 }, () => updateExchange(undefined, { ...session(), created_at: 'yesterday' })), updateExchange(undefined, { ...session(), device: { last_ip: 10 } })];
+    const exchanges = [
+      ...Array.from({ length: 12 }, () => updateExchange(undefined, { ...session(), created_at: 'yesterday' })),
+      updateExchange(undefined, { ...session(), device: { last_ip: 10 } }),
+    ];
     for (const exchange of exchanges) builder.addExchange(exchange, judgeExchange(exchange));
     const log = logOf(builder.build({ failOn: 'must' }));
     expect(schemaErrors(log)).toEqual([]);
     const lastIp = resultsOf(log).find((r) => r.properties?.['pointer'] === '/device/last_ip')!;
-    expect(lastIp.message.text).toBe('SES-RESPONSE-SCHEMA: The update answers with the session in the documented shape, not met on updateSession at /device/last_ip of the response body. The sampled evidence is in report.html and report.json.');
+    expect(lastIp.message.text).toBe(
+      'SES-RESPONSE-SCHEMA: The update answers with the session in the documented shape, not met on updateSession at /device/last_ip of the response body. The sampled evidence is in report.html and report.json.',
+    );
     const created = getExchange(resourceServer(), 'rs_1', { status: 201 });
     const createdReport = new ReportBuilder({ kind: 'validate', source: 'test' });
     createdReport.addExchange(created, judgeExchange(created));

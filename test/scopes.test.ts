@@ -35,7 +35,12 @@ describe('scope catalog', () => {
     // Each catalog line reads "<actions>: a, b, c." ("CRUD: …", "read only: …").
     const lines = catalogSection.split('\n').filter((l) => /^(?:CRUD|(?:create|read|update|delete)(?:, (?:create|read|update|delete))*(?: only)?): /.test(l));
     expect(lines).toHaveLength(10);
-    const named = lines.flatMap((l) => l.slice(l.indexOf(': ') + 2, -1).replace('client_grants is CRUD above; also ', '').split(', '));
+    const named = lines.flatMap((l) =>
+      l
+        .slice(l.indexOf(': ') + 2, -1)
+        .replace('client_grants is CRUD above; also ', '')
+        .split(', '),
+    );
     expect(new Set(named).size).toBe(named.length);
     expect(new Set(named)).toEqual(new Set(Object.keys(resources)));
   });

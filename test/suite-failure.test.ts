@@ -9,7 +9,9 @@ describe('a suite failure', () => {
   it('says what was expected and received, then the exchange: method, URL, status and the start of the body', () => {
     const exchange = getExchange({ statusCode: 404, message: 'Not found' }, 'rs_1', { status: 404 });
     expect(exchangeLine(exchange)).toBe('GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 404 {"statusCode":404,"message":"Not found"}');
-    expect(failureText(['expected 200; received 404'], exchange)).toBe('expected 200; received 404\n  GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 404 {"statusCode":404,"message":"Not found"}');
+    expect(failureText(['expected 200; received 404'], exchange)).toBe(
+      'expected 200; received 404\n  GET https://tenant.example.com/api/v2/resource-servers/rs_1 → 404 {"statusCode":404,"message":"Not found"}',
+    );
     expect(describeTestError(new ConformanceFailure('expected 200; received 404'))).toEqual({ message: 'expected 200; received 404' });
   });
 
@@ -28,7 +30,9 @@ describe('a suite failure', () => {
     expect(readPropertyFailure(error!.message)).toMatchObject({ counterexample: '[10]', seed: '42', path: expect.stringMatching(/^[\d:]+$/) });
     const described = describeTestError(error!);
     expect(described.counterexample).toBe('[10]');
-    expect(described.message).toMatch(/^GEN-X: expected a number below 10; received 10\n {2}counterexample: \[10\] \(shrunk \d+ time\(s\); fast-check seed 42, path "[\d:]+"\)$/);
+    expect(described.message).toMatch(
+      /^GEN-X: expected a number below 10; received 10\n {2}counterexample: \[10\] \(shrunk \d+ time\(s\); fast-check seed 42, path "[\d:]+"\)$/,
+    );
     expect(described.message).not.toContain('Property failed');
   });
 });

@@ -7,7 +7,19 @@ import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK
 import { describe, expect, it } from 'vitest';
 import { judgeExchange } from '../rules/index.ts';
 import { schemaValidator } from '../rules/schemas.ts';
-import { arbitraryFromSchema, invalidSessionUpdates, invalidUpdateExamples, malformedAuthorizationExamples, malformedAuthorizations, ODD_ID_PREFIX, oddIdExamples, oddIds, sessionMetadataSchema, validMetadataExamples, validSessionMetadata } from '../suites/arbitraries.ts';
+import {
+  arbitraryFromSchema,
+  invalidSessionUpdates,
+  invalidUpdateExamples,
+  malformedAuthorizationExamples,
+  malformedAuthorizations,
+  ODD_ID_PREFIX,
+  oddIdExamples,
+  oddIds,
+  sessionMetadataSchema,
+  validMetadataExamples,
+  validSessionMetadata,
+} from '../suites/arbitraries.ts';
 import { buildExchange } from '../rules/exchange.ts';
 import { credentialState } from '../rules/credential.ts';
 import { configFromEnv, mergeConfig, resolveConfig } from '../suites/config.ts';
@@ -46,7 +58,9 @@ describe('property budget', () => {
       requests++;
       expect(values.length).toBeLessThan(3);
     });
-    const error = await fc.assert(fc.asyncProperty(fc.array(fc.integer(), { minLength: 3, maxLength: 200 }), predicate), { numRuns: 25 }).catch((e: Error) => e);
+    const error = await fc
+      .assert(fc.asyncProperty(fc.array(fc.integer(), { minLength: 3, maxLength: 200 }), predicate), { numRuns: 25 })
+      .catch((e: Error) => e);
     expect(error).toBeInstanceOf(Error);
     expect(String((error as Error).message)).toMatch(/Counterexample: \[\[/);
     expect(requests).toBeLessThanOrEqual(25 + MAX_SHRINK_STEPS);
@@ -56,9 +70,14 @@ describe('property budget', () => {
     const edges = Array.from({ length: 12 }, (_, i) => ({ name: `edge ${i}`, value: -1 - i }));
     for (const runs of [1, 5]) {
       const seen: number[] = [];
-      await assertEdgesThenRandom(fc.nat().map((value) => ({ name: 'random', value })), edges, runs, async ({ value }) => {
-        seen.push(value);
-      });
+      await assertEdgesThenRandom(
+        fc.nat().map((value) => ({ name: 'random', value })),
+        edges,
+        runs,
+        async ({ value }) => {
+          seen.push(value);
+        },
+      );
       expect(seen.slice(0, edges.length)).toEqual(edges.map((e) => e.value));
       expect(seen).toHaveLength(edges.length + runs);
       expect(seen.slice(edges.length).every((v) => v >= 0)).toBe(true);
@@ -67,7 +86,10 @@ describe('property budget', () => {
 
   it('a failing edge case is the counterexample, by its name, and costs no shrinking', async () => {
     let calls = 0;
-    const edges = [{ name: 'fine', value: 1 }, { name: 'the last edge', value: 2 }];
+    const edges = [
+      { name: 'fine', value: 1 },
+      { name: 'the last edge', value: 2 },
+    ];
     const error = await assertEdgesThenRandom(fc.constant({ name: 'random', value: 0 }), edges, 1, async ({ value }) => {
       calls++;
       expect(value).not.toBe(2);
@@ -81,10 +103,15 @@ describe('property budget', () => {
     const edges = Array.from({ length: 10 }, (_, i) => ({ name: `edge ${i}`, value: [i] }));
     // Every edge passes; every random array fails, and so does every candidate it shrinks to
     // (none is shorter than 100): shrinking goes on for as long as the budget lets it.
-    const error = await assertEdgesThenRandom(fc.array(fc.integer(), { minLength: 100, maxLength: 200 }).map((value) => ({ name: 'random', value })), edges, 3, async ({ value }) => {
-      calls++;
-      expect(value.length).toBeLessThan(3);
-    }).catch((e: Error) => e);
+    const error = await assertEdgesThenRandom(
+      fc.array(fc.integer(), { minLength: 100, maxLength: 200 }).map((value) => ({ name: 'random', value })),
+      edges,
+      3,
+      async ({ value }) => {
+        calls++;
+        expect(value.length).toBeLessThan(3);
+      },
+    ).catch((e: Error) => e);
     expect(error).toBeInstanceOf(Error);
     // The whole budget and no more: edges + runs + shrinking steps (the first random run fails;
     // the runs it cut short are left to shrinking).
@@ -123,7 +150,8 @@ describe('arbitraries derived from the JSON Schemas', () => {
       fc.property(arbitraryFromSchema(schemaValidator('resource-server').schema), (rs) => {
         const r = rs as Record<string, unknown>;
         // The cross-field rule is outside the schema: keep generated documents within it.
-        if (typeof r['token_lifetime'] === 'number' && typeof r['token_lifetime_for_web'] === 'number' && r['token_lifetime_for_web'] > r['token_lifetime']) return;
+        if (typeof r['token_lifetime'] === 'number' && typeof r['token_lifetime_for_web'] === 'number' && r['token_lifetime_for_web'] > r['token_lifetime'])
+          return;
         const found = judgeExchange(getExchange({ ...r, id: 'rs_1' })).findings.filter((f) => f.check === 'responseBodyMatchesSchema');
         expect(found).toEqual([]);
       }),
@@ -133,11 +161,31 @@ describe('arbitraries derived from the JSON Schemas', () => {
 
   it('each schema constraint rejects its violation (every constraint can fail)', () => {
     const { validate } = schemaValidator('resource-server');
-    for (const bad of [{ signing_alg: 'none' }, { token_dialect: 'jwt' }, { name: 'a<b' }, { signing_secret: 'short' }, { token_encryption: { format: 'jwe' } }, { scopes: [{ value: 3 }] }, { is_system: 1 }, { token_lifetime: 1.5 }, { proof_of_possession: { required: 'no' } }, { authorization_policy: { policy_id: 5 } }, { subject_type_authorization: { user: 'all' } }]) {
+    for (const bad of [
+      { signing_alg: 'none' },
+      { token_dialect: 'jwt' },
+      { name: 'a<b' },
+      { signing_secret: 'short' },
+      { token_encryption: { format: 'jwe' } },
+      { scopes: [{ value: 3 }] },
+      { is_system: 1 },
+      { token_lifetime: 1.5 },
+      { proof_of_possession: { required: 'no' } },
+      { authorization_policy: { policy_id: 5 } },
+      { subject_type_authorization: { user: 'all' } },
+    ]) {
       expect(validate(bad), JSON.stringify(bad)).toBe(false);
     }
     const sessionValidate = schemaValidator('session').validate;
-    for (const bad of [{ created_at: 'monday' }, { clients: [{ client_id: 1 }] }, { device: { initial_ip: 1 } }, { authentication: { methods: [{ timestamp: 'x' }] } }, { session_metadata: { a: 1 } }, { session_metadata: [] }, { cookie: 'c' }]) {
+    for (const bad of [
+      { created_at: 'monday' },
+      { clients: [{ client_id: 1 }] },
+      { device: { initial_ip: 1 } },
+      { authentication: { methods: [{ timestamp: 'x' }] } },
+      { session_metadata: { a: 1 } },
+      { session_metadata: [] },
+      { cookie: 'c' },
+    ]) {
       expect(sessionValidate(bad), JSON.stringify(bad)).toBe(false);
     }
   });
@@ -153,13 +201,19 @@ describe('arbitraries derived from the JSON Schemas', () => {
     // The other edges: a value of 255 characters (ASCII, then 2-byte UTF-8), an empty value, null and {}.
     expect(examples.slice(1).map((e) => e.value && Object.values(e.value).map((v) => [...v].length))).toEqual([[255], [255], [0], null, []]);
     expect(Buffer.byteLength(Object.values(examples[2]!.value!)[0]!)).toBe(510);
-    fc.assert(fc.property(fc.oneof(validSessionMetadata(), fc.constantFrom(...examples)), ({ name, value }) => {
-          expect(validate({ session_metadata: value }), name).toBe(true);
-        }), { numRuns: 200 });
+    fc.assert(
+      fc.property(fc.oneof(validSessionMetadata(), fc.constantFrom(...examples)), ({ name, value }) => {
+        expect(validate({ session_metadata: value }), name).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
     expect(new Set(examples.map((e) => e.name)).size, 'every edge has its own name').toBe(examples.length);
-    fc.assert(fc.property(fc.oneof(invalidSessionUpdates(), fc.constantFrom(...invalidUpdateExamples())), ({ why, body }) => {
-          expect(validate(body), why).toBe(false);
-        }), { numRuns: 200 });
+    fc.assert(
+      fc.property(fc.oneof(invalidSessionUpdates(), fc.constantFrom(...invalidUpdateExamples())), ({ why, body }) => {
+        expect(validate(body), why).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
     // The limits' edges: one past each.
     const [properties, length] = invalidUpdateExamples().map((u) => (u.body as { session_metadata: Record<string, string> }).session_metadata);
     expect(Object.keys(properties!)).toHaveLength(26);
@@ -190,7 +244,15 @@ describe('arbitraries derived from the JSON Schemas', () => {
 });
 
 describe('token attacks: the forged tokens and headers', () => {
-  const claimsOf = { iss: 'https://tenant.example.com/', sub: 'c@clients', aud: 'https://tenant.example.com/api/v2/', azp: 'c', scope: 'read:users', iat: 1, exp: 4_000_000_000 };
+  const claimsOf = {
+    iss: 'https://tenant.example.com/',
+    sub: 'c@clients',
+    aud: 'https://tenant.example.com/api/v2/',
+    azp: 'c',
+    scope: 'read:users',
+    iat: 1,
+    exp: 4_000_000_000,
+  };
 
   async function signed(): Promise<{ token: string; jwk: JWK }> {
     const { privateKey, publicKey } = await generateKeyPair('RS256');
@@ -238,7 +300,15 @@ describe('token attacks: the forged tokens and headers', () => {
     fc.assert(
       fc.property(fc.oneof(malformedAuthorizations(), fc.constantFrom(...malformedAuthorizationExamples())), ({ name, value: authorization }) => {
         const requestHeaders = authorization === undefined ? {} : { authorization };
-        const exchange = buildExchange({ startedAt: new Date().toISOString(), method: 'GET', url: 'http://t/api/v2/resource-servers/x', requestHeaders, status: 401, responseHeaders: {}, responseBody: '' });
+        const exchange = buildExchange({
+          startedAt: new Date().toISOString(),
+          method: 'GET',
+          url: 'http://t/api/v2/resource-servers/x',
+          requestHeaders,
+          status: 401,
+          responseHeaders: {},
+          responseBody: '',
+        });
         expect(['absent', 'malformed', 'not-jwt'], `${name}: ${authorization}`).toContain(credentialState(exchange));
       }),
       { numRuns: 2000 },
@@ -248,7 +318,9 @@ describe('token attacks: the forged tokens and headers', () => {
   it('the malformed header edges: one per family the generator draws from, besides no header, an empty one and "Bearer" with spaces', () => {
     const edges = malformedAuthorizationExamples();
     expect(new Set(edges.map((e) => e.name)).size, 'every edge has its own name').toBe(edges.length);
-    expect(edges.map((e) => e.value)).toEqual(expect.arrayContaining([undefined, '', 'Bearer', 'Bearer   ', 'Bearer not-a-jwt', 'bearer not-a-jwt', 'Bearer not.a.jwt']));
+    expect(edges.map((e) => e.value)).toEqual(
+      expect.arrayContaining([undefined, '', 'Bearer', 'Bearer   ', 'Bearer not-a-jwt', 'bearer not-a-jwt', 'Bearer not.a.jwt']),
+    );
     // A family is the header with its credential replaced by the credential's shape ("<…>"):
     // every shape the generator draws has an edge.
     const shapeOf = (name: string) => /<[^>]*>/.exec(name)?.[0] ?? 'no credential';
@@ -267,26 +339,52 @@ describe('token attacks: the forged tokens and headers', () => {
   });
 
   it('the claim profiles come from credentials.other_audience and not_yet_valid or their TMI_* variables; the other audience is what its token request asks for', () => {
-    const env = configFromEnv({ TMI_OTHER_AUDIENCE_CLIENT_ID: 'c', TMI_OTHER_AUDIENCE_CLIENT_SECRET: 's', TMI_OTHER_AUDIENCE_AUDIENCE: 'https://orders.example.com/api', TMI_NOT_YET_VALID_TOKEN: 'later' });
+    const env = configFromEnv({
+      TMI_OTHER_AUDIENCE_CLIENT_ID: 'c',
+      TMI_OTHER_AUDIENCE_CLIENT_SECRET: 's',
+      TMI_OTHER_AUDIENCE_AUDIENCE: 'https://orders.example.com/api',
+      TMI_NOT_YET_VALID_TOKEN: 'later',
+    });
     const config = resolveConfig(mergeConfig({ base_url: 'http://a/api/v2', credentials: { full: { client_id: 'f', client_secret: 'fs' } } }, env));
-    expect(config.credentials).toEqual({ full: { client_id: 'f', client_secret: 'fs' }, other_audience: { client_id: 'c', client_secret: 's', audience: 'https://orders.example.com/api' }, not_yet_valid: { token: 'later' } });
-    const asked = (credential: { client_id: string; client_secret: string; audience?: string }) => new URLSearchParams(tokenRequest(config, credential).body).get('audience');
+    expect(config.credentials).toEqual({
+      full: { client_id: 'f', client_secret: 'fs' },
+      other_audience: { client_id: 'c', client_secret: 's', audience: 'https://orders.example.com/api' },
+      not_yet_valid: { token: 'later' },
+    });
+    const asked = (credential: { client_id: string; client_secret: string; audience?: string }) =>
+      new URLSearchParams(tokenRequest(config, credential).body).get('audience');
     expect(asked(config.credentials.other_audience as { client_id: string; client_secret: string; audience: string })).toBe('https://orders.example.com/api');
     expect(asked({ client_id: 'f', client_secret: 'fs' })).toBe('http://a/api/v2/');
     // A client for another audience without the audience is a config error naming both shapes.
-    expect(() => configFromEnv({ TMI_OTHER_AUDIENCE_CLIENT_ID: 'c', TMI_OTHER_AUDIENCE_CLIENT_SECRET: 's' })).toThrow(/key "credentials\.other_audience": expected \{client_id, client_secret, audience\} or \{token\}/);
-    expect(() => configFromEnv({ TMI_NOT_YET_VALID_CLIENT_ID: 'c' })).toThrow(/key "credentials\.not_yet_valid": expected \{client_id, client_secret\} or \{token\}/);
+    expect(() => configFromEnv({ TMI_OTHER_AUDIENCE_CLIENT_ID: 'c', TMI_OTHER_AUDIENCE_CLIENT_SECRET: 's' })).toThrow(
+      /key "credentials\.other_audience": expected \{client_id, client_secret, audience\} or \{token\}/,
+    );
+    expect(() => configFromEnv({ TMI_NOT_YET_VALID_CLIENT_ID: 'c' })).toThrow(
+      /key "credentials\.not_yet_valid": expected \{client_id, client_secret\} or \{token\}/,
+    );
   });
 
   it('callback_url: where the kit listens for it is callback_listen, else every address at its port; callback_listen alone or not HOST:PORT is a config error', () => {
     const base = { base_url: 'https://tenant.example.com/api/v2' };
-    expect(resolveConfig({ ...base, callback_url: 'http://10.0.0.5:8123/kit/' }).callback).toEqual({ url: 'http://10.0.0.5:8123/kit', host: '0.0.0.0', port: 8123 });
-    expect(resolveConfig({ ...base, callback_url: 'https://kit.example.com' }).callback).toEqual({ url: 'https://kit.example.com', host: '0.0.0.0', port: 443 });
-    expect(resolveConfig(mergeConfig(base, configFromEnv({ TMI_CALLBACK_URL: 'http://10.0.0.5:8123', TMI_CALLBACK_LISTEN: '127.0.0.1:9000' }))).callback).toEqual({ url: 'http://10.0.0.5:8123', host: '127.0.0.1', port: 9000 });
+    expect(resolveConfig({ ...base, callback_url: 'http://10.0.0.5:8123/kit/' }).callback).toEqual({
+      url: 'http://10.0.0.5:8123/kit',
+      host: '0.0.0.0',
+      port: 8123,
+    });
+    expect(resolveConfig({ ...base, callback_url: 'https://kit.example.com' }).callback).toEqual({
+      url: 'https://kit.example.com',
+      host: '0.0.0.0',
+      port: 443,
+    });
+    expect(
+      resolveConfig(mergeConfig(base, configFromEnv({ TMI_CALLBACK_URL: 'http://10.0.0.5:8123', TMI_CALLBACK_LISTEN: '127.0.0.1:9000' }))).callback,
+    ).toEqual({ url: 'http://10.0.0.5:8123', host: '127.0.0.1', port: 9000 });
     expect(resolveConfig(base).callback).toBeUndefined();
     expect(() => resolveConfig({ ...base, callback_listen: '127.0.0.1:9000' })).toThrow(/callback_listen is set but callback_url is not/);
     expect(() => configFromEnv({ TMI_CALLBACK_LISTEN: '9000' })).toThrow(/TMI_CALLBACK_LISTEN: "9000" is not HOST:PORT, e\.g\. 0\.0\.0\.0:8123/);
-    expect(() => configFromEnv({ TMI_CALLBACK_LISTEN: '127.0.0.1:70000' })).toThrow(/TMI_CALLBACK_LISTEN: "127\.0\.0\.1:70000" is not HOST:PORT with a port up to 65535/);
+    expect(() => configFromEnv({ TMI_CALLBACK_LISTEN: '127.0.0.1:70000' })).toThrow(
+      /TMI_CALLBACK_LISTEN: "127\.0\.0\.1:70000" is not HOST:PORT with a port up to 65535/,
+    );
   });
 
   it('with allow_destructive, a session given by id only is tested and left cleared; without, left alone', () => {

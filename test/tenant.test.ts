@@ -29,10 +29,15 @@ let origin: string;
 const ISSUER = 'https://tenant.example.invalid/';
 
 /** The token of a request that sends `token`, as every driver reads it. */
-const tokenOf = (token: string) => buildExchange({ method: 'GET', url: `${origin}/api/v2/resource-servers/x`, requestHeaders: { authorization: `Bearer ${token}` } }).token;
+const tokenOf = (token: string) =>
+  buildExchange({ method: 'GET', url: `${origin}/api/v2/resource-servers/x`, requestHeaders: { authorization: `Bearer ${token}` } }).token;
 
 const sign = (claims: Record<string, unknown>, kid = 'default') =>
-  new SignJWT({ aud: `${ISSUER}api/v2/`, scope: 'read:resource_servers', ...claims }).setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' }).setIssuedAt().setExpirationTime('1h').sign(tenantKey.privateKey);
+  new SignJWT({ aud: `${ISSUER}api/v2/`, scope: 'read:resource_servers', ...claims })
+    .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(tenantKey.privateKey);
 
 beforeAll(async () => {
   tenantKey = await generateKeyPair('RS256', { extractable: true });
@@ -54,7 +59,12 @@ afterAll(async () => {
 });
 
 /** The discovery document a tenant behind a gateway serves: its canonical issuer, keys at a path of ours. */
-const discovery = (extra: Record<string, unknown> = {}) => ({ issuer: ISSUER, token_endpoint: `${ISSUER}oauth/token`, jwks_uri: `${origin}/keys/discovered.json`, ...extra });
+const discovery = (extra: Record<string, unknown> = {}) => ({
+  issuer: ISSUER,
+  token_endpoint: `${ISSUER}oauth/token`,
+  jwks_uri: `${origin}/keys/discovered.json`,
+  ...extra,
+});
 
 describe('the issuer, in order: config, discovery document, verified tokens', () => {
   it('the configured issuer wins over the discovery document', async () => {
@@ -126,14 +136,21 @@ describe('the keys, in order: named, the discovery document, the default locatio
   });
 
   it("without a named set, the discovery document's jwks_uri", async () => {
-    documents = { '/.well-known/openid-configuration': discovery(), '/keys/discovered.json': { keys: [jwk('discovered')] }, '/.well-known/jwks.json': { keys: [jwk('default')] } };
+    documents = {
+      '/.well-known/openid-configuration': discovery(),
+      '/keys/discovered.json': { keys: [jwk('discovered')] },
+      '/.well-known/jwks.json': { keys: [jwk('default')] },
+    };
     const tenant = await learnTenant({ wellKnownAt: origin });
     expect(tenant.keysFrom).toBe('discovery');
     expect(tenant.keys && 'jwks' in tenant.keys ? tenant.keys.jwks.keys[0]!.kid : undefined).toBe('discovered');
   });
 
   it('a jwks_uri the kit cannot reach (the public address behind a gateway): the default location', async () => {
-    documents = { '/.well-known/openid-configuration': discovery({ jwks_uri: `${ISSUER}.well-known/jwks.json` }), '/.well-known/jwks.json': { keys: [jwk('default')] } };
+    documents = {
+      '/.well-known/openid-configuration': discovery({ jwks_uri: `${ISSUER}.well-known/jwks.json` }),
+      '/.well-known/jwks.json': { keys: [jwk('default')] },
+    };
     const tenant = await learnTenant({ wellKnownAt: origin });
     expect(tenant.keysFrom).toBe('default');
     expect(tenant.keys && 'jwks' in tenant.keys ? tenant.keys.jwks.keys[0]!.kid : undefined).toBe('default');

@@ -23,7 +23,12 @@ function writeHar(name: string, exchanges: Exchange[]): string {
     startedDateTime: e.startedAt,
     time: 1,
     request: { method: e.request.method, url: e.request.url, httpVersion: 'HTTP/1.1', headers: headers(e.request.headers) },
-    response: { status: e.response!.status, httpVersion: 'HTTP/1.1', headers: headers(e.response!.headers), content: { size: e.response!.body?.text.length ?? 0, mimeType: 'application/json', ...(e.response!.body ? { text: e.response!.body.text } : {}) } },
+    response: {
+      status: e.response!.status,
+      httpVersion: 'HTTP/1.1',
+      headers: headers(e.response!.headers),
+      content: { size: e.response!.body?.text.length ?? 0, mimeType: 'application/json', ...(e.response!.body ? { text: e.response!.body.text } : {}) },
+    },
   }));
   const path = join(dir, name);
   writeFileSync(path, JSON.stringify({ log: { version: '1.2', creator: { name: 'test', version: '1' }, entries } }));
@@ -31,7 +36,11 @@ function writeHar(name: string, exchanges: Exchange[]): string {
 }
 
 /** Every line of stdout, parsed: throws on one that is not JSON. */
-const events = (stdout: string): Array<Record<string, unknown>> => stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+const events = (stdout: string): Array<Record<string, unknown>> =>
+  stdout
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 const VERDICT_KEYS = ['event', 'passed', 'failOn', 'requirements', 'reports'];
 
@@ -44,7 +53,11 @@ describe('validate on the terminal', () => {
   const validate = (args: string[], env: Record<string, string>) => runCli(['validate', har, '--report-dir', join(dir, 'validate'), ...args], env);
 
   it('piped, and with NO_COLOR=1: no escape code; FORCE_COLOR=1: the verdict coloured', async () => {
-    const [piped, noColor, forced] = await Promise.all([validate([], NO_SAY), validate([], { ...NO_SAY, NO_COLOR: '1' }), validate([], { ...NO_SAY, FORCE_COLOR: '1' })]);
+    const [piped, noColor, forced] = await Promise.all([
+      validate([], NO_SAY),
+      validate([], { ...NO_SAY, NO_COLOR: '1' }),
+      validate([], { ...NO_SAY, FORCE_COLOR: '1' }),
+    ]);
     for (const { code, stdout } of [piped, noColor, forced]) {
       expect(code).toBe(0);
       expect(stdout).toContain('verdict: conforming');
@@ -56,7 +69,11 @@ describe('validate on the terminal', () => {
   });
 
   it('--no-color is accepted and wins over FORCE_COLOR; --color over NO_COLOR; both at once is a usage error', async () => {
-    const [noColor, color, both] = await Promise.all([validate(['--no-color'], { ...NO_SAY, FORCE_COLOR: '1' }), validate(['--color'], { ...NO_SAY, NO_COLOR: '1' }), validate(['--color', '--no-color'], NO_SAY)]);
+    const [noColor, color, both] = await Promise.all([
+      validate(['--no-color'], { ...NO_SAY, FORCE_COLOR: '1' }),
+      validate(['--color'], { ...NO_SAY, NO_COLOR: '1' }),
+      validate(['--color', '--no-color'], NO_SAY),
+    ]);
     expect(noColor.code).toBe(0);
     expect(noColor.stdout).toContain('verdict: conforming');
     expect(noColor.stdout).not.toMatch(ESCAPE);
@@ -93,10 +110,14 @@ describe('validate on the terminal', () => {
 
 describe('run on the terminal', () => {
   // Against the embedded reference, one requirement's tests: a few seconds.
-  const run = (args: string[], env: Record<string, string>) => runCli(['run', '--requirement', 'AUTH-INVALID-SIGNATURE-401', '--property-runs', '2', ...args], env);
+  const run = (args: string[], env: Record<string, string>) =>
+    runCli(['run', '--requirement', 'AUTH-INVALID-SIGNATURE-401', '--property-runs', '2', ...args], env);
 
   it('FORCE_COLOR=1 colours the suite marks and the verdict; --quiet prints the verdict and reports lines only', async () => {
-    const [forced, quiet] = await Promise.all([run(['--report-dir', join(dir, 'run-colour')], { ...NO_SAY, FORCE_COLOR: '1' }), run(['--quiet', '--report-dir', join(dir, 'run-quiet')], NO_SAY)]);
+    const [forced, quiet] = await Promise.all([
+      run(['--report-dir', join(dir, 'run-colour')], { ...NO_SAY, FORCE_COLOR: '1' }),
+      run(['--quiet', '--report-dir', join(dir, 'run-quiet')], NO_SAY),
+    ]);
     expect(forced.code).toBe(0);
     expect(forced.stdout).toMatch(/\x1b\[32m✓\x1b\[39m token-attacks/);
     expect(forced.stdout).toMatch(/\x1b\[32m[^\n]*verdict: conforming/);
@@ -127,11 +148,15 @@ describe('run on the terminal', () => {
 
   it('a paced run says where it stands while a suite file goes quiet', async () => {
     // 5 requests a second: the token attacks on the other two operations take 15 to 20 s.
-    const { code, stdout } = await runCli(['run', '--rate-limit', '5/1', '--requirement', 'AUTH-CREDENTIAL-REQUIRED-OTHER', '--report-dir', join(dir, 'run-paced')], NO_SAY);
+    const { code, stdout } = await runCli(
+      ['run', '--rate-limit', '5/1', '--requirement', 'AUTH-CREDENTIAL-REQUIRED-OTHER', '--report-dir', join(dir, 'run-paced')],
+      NO_SAY,
+    );
     expect(code).toBe(0);
     const progress = stdout.split('\n').filter((line) => line.startsWith('  … token-attacks: '));
     expect(progress.length).toBeGreaterThan(0);
-    for (const line of progress) expect(line).toMatch(/^ {2}… token-attacks: \d+ of \d+ tests finished; [1-9]\d* requests sent; pacer: 5 per 1\.\d s(, waiting \d+\.\d s)?$/);
+    for (const line of progress)
+      expect(line).toMatch(/^ {2}… token-attacks: \d+ of \d+ tests finished; [1-9]\d* requests sent; pacer: 5 per 1\.\d s(, waiting \d+\.\d s)?$/);
   }, 120_000);
 });
 

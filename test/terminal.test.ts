@@ -55,7 +55,16 @@ function terminal(options: Partial<TerminalOptions> & { clock?: { now: number } 
   const out: string[] = [];
   const err: string[] = [];
   const clock = options.clock ?? { now: 0 };
-  const t = new Terminal({ quiet: false, json: false, colour: false, tty: false, out: (s) => out.push(s), err: (s) => err.push(s), now: () => clock.now, ...options });
+  const t = new Terminal({
+    quiet: false,
+    json: false,
+    colour: false,
+    tty: false,
+    out: (s) => out.push(s),
+    err: (s) => err.push(s),
+    now: () => clock.now,
+    ...options,
+  });
   return { t, out, err, clock };
 }
 
@@ -64,7 +73,14 @@ const PROGRESS = { suite: 'token-attacks', finished: 3, planned: 12, requests: 4
 describe('Terminal', () => {
   it('--quiet keeps the verdict and reports lines only', () => {
     const { t, out } = terminal({ quiet: true });
-    t.lines(['tmi-conform run → http://127.0.0.1:1/api/v2', '  ✓ authentication  9 passed', 'requirements: 1 pass · 0 fail · 0 warn · 0 skip', 'verdict: conforming', 'reports: r/report.json', 'seed: 42']);
+    t.lines([
+      'tmi-conform run → http://127.0.0.1:1/api/v2',
+      '  ✓ authentication  9 passed',
+      'requirements: 1 pass · 0 fail · 0 warn · 0 skip',
+      'verdict: conforming',
+      'reports: r/report.json',
+      'seed: 42',
+    ]);
     t.progress('  … token-attacks', {});
     expect(out.join('')).toBe('verdict: conforming\nreports: r/report.json\n');
   });
@@ -122,7 +138,11 @@ describe('Terminal', () => {
 
 describe('the progress line', () => {
   it('says what the pacer knows, and that nothing is known yet', () => {
-    expect(progressLine({ ...PROGRESS, pacer: { waitMs: 0 } })).toBe('  … token-attacks: 3 of 12 tests finished; 40 requests sent; pacer: no rate limit heard yet');
-    expect(progressLine({ ...PROGRESS, planned: undefined, pacer: { limit: 5, waitMs: 0 } })).toBe('  … token-attacks: 3 of ? tests finished; 40 requests sent; pacer: limit 5, window not yet learned');
+    expect(progressLine({ ...PROGRESS, pacer: { waitMs: 0 } })).toBe(
+      '  … token-attacks: 3 of 12 tests finished; 40 requests sent; pacer: no rate limit heard yet',
+    );
+    expect(progressLine({ ...PROGRESS, planned: undefined, pacer: { limit: 5, waitMs: 0 } })).toBe(
+      '  … token-attacks: 3 of ? tests finished; 40 requests sent; pacer: limit 5, window not yet learned',
+    );
   });
 });

@@ -6,7 +6,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHmac, createPublicKey, createSecretKey, X509Certificate } from 'node:crypto';
-import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, importX509, jwtVerify, SignJWT, type JSONWebKeySet } from 'jose';
+import {
+  compactVerify,
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  importX509,
+  jwtVerify,
+  SignJWT,
+  type JSONWebKeySet,
+} from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../cli/token.ts';
 import { UsageError } from '../core/errors.ts';
@@ -37,7 +49,14 @@ describe('tmi-conform token', () => {
   let tenantKey: Awaited<ReturnType<typeof generateKeyPair>>;
   let token: string;
   let jwksFile: string;
-  const claims = { iss: 'https://tenant.example.com/', sub: 'client-full@clients', aud: 'https://tenant.example.com/api/v2/', azp: 'client-full', scope: 'read:resource_servers', exp: 4102444800 };
+  const claims = {
+    iss: 'https://tenant.example.com/',
+    sub: 'client-full@clients',
+    aud: 'https://tenant.example.com/api/v2/',
+    azp: 'client-full',
+    scope: 'read:resource_servers',
+    exp: 4102444800,
+  };
 
   beforeAll(async () => {
     tenantKey = await generateKeyPair('RS256', { extractable: true });
@@ -66,7 +85,10 @@ describe('tmi-conform token', () => {
       expect(r.stderr).toMatch(cause);
     };
     oneLine(noToken, /^tmi-conform: token: set TOKEN to a valid bearer token of the client/);
-    oneLine(unknown, /unknown attack "alg-none" \(attacks: unsigned, alg-none-capitalized, .*, key-confusion, foreign-key, other-issuer, embedded-jwk, .*, hs256-client-secret\)/);
+    oneLine(
+      unknown,
+      /unknown attack "alg-none" \(attacks: unsigned, alg-none-capitalized, .*, key-confusion, foreign-key, other-issuer, embedded-jwk, .*, hs256-client-secret\)/,
+    );
     oneLine(expired, /an expired token cannot be made/);
     oneLine(onCommandLine, /unexpected argument \(the valid token is read from TOKEN, never from the command line\)/);
     oneLine(noScope, /--attack tampered-scope needs --scope S/);
@@ -102,7 +124,9 @@ describe('tmi-conform token', () => {
     const pem = createPublicKey({ key: await exportJWK(tenantKey.publicKey), format: 'jwk' }).export({ type: 'spki', format: 'pem' }) as string;
     expect((await jwtVerify(attack, new TextEncoder().encode(pem))).payload).toEqual(claims);
     await expect(run(['--attack', 'key-confusion'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(UsageError);
-    await expect(run(['--attack', 'key-confusion', '--jwks', join(dir, 'missing.json')], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(/--jwks: .*could not be read/);
+    await expect(run(['--attack', 'key-confusion', '--jwks', join(dir, 'missing.json')], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(
+      /--jwks: .*could not be read/,
+    );
   });
 
   it("foreign-key: the same header and claims signed RS256 by a key that is not the tenant's", async () => {
@@ -114,7 +138,11 @@ describe('tmi-conform token', () => {
 
   it('the alg none spellings, the signature removed, emptied or zeroed, and the psychic ECDSA signature', async () => {
     const [header, payload, signature] = token.split('.') as [string, string, string];
-    for (const [attack, alg] of [['alg-none-capitalized', 'None'], ['alg-none-uppercase', 'NONE'], ['alg-none-mixed-case', 'nOnE']] as const) {
+    for (const [attack, alg] of [
+      ['alg-none-capitalized', 'None'],
+      ['alg-none-uppercase', 'NONE'],
+      ['alg-none-mixed-case', 'nOnE'],
+    ] as const) {
       const made_ = await made(token, '--attack', attack);
       expect(decodeProtectedHeader(made_).alg, attack).toBe(alg);
       expect(made_.endsWith('.'), attack).toBe(true);
@@ -125,7 +153,10 @@ describe('tmi-conform token', () => {
     const zero = await made(token, '--attack', 'zero-signature');
     expect(zero.split('.').slice(0, 2)).toEqual([header, payload]);
     expect(Buffer.from(zero.split('.')[2]!, 'base64url')).toEqual(Buffer.alloc(Buffer.from(signature, 'base64url').length));
-    for (const [attack, alg, bytes] of [['psychic-es256', 'ES256', 64], ['psychic-es384', 'ES384', 96]] as const) {
+    for (const [attack, alg, bytes] of [
+      ['psychic-es256', 'ES256', 64],
+      ['psychic-es384', 'ES384', 96],
+    ] as const) {
       const psychic = await made(token, '--attack', attack);
       expect(decodeProtectedHeader(psychic), attack).toMatchObject({ alg, kid: 'tenant-1' });
       expect(Buffer.from(psychic.split('.')[2]!, 'base64url'), attack).toEqual(Buffer.alloc(bytes));
@@ -152,7 +183,9 @@ describe('tmi-conform token', () => {
     expect(decodeProtectedHeader(x5u).x5u).toBe('http://127.0.0.1:9/cert.pem');
     expect((await jwtVerify(x5u, await importX509(pem, 'RS256'))).payload).toEqual(claims);
     await expect(run(['--attack', 'jku'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(/--attack jku needs --key-url URL/);
-    await expect(run(['--attack', 'unsigned', '--key-url', 'http://x'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(/--key-url goes with --attack jku or x5u only/);
+    await expect(run(['--attack', 'unsigned', '--key-url', 'http://x'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(
+      /--key-url goes with --attack jku or x5u only/,
+    );
   });
 
   it('kid injection and HS256 with secrets an attacker may know: the client secret read from CLIENT_SECRET, never the command line', async () => {
@@ -167,10 +200,19 @@ describe('tmi-conform token', () => {
     expect(empty.split('.')[2]).toBe(createHmac('sha256', '').update(empty.split('.').slice(0, 2).join('.')).digest('base64url'));
     expect((await jwtVerify(await made(token, '--attack', 'hs256-weak-secret', '--secret', 'changeme'), hmacKey('changeme'))).payload).toEqual(claims);
     let printed = '';
-    expect(await run(['--attack', 'hs256-client-secret', '--scope', 'delete:token_exchange_profiles'], { env: { TOKEN: token, CLIENT_SECRET: 'the-clients-own' }, out: (text) => (printed += text) })).toBe(0);
+    expect(
+      await run(['--attack', 'hs256-client-secret', '--scope', 'delete:token_exchange_profiles'], {
+        env: { TOKEN: token, CLIENT_SECRET: 'the-clients-own' },
+        out: (text) => (printed += text),
+      }),
+    ).toBe(0);
     expect((await jwtVerify(printed.trim(), hmacKey('the-clients-own'))).payload.scope).toBe('read:resource_servers delete:token_exchange_profiles');
-    await expect(run(['--attack', 'hs256-client-secret', '--scope', 'x'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(/CLIENT_SECRET in the environment/);
-    await expect(run(['--attack', 'hs256-client-secret', '--secret', 'x'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(/--secret goes with --attack hs256-weak-secret only/);
+    await expect(run(['--attack', 'hs256-client-secret', '--scope', 'x'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(
+      /CLIENT_SECRET in the environment/,
+    );
+    await expect(run(['--attack', 'hs256-client-secret', '--secret', 'x'], { env: { TOKEN: token }, out: () => undefined })).rejects.toThrow(
+      /--secret goes with --attack hs256-weak-secret only/,
+    );
   });
 
   it("other-issuer: the same claims naming another issuer than the token's own, signed by a key that is not the tenant's", async () => {

@@ -53,7 +53,12 @@ async function attacks(ref: RunningReference): Promise<{ list: Attack[]; tokens:
   const rs = `/api/v2/resource-servers/${ref.fixtures.resource_servers[0]}`;
   const tampered = withScopeAdded(noScope, 'delete:token_exchange_profiles');
   const list: Attack[] = [
-    { name: 'genuine no_scope read, refused for its scope (the tampered-payload switch remembers its signature)', method: 'GET', path: rs, authorization: `Bearer ${noScope}` },
+    {
+      name: 'genuine no_scope read, refused for its scope (the tampered-payload switch remembers its signature)',
+      method: 'GET',
+      path: rs,
+      authorization: `Bearer ${noScope}`,
+    },
     { name: 'no Authorization header', method: 'DELETE', path: `/api/v2/token-exchange-profiles/${profiles[0]}` },
     { name: 'alg none', method: 'GET', path: rs, authorization: `Bearer ${unsignedToken(full)}` },
     { name: 'tampered payload', method: 'DELETE', path: `/api/v2/token-exchange-profiles/${profiles[1]}`, authorization: `Bearer ${tampered}` },
@@ -66,7 +71,10 @@ async function attacks(ref: RunningReference): Promise<{ list: Attack[]; tokens:
 async function send(under: ProxyUnderTest, list: Attack[]): Promise<number[]> {
   const statuses: number[] = [];
   for (const attack of list) {
-    const response = await fetch(under.proxy.origin + attack.path, { method: attack.method, headers: attack.authorization ? { authorization: attack.authorization } : {} });
+    const response = await fetch(under.proxy.origin + attack.path, {
+      method: attack.method,
+      headers: attack.authorization ? { authorization: attack.authorization } : {},
+    });
     await response.arrayBuffer();
     statuses.push(response.status);
   }
@@ -86,7 +94,10 @@ describe('the proxy in front of a reference that accepts forged credentials', ()
   let tokens: string[];
 
   beforeAll(async () => {
-    ref = await startReference({ faults: ['missing-token-accepted', 'alg-none-accepted', 'tampered-payload-accepted', 'key-confusion-accepted', 'expired-token-accepted'], rateLimit: false });
+    ref = await startReference({
+      faults: ['missing-token-accepted', 'alg-none-accepted', 'tampered-payload-accepted', 'key-confusion-accepted', 'expired-token-accepted'],
+      rateLimit: false,
+    });
     under = await proxyWithKeys(ref);
     ({ list, tokens } = await attacks(ref));
     expect(await send(under, list)).toEqual([403, 204, 200, 204, 200, 204]);
@@ -120,20 +131,28 @@ describe('the proxy in front of a reference that accepts forged credentials', ()
     expect(entries.map((e) => e._conformance.token['signatureValid'])).toEqual([true, undefined, false, false, false, true]);
   });
 
-  it('fails the report, with the request\'s credential and non-secret claims as evidence', () => {
+  it("fails the report, with the request's credential and non-secret claims as evidence", () => {
     expect(report.passed).toBe(false);
     const required = report.requirements.find((r) => r.id === 'AUTH-CREDENTIAL-REQUIRED')!;
     expect(required.status).toBe('fail');
     const states = required.evidence.map((e) => e.exchange?.credential?.state);
     expect(states).toEqual(expect.arrayContaining(['absent', 'signature-invalid', 'expired']));
     const tampered = required.evidence.find((e) => e.exchange?.credential?.state === 'signature-invalid')!.exchange!.credential!;
-    expect(tampered).toMatchObject({ alg: 'RS256', signatureValid: false, claims: { azp: ref.clients.no_scope.client_id, scope: expect.stringContaining('delete:token_exchange_profiles') } });
+    expect(tampered).toMatchObject({
+      alg: 'RS256',
+      signatureValid: false,
+      claims: { azp: ref.clients.no_scope.client_id, scope: expect.stringContaining('delete:token_exchange_profiles') },
+    });
     const other = report.requirements.find((r) => r.id === 'AUTH-CREDENTIAL-REQUIRED-OTHER')!;
     expect(other.status).toBe('fail');
     expect(other.evidence.map((e) => e.exchange?.credential?.state)).toEqual(expect.arrayContaining(['unsigned', 'signature-invalid']));
     // The 401 rules the same exchanges broke fail too, as security findings: none reads as not examined.
     const status = (id: string) => report.requirements.find((r) => r.id === id)!;
-    for (const [id, expected, exchanges] of [['AUTH-MISSING-TOKEN-401', 'fail', 1], ['AUTH-INVALID-SIGNATURE-401', 'fail', 1], ['AUTH-INVALID-SIGNATURE-401-OTHER', 'warn', 2]] as const) {
+    for (const [id, expected, exchanges] of [
+      ['AUTH-MISSING-TOKEN-401', 'fail', 1],
+      ['AUTH-INVALID-SIGNATURE-401', 'fail', 1],
+      ['AUTH-INVALID-SIGNATURE-401-OTHER', 'warn', 2],
+    ] as const) {
       expect(status(id).status, id).toBe(expected);
       expect(status(id).counts.security, id).toBe(exchanges);
     }
@@ -189,7 +208,13 @@ describe('the same traffic through the proxy in front of the conforming referenc
     expect(entries.flatMap(findingsOf)).toEqual([]);
     expect(report.passed).toBe(true);
     expect(report.summary.warn).toBe(0);
-    for (const id of ['AUTH-CREDENTIAL-REQUIRED', 'AUTH-CREDENTIAL-REQUIRED-OTHER', 'AUTH-MISSING-TOKEN-401', 'AUTH-INVALID-SIGNATURE-401', 'AUTH-INVALID-SIGNATURE-401-OTHER']) {
+    for (const id of [
+      'AUTH-CREDENTIAL-REQUIRED',
+      'AUTH-CREDENTIAL-REQUIRED-OTHER',
+      'AUTH-MISSING-TOKEN-401',
+      'AUTH-INVALID-SIGNATURE-401',
+      'AUTH-INVALID-SIGNATURE-401-OTHER',
+    ]) {
       expect(report.requirements.find((r) => r.id === id)!.status, id).toBe('pass');
     }
   });
@@ -209,7 +234,13 @@ describe('a reference that answers 503 instead of 429 over its rate limit', () =
       const path = `/api/v2/resource-servers/${ref.fixtures.resource_servers[0]}`;
       const list: Attack[] = Array.from({ length: 5 }, () => ({ name: 'read', method: 'GET', path, authorization: `Bearer ${token}` }));
       const statuses = await send(under, list);
-      return { statuses, entries: readJournal(under.journalPath), report: JSON.parse(readFileSync(join(under.reportDir, 'report.json'), 'utf8')) as Report, harPath: under.harPath, dispose: () => under.dispose() };
+      return {
+        statuses,
+        entries: readJournal(under.journalPath),
+        report: JSON.parse(readFileSync(join(under.reportDir, 'report.json'), 'utf8')) as Report,
+        harPath: under.harPath,
+        dispose: () => under.dispose(),
+      };
     } finally {
       await ref.close();
     }
@@ -260,12 +291,21 @@ describe('tmi-conform proxy and validate read the JWKS as users give it', () => 
     const rs = `${origin}/api/v2/resource-servers/${ref.fixtures.resource_servers[0]}`;
     expect((await fetch(rs, { headers: { authorization: `Bearer ${noScope}` } })).status).toBe(403);
     const tampered = withScopeAdded(noScope, 'delete:token_exchange_profiles');
-    expect((await fetch(`${origin}/api/v2/token-exchange-profiles/${ref.fixtures.token_exchange_profiles[0]}`, { method: 'DELETE', headers: { authorization: `Bearer ${tampered}` } })).status).toBe(204);
+    expect(
+      (
+        await fetch(`${origin}/api/v2/token-exchange-profiles/${ref.fixtures.token_exchange_profiles[0]}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${tampered}` },
+        })
+      ).status,
+    ).toBe(204);
     // Both exchanges recorded (the journal follows the responses), then stop.
     const journal = join(reportDir, 'traffic.jsonl');
     const lines = () => {
       try {
-        return readFileSync(journal, 'utf8').split('\n').filter((line) => line !== '').length;
+        return readFileSync(journal, 'utf8')
+          .split('\n')
+          .filter((line) => line !== '').length;
       } catch {
         return 0;
       }
@@ -294,7 +334,7 @@ describe('tmi-conform proxy and validate read the JWKS as users give it', () => 
   });
 });
 
-describe('proxy: the issuer from the target\'s discovery document, not from its address', () => {
+describe("proxy: the issuer from the target's discovery document, not from its address", () => {
   let ref: RunningReference;
   afterAll(() => ref?.close());
 
@@ -304,7 +344,16 @@ describe('proxy: the issuer from the target\'s discovery document, not from its 
     const under = await startTestProxy(ref.origin, { tenant: tenantTokensData(tenant) });
     try {
       const full = await tokenFor(ref, 'full');
-      expect(await send(under, [{ name: 'genuine delete', method: 'DELETE', path: `/api/v2/token-exchange-profiles/${ref.fixtures.token_exchange_profiles[0]}`, authorization: `Bearer ${full}` }])).toEqual([204]);
+      expect(
+        await send(under, [
+          {
+            name: 'genuine delete',
+            method: 'DELETE',
+            path: `/api/v2/token-exchange-profiles/${ref.fixtures.token_exchange_profiles[0]}`,
+            authorization: `Bearer ${full}`,
+          },
+        ]),
+      ).toEqual([204]);
       return readJournal(under.journalPath).flatMap((e) => findingsOf(e).map((f) => f.requirement));
     } finally {
       await under.dispose();
@@ -330,7 +379,9 @@ describe('tmi-conform run against a target that serves no JWKS', () => {
       if (req.url === '/.well-known/jwks.json' || req.url === '/.well-known/openid-configuration') return void res.writeHead(404).end();
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)) as Array<[string, string]>);
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)) as Array<[string, string]>,
+      );
       const answer = await fetch(ref.origin + req.url, { method: req.method!, headers, ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}) });
       const body = Buffer.from(await answer.arrayBuffer());
       const out: Record<string, string> = {};
@@ -353,10 +404,25 @@ describe('tmi-conform run against a target that serves no JWKS', () => {
     const path = join(dir, 'no-jwks.json');
     // YAML reads JSON; the reference's clients, the front's address.
     writeFileSync(path, JSON.stringify({ ...config, base_url: `${origin}/api/v2`, auth_url: origin, audience: config.audience }), { mode: 0o600 });
-    const child = spawn(process.execPath, [BIN, 'run', '--config', path, '--requirement', 'AUTH-CREDENTIAL-REQUIRED', '--requirement', 'AUTH-CREDENTIAL-REQUIRED-OTHER', '--report-dir', join(dir, 'no-jwks-run')], {
-      env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'run',
+        '--config',
+        path,
+        '--requirement',
+        'AUTH-CREDENTIAL-REQUIRED',
+        '--requirement',
+        'AUTH-CREDENTIAL-REQUIRED-OTHER',
+        '--report-dir',
+        join(dir, 'no-jwks-run'),
+      ],
+      {
+        env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -371,7 +437,9 @@ describe('tmi-conform run against a target that serves no JWKS', () => {
     expect(stdout).toContain('issuer not known: not judged');
     // So no token from "another" issuer can be made: those attacks are skipped, saying why.
     const report = JSON.parse(readFileSync(join(dir, 'no-jwks-run', 'report.json'), 'utf8')) as Report;
-    const otherIssuer = report.tests.filter((t) => t.name.includes('a token from another issuer') && t.requirements.some((id) => id.startsWith('AUTH-CREDENTIAL-REQUIRED')));
+    const otherIssuer = report.tests.filter(
+      (t) => t.name.includes('a token from another issuer') && t.requirements.some((id) => id.startsWith('AUTH-CREDENTIAL-REQUIRED')),
+    );
     expect(otherIssuer.length).toBeGreaterThan(0);
     for (const test of otherIssuer) expect(test).toMatchObject({ status: 'skip', message: expect.stringContaining("the tenant's issuer is not known") });
   }, 120_000);

@@ -16,7 +16,10 @@ describe('config errors in the words of the user', () => {
   it.each([
     [flags({ 'property-runs': '0' }), 'run: --property-runs: 0 is not a whole number from 1 to 1000 (default 25)'],
     [flags({ 'base-url': '127.0.0.1:4010' }), 'run: --base-url: "127.0.0.1:4010" is not an http(s) URL with its scheme, e.g. http://127.0.0.1:4010'],
-    [flags({ 'base-url': 'ftp://tenant.example.com/api/v2' }), 'run: --base-url: "ftp://tenant.example.com/api/v2" is not an http(s) URL, e.g. https://tenant.example.com/api/v2'],
+    [
+      flags({ 'base-url': 'ftp://tenant.example.com/api/v2' }),
+      'run: --base-url: "ftp://tenant.example.com/api/v2" is not an http(s) URL, e.g. https://tenant.example.com/api/v2',
+    ],
     [() => configFromEnv({ TMI_PROPERTY_RUNS: '5000' }), 'run: TMI_PROPERTY_RUNS: 5000 is not a whole number from 1 to 1000 (default 25)'],
     [() => configFromEnv({ TMI_ALLOW_DESTRUCTIVE: 'perhaps' }), 'run: TMI_ALLOW_DESTRUCTIVE: "perhaps" is not true or false'],
   ])('%#: %s', (make, message) => {
@@ -31,7 +34,9 @@ describe('config errors in the words of the user', () => {
   it('a config file names the file and the key', async () => {
     const path = join(dir, 'tmi.yaml');
     writeFileSync(path, 'base_url: 127.0.0.1:4010\n');
-    await expect(readConfigFile(path)).rejects.toThrow(`run: config ${path}: key "base_url": "127.0.0.1:4010" is not an http(s) URL with its scheme, e.g. http://127.0.0.1:4010`);
+    await expect(readConfigFile(path)).rejects.toThrow(
+      `run: config ${path}: key "base_url": "127.0.0.1:4010" is not an http(s) URL with its scheme, e.g. http://127.0.0.1:4010`,
+    );
   });
 });
 
@@ -39,13 +44,17 @@ describe('a file given as a report that is none', () => {
   it('a HAR says it is a recording and how to judge it', async () => {
     const har = join(dir, 'traffic.har');
     writeFileSync(har, JSON.stringify({ log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [] } }));
-    await expect(readReport(har, 'report merge')).rejects.toThrow(`report merge: ${har} is not a tmi-conform report: it is a HAR recording (tmi-conform validate FILE --report-dir DIR judges it; that DIR can be merged)`);
+    await expect(readReport(har, 'report merge')).rejects.toThrow(
+      `report merge: ${har} is not a tmi-conform report: it is a HAR recording (tmi-conform validate FILE --report-dir DIR judges it; that DIR can be merged)`,
+    );
   });
 
   it('any other JSON says it holds no report, without schema words', async () => {
     const other = join(dir, 'package.json');
     writeFileSync(other, JSON.stringify({ name: 'app' }));
     const error = await readReport(other, 'report diff').catch((e: Error) => e);
-    expect((error as Error).message).toBe(`report diff: ${other} is not a tmi-conform report: it holds no report (a report is the report.json that run, proxy and validate write, or the directory holding it)`);
+    expect((error as Error).message).toBe(
+      `report diff: ${other} is not a tmi-conform report: it holds no report (a report is the report.json that run, proxy and validate write, or the directory holding it)`,
+    );
   });
 });

@@ -38,7 +38,12 @@ function har(name: string, entries: Entry[]): string {
     entries: entries.map((e, i) => ({
       startedDateTime: new Date(now + i * 1000).toISOString(),
       time: 10,
-      request: { method: e.method, url: `${BASE}${e.path}`, httpVersion: 'HTTP/1.1', headers: e.authorization === undefined ? [] : [{ name: 'Authorization', value: e.authorization }] },
+      request: {
+        method: e.method,
+        url: `${BASE}${e.path}`,
+        httpVersion: 'HTTP/1.1',
+        headers: e.authorization === undefined ? [] : [{ name: 'Authorization', value: e.authorization }],
+      },
       response: {
         status: e.status,
         httpVersion: 'HTTP/1.1',
@@ -84,7 +89,8 @@ describe('validate: credentials in recordings', () => {
     const reason = 'its credential (authentication): the recording does not show the Authorization header sent';
     const report = JSON.parse(readFileSync(join(dir, 'cassette', 'report.json'), 'utf8')) as { traffic: { notJudged?: unknown[] } };
     expect(report.traffic.notJudged).toEqual([{ reason, count: 5, exchanges: ['0', '1', '2', '3', '4'] }]);
-    for (const file of ['report.md', 'report.html', 'junit.xml', 'report.sarif']) expect(readFileSync(join(dir, 'cassette', file), 'utf8'), file).toContain('the recording does not show the Authorization header sent');
+    for (const file of ['report.md', 'report.html', 'junit.xml', 'report.sarif'])
+      expect(readFileSync(join(dir, 'cassette', file), 'utf8'), file).toContain('the recording does not show the Authorization header sent');
   });
 
   it("the kit's own recording says no header was sent: a 2xx is a security finding, exit 1", () => {
@@ -94,11 +100,17 @@ describe('validate: credentials in recordings', () => {
     expect(stdout).toMatch(/AUTH-CREDENTIAL-REQUIRED\s+must\s+implementation\s+1/);
     expect(stdout).not.toContain('credentials not recorded');
     // Refused, but with 404: the caller was not refused with 401.
-    const notRefused = validate(har('own-404.har', [{ method: 'DELETE', path: DELETE, status: 404, conformanceToken: { headerPresent: false, wellFormed: false } }]), '--report-dir', join(dir, 'own-404'));
+    const notRefused = validate(
+      har('own-404.har', [{ method: 'DELETE', path: DELETE, status: 404, conformanceToken: { headerPresent: false, wellFormed: false } }]),
+      '--report-dir',
+      join(dir, 'own-404'),
+    );
     expect(notRefused.code, notRefused.stdout).toBe(1);
     expect(notRefused.stdout).toMatch(/AUTH-MISSING-TOKEN-401\s+must\s+implementation\s+1/);
     // What was seen, not a guess at why: a router or a stub's matcher answers 404 too.
-    const report = JSON.parse(readFileSync(join(dir, 'own-404', 'report.json'), 'utf8')) as { requirements: Array<{ id: string; evidence: Array<{ findings?: Array<{ received: string }> }> }> };
+    const report = JSON.parse(readFileSync(join(dir, 'own-404', 'report.json'), 'utf8')) as {
+      requirements: Array<{ id: string; evidence: Array<{ findings?: Array<{ received: string }> }> }>;
+    };
     const received = report.requirements.find((r) => r.id === 'AUTH-MISSING-TOKEN-401')!.evidence[0]!.findings!.map((f) => f.received);
     expect(received).toEqual(['404 for a request without a valid token: the caller was not refused with 401']);
   });

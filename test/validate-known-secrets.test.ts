@@ -14,12 +14,28 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SECRET = 'harbor lantern morning';
 const entry = (method: string, url: string, requestBody: string | undefined, status: number, responseBody: string, contentType = 'application/json') => ({
   startedDateTime: '2027-01-15T08:00:00.000Z',
-  request: { method, url, headers: [{ name: 'content-type', value: contentType }, ...(url.includes('/api/v2/') ? [{ name: 'authorization', value: `Bearer ${jwt(claims())}` }] : [])], ...(requestBody !== undefined ? { postData: { mimeType: contentType, text: requestBody } } : {}) },
-  response: { status, headers: [{ name: 'content-type', value: 'application/json' }], content: { size: responseBody.length, mimeType: 'application/json', text: responseBody } },
+  request: {
+    method,
+    url,
+    headers: [{ name: 'content-type', value: contentType }, ...(url.includes('/api/v2/') ? [{ name: 'authorization', value: `Bearer ${jwt(claims())}` }] : [])],
+    ...(requestBody !== undefined ? { postData: { mimeType: contentType, text: requestBody } } : {}),
+  },
+  response: {
+    status,
+    headers: [{ name: 'content-type', value: 'application/json' }],
+    content: { size: responseBody.length, mimeType: 'application/json', text: responseBody },
+  },
 });
 
 const tokenRequest = (secret: string) =>
-  entry('POST', 'https://tenant.example.com/oauth/token', `grant_type=client_credentials&client_id=app&client_secret=${encodeURIComponent(secret)}&audience=https%3A%2F%2Ftenant.example.com%2Fapi%2Fv2%2F`, 200, JSON.stringify({ access_token: jwt(claims()), token_type: 'Bearer', expires_in: 86400 }), 'application/x-www-form-urlencoded');
+  entry(
+    'POST',
+    'https://tenant.example.com/oauth/token',
+    `grant_type=client_credentials&client_id=app&client_secret=${encodeURIComponent(secret)}&audience=https%3A%2F%2Ftenant.example.com%2Fapi%2Fv2%2F`,
+    200,
+    JSON.stringify({ access_token: jwt(claims()), token_type: 'Bearer', expires_in: 86400 }),
+    'application/x-www-form-urlencoded',
+  );
 
 describe('validate: a secret seen once is masked everywhere after', () => {
   it('a client secret from the token request, put into a later session_metadata, reaches no report', async () => {
@@ -33,7 +49,13 @@ describe('validate: a secret seen once is masked everywhere after', () => {
           // carrying SECRET is counted, never made into evidence, and must still be learned.
           ...['one', 'two', 'three'].map((other) => tokenRequest(`other ${other} words`)),
           tokenRequest(SECRET),
-          entry('PATCH', 'https://tenant.example.com/api/v2/sessions/sess_1', JSON.stringify({ session_metadata: metadata }), 200, JSON.stringify(session(metadata))),
+          entry(
+            'PATCH',
+            'https://tenant.example.com/api/v2/sessions/sess_1',
+            JSON.stringify({ session_metadata: metadata }),
+            200,
+            JSON.stringify(session(metadata)),
+          ),
         ],
       },
     };

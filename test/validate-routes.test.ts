@@ -84,6 +84,8 @@ describe('validate and judgeRecording, one function', () => {
   it('input that cannot be read is no verdict for the library either: one line naming the file', async () => {
     const broken = join(dir, 'broken.jsonl');
     writeFileSync(broken, 'not a journal line\n');
-    await expect(judgeRecording([...segments, broken])).rejects.toThrow(new RegExp(`^judgeRecording: cannot read ${broken.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: `));
+    await expect(judgeRecording([...segments, broken])).rejects.toThrow(
+      new RegExp(`^judgeRecording: cannot read ${broken.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: `),
+    );
   });
 });

@@ -29,7 +29,9 @@ beforeAll(async () => {
     }
     await recorded(under.proxy, 12);
     await under.proxy.stop();
-    const lines = readFileSync(under.journalPath, 'utf8').split('\n').filter((line) => line !== '');
+    const lines = readFileSync(under.journalPath, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '');
     parts = [lines.slice(0, 4), lines.slice(4, 8), lines.slice(8)];
     await under.dispose();
   } finally {
@@ -92,7 +94,9 @@ describe('validate: segments, folders, gzip', () => {
     const reportDir = join(dir, 'damaged-reports');
     const { code, stdout, stderr } = await validate([folder, '--report-dir', reportDir]);
     expect(code).toBe(2);
-    expect(stderr).toContain(`tmi-conform validate: cannot read ${cut}: damaged gzip data (unexpected end of file): the compressed segment cannot be read in full`);
+    expect(stderr).toContain(
+      `tmi-conform validate: cannot read ${cut}: damaged gzip data (unexpected end of file): the compressed segment cannot be read in full`,
+    );
     expect(stderr).toMatch(new RegExp(`cannot read ${join(folder, 'traffic.000003.jsonl.gz').replace(/[.]/g, '\\.')}: damaged gzip data`));
     expect(stdout).toContain('verdict: none');
     expect(existsSync(join(reportDir, 'report.json'))).toBe(false);

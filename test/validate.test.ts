@@ -25,8 +25,19 @@ function harEntry(e: Exchange): Record<string, unknown> {
   return {
     startedDateTime: e.startedAt,
     time: e.durationMs ?? 0,
-    request: { method: e.request.method, url: e.request.url, httpVersion: 'HTTP/1.1', headers: headers(e.request.headers), ...(e.request.body ? { postData: { mimeType: 'application/json', text: e.request.body.text } } : {}) },
-    response: { status: e.response!.status, httpVersion: 'HTTP/1.1', headers: headers(e.response!.headers), content: { size: e.response!.body?.text.length ?? 0, mimeType: 'application/json', ...(e.response!.body ? { text: e.response!.body.text } : {}) } },
+    request: {
+      method: e.request.method,
+      url: e.request.url,
+      httpVersion: 'HTTP/1.1',
+      headers: headers(e.request.headers),
+      ...(e.request.body ? { postData: { mimeType: 'application/json', text: e.request.body.text } } : {}),
+    },
+    response: {
+      status: e.response!.status,
+      httpVersion: 'HTTP/1.1',
+      headers: headers(e.response!.headers),
+      content: { size: e.response!.body?.text.length ?? 0, mimeType: 'application/json', ...(e.response!.body ? { text: e.response!.body.text } : {}) },
+    },
   };
 }
 
@@ -56,7 +67,11 @@ describe('tmi-conform validate', () => {
     const report = readReport(reportDir);
     expect(report.passed).toBe(true);
     expect(report.summary.fail).toBe(0);
-    expect(report.traffic).toMatchObject({ exchanges: 4, notCovered: 1, byOperation: { deleteTokenExchangeProfile: { '204': 1 }, updateSession: { '200': 1 }, getResourceServer: { '200': 1 } } });
+    expect(report.traffic).toMatchObject({
+      exchanges: 4,
+      notCovered: 1,
+      byOperation: { deleteTokenExchangeProfile: { '204': 1 }, updateSession: { '200': 1 }, getResourceServer: { '200': 1 } },
+    });
     const byId = new Map(report.requirements.map((r) => [r.id, r]));
     expect(byId.get('TEP-DELETE-204')!.status).toBe('pass');
     expect(byId.get('SES-RESPONSE-SCHEMA')!.status).toBe('pass');
@@ -67,7 +82,10 @@ describe('tmi-conform validate', () => {
   });
 
   it('a must violation: exit 1, the requirement failed with its evidence, secrets redacted', () => {
-    const file = writeHar('bad.har', [getExchange(resourceServer({ signing_alg: 'HS512' })), errorExchange(deleteExchange(), 429, { message: 'slow down' }, { 'x-ratelimit-reset': '' })]);
+    const file = writeHar('bad.har', [
+      getExchange(resourceServer({ signing_alg: 'HS512' })),
+      errorExchange(deleteExchange(), 429, { message: 'slow down' }, { 'x-ratelimit-reset': '' }),
+    ]);
     const reportDir = join(dir, 'bad');
     const { code, stdout } = validate(file, '--report-dir', reportDir);
     expect(code).toBe(1);
@@ -169,11 +187,17 @@ describe('tmi-conform validate: input that cannot be read is never a verdict', (
   });
 
   it('a journal whose only line was cut short holds no entry: unreadable', () => {
-    expectUnreadable(writeText('only-cut.jsonl', journalLine(getExchange()).slice(0, 100)), /no complete entry: line 1 is not JSON \(.*\) and the file ends there without a newline/);
+    expectUnreadable(
+      writeText('only-cut.jsonl', journalLine(getExchange()).slice(0, 100)),
+      /no complete entry: line 1 is not JSON \(.*\) and the file ends there without a newline/,
+    );
   });
 
   it('binary data is named as such, with its file, whatever its name', () => {
-    expectUnreadable(writeText('binary', Buffer.from([0x00, 0x01, 0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0x01, 0x22, 0x7d])), /not a readable HAR file: it begins with binary data/);
+    expectUnreadable(
+      writeText('binary', Buffer.from([0x00, 0x01, 0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0x01, 0x22, 0x7d])),
+      /not a readable HAR file: it begins with binary data/,
+    );
     expectUnreadable(writeText('control.har', '{"lo\u0001g": {"entries": []}}'), /not a readable HAR file: a string near the start is not valid JSON/);
   });
 
@@ -184,7 +208,9 @@ describe('tmi-conform validate: input that cannot be read is never a verdict', (
     expect(stdout).toContain('2 exchanges in 1 file(s): 2 judged');
     expect(stderr).toBe(`tmi-conform validate: ${file}: the last line was cut short (a recorder stopped mid-write); it was skipped\n`);
     // The reports say it too: the line held an exchange that nobody judged.
-    expect(readReport(join(dir, 'cut')).traffic!.notJudged).toEqual([{ reason: `${file}: its last line was cut short (a recorder stopped mid-write): not read`, count: 1, exchanges: ['3'] }]);
+    expect(readReport(join(dir, 'cut')).traffic!.notJudged).toEqual([
+      { reason: `${file}: its last line was cut short (a recorder stopped mid-write): not read`, count: 1, exchanges: ['3'] },
+    ]);
   });
 
   it('lines in the middle that are not entries: the others are judged, the bad ones named, exit 2 and no report', () => {
@@ -218,7 +244,12 @@ describe('tmi-conform validate: input that cannot be read is never a verdict', (
   it('a body nested 100,000 deep is not judged; the rest of the recording is, and decides the exit code', () => {
     const depth = 100_000;
     const deep = getExchange(undefined, 'rs_deep', { responseBody: '['.repeat(depth) + ']'.repeat(depth) });
-    const lines = [journalLine(getExchange()), journalLine(deep), journalLine(getExchange(resourceServer({ signing_alg: 'HS512' }))), journalLine(deleteExchange())];
+    const lines = [
+      journalLine(getExchange()),
+      journalLine(deep),
+      journalLine(getExchange(resourceServer({ signing_alg: 'HS512' }))),
+      journalLine(deleteExchange()),
+    ];
     const file = writeText('deep.jsonl', `${lines.join('\n')}\n`);
     const reportDir = join(dir, 'deep');
     const { code, stdout, stderr } = validate(file, '--report-dir', reportDir);
@@ -249,7 +280,8 @@ describe('validate of a proxy session: its journal and the HAR made from it at s
     ref = await startReference({ rateLimit: false });
     session = await startTestProxy(ref.origin);
     const token = await tokenFor(ref, 'full');
-    for (const id of [...ref.fixtures.resource_servers, 'rs_missing']) await (await fetch(`${session.proxy.url}/api/v2/resource-servers/${id}`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer();
+    for (const id of [...ref.fixtures.resource_servers, 'rs_missing'])
+      await (await fetch(`${session.proxy.url}/api/v2/resource-servers/${id}`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer();
     await fetch(`${session.proxy.url}/api/v2/resource-servers/x`).then((r) => r.arrayBuffer());
     await session.proxy.stop();
   });
@@ -268,16 +300,27 @@ describe('validate of a proxy session: its journal and the HAR made from it at s
     ]);
     expect(stdout).toContain(`${sent()} exchanges in 1 file(s): ${sent()} judged`);
     const report = readReport(reportDir);
-    expect(report.traffic).toMatchObject({ exchanges: sent(), byOperation: { getResourceServer: { '200': ref.fixtures.resource_servers.length, '404': 1, '401': 1 } } });
+    expect(report.traffic).toMatchObject({
+      exchanges: sent(),
+      byOperation: { getResourceServer: { '200': ref.fixtures.resource_servers.length, '404': 1, '401': 1 } },
+    });
     expect(report.traffic!.notJudged).toEqual([
-      { reason: `read once: ${session.harPath} is the HAR the proxy wrote at stop from the journal ${session.journalPath}, whose same exchanges were judged`, count: sent(), exchanges: expect.arrayContaining(['0', '1']) },
+      {
+        reason: `read once: ${session.harPath} is the HAR the proxy wrote at stop from the journal ${session.journalPath}, whose same exchanges were judged`,
+        count: sent(),
+        exchanges: expect.arrayContaining(['0', '1']),
+      },
     ]);
     const md = readFileSync(join(reportDir, 'report.md'), 'utf8');
     expect(md).toContain(`${sent()} × read once: `);
   };
 
   it('its folder: each exchange counted once, from the journal; the HAR said skipped, on the console and in the reports', () => {
-    expect(readdirSync(session.dir).filter((name) => /\.(har|jsonl)$/.test(name)).sort()).toEqual(['traffic.har', 'traffic.har.jsonl']);
+    expect(
+      readdirSync(session.dir)
+        .filter((name) => /\.(har|jsonl)$/.test(name))
+        .sort(),
+    ).toEqual(['traffic.har', 'traffic.har.jsonl']);
     expectReadOnce([session.dir], join(dir, 'pair-folder'));
   });
 
@@ -294,7 +337,10 @@ describe('validate of a proxy session: its journal and the HAR made from it at s
 
   it("the library's judgeRecording does the same", async () => {
     const report = await judgeRecording([session.harPath, session.journalPath]);
-    expect(report.traffic).toMatchObject({ exchanges: sent(), notJudged: [{ reason: expect.stringMatching(/^read once: .*traffic\.har is the HAR the proxy wrote at stop from the journal /), count: sent() }] });
+    expect(report.traffic).toMatchObject({
+      exchanges: sent(),
+      notJudged: [{ reason: expect.stringMatching(/^read once: .*traffic\.har is the HAR the proxy wrote at stop from the journal /), count: sent() }],
+    });
   });
 
   it('the HAR alone, or beside a journal it was not made from, is judged as any HAR', () => {
@@ -308,4 +354,3 @@ describe('validate of a proxy session: its journal and the HAR made from it at s
     expect(readReport(join(dir, 'har-beside')).traffic).toMatchObject({ exchanges: sent() + 1 });
   });
 });
-

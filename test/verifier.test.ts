@@ -69,7 +69,9 @@ describe('loadJwks / readJwks', () => {
     expect(await loadJwks(`${origin}/missing`)).toBeUndefined();
     const refused = await readJwks('http://127.0.0.1:9/jwks.json');
     expect('problem' in refused && refused.problem).toMatch(/could not be fetched/);
-    expect(await readJwks('http://127.0.0.1:70000/jwks.json')).toEqual({ problem: 'http://127.0.0.1:70000/jwks.json is not a usable URL: port 70000 is above 65535' });
+    expect(await readJwks('http://127.0.0.1:70000/jwks.json')).toEqual({
+      problem: 'http://127.0.0.1:70000/jwks.json is not a usable URL: port 70000 is above 65535',
+    });
   });
 });
 
@@ -86,7 +88,9 @@ describe('TokenVerifier', () => {
     for (const t of confused) expect(await verifier.verify(t)).toBe(false);
     // The same key's PEM as an HMAC secret, made here too: the check does not depend on the suite's builder.
     const pem = await exportSPKI(tenant.publicKey);
-    const hs256 = await new SignJWT({ scope: 'delete:token_exchange_profiles' }).setProtectedHeader({ alg: 'HS256', kid: 'k1' }).sign(new TextEncoder().encode(pem));
+    const hs256 = await new SignJWT({ scope: 'delete:token_exchange_profiles' })
+      .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+      .sign(new TextEncoder().encode(pem));
     expect(await verifier.verify(hs256)).toBe(false);
     expect(await verifier.verify('not-a-jwt')).toBeUndefined();
   });

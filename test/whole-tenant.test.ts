@@ -56,7 +56,8 @@ async function startTenant(ref: RunningReference, mode: Mode): Promise<Tenant> {
     const reset = String(Math.floor(Date.now() / 1000) + 30);
     if (route === 'users') sendJson(res, 200, { user_id: decodeURIComponent(path.split('/')[4]!), email: 'someone@example.com' });
     else if (route === 'clients' && ++clientsCalls % 2 === 0) {
-      const headers: Record<string, string> = mode === 'conforming' ? { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset } : {};
+      const headers: Record<string, string> =
+        mode === 'conforming' ? { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset } : {};
       sendJson(res, 429, { statusCode: 429, error: 'Too Many Requests', message: 'Global limit has been reached' }, headers);
     } else if (route === 'clients') sendJson(res, 200, [{ client_id: 'c1', name: 'App' }]);
     else if (mode === 'conforming') sendJson(res, 200, [{ type: 's', date: new Date().toISOString() }]);
@@ -74,7 +75,8 @@ async function startTenant(ref: RunningReference, mode: Mode): Promise<Tenant> {
       if (await extra(req, res, path)) return;
       // Everything else is the reference's.
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection' && k !== 'content-length') headers[k] = v;
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && k !== 'host' && k !== 'connection' && k !== 'content-length') headers[k] = v;
       const answer = await fetch(`${ref.origin}${req.url}`, { method: req.method, headers, ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}) });
       const body = Buffer.from(await answer.arrayBuffer());
       const out: Record<string, string> = {};
@@ -118,7 +120,10 @@ async function traffic(proxyUrl: string, token: string): Promise<number[]> {
 const readReport = (reportDir: string): Report => JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
 const requirementOf = (report: Report, id: string): RequirementResult => report.requirements.find((r) => r.id === id)!;
 /** The URL of the exchange behind each failure of a requirement. */
-const failedOn = (report: Report, id: string): string[] => requirementOf(report, id).evidence.filter((e) => e.status === 'fail').map((e) => e.exchange?.request.url ?? '');
+const failedOn = (report: Report, id: string): string[] =>
+  requirementOf(report, id)
+    .evidence.filter((e) => e.status === 'fail')
+    .map((e) => e.exchange?.request.url ?? '');
 
 function validate(...args: string[]) {
   const result = spawnSync(process.execPath, [BIN, 'validate', ...args], { encoding: 'utf8', env: { ...process.env, GITHUB_STEP_SUMMARY: '' } });
@@ -210,7 +215,9 @@ describe('the proxy in front of a tenant with operations the document does not d
       const caught = requirementOf(readReport(withKeys.reportDir), 'AUTH-CREDENTIAL-REQUIRED-OTHER');
       expect(caught.counts.security).toBe(2);
       const said = caught.evidence.filter((e) => e.status === 'fail').map((e) => e.message);
-      expect(said).toEqual(expect.arrayContaining([expect.stringMatching(/whose signature does not verify against the tenant's keys/), expect.stringMatching(/unsigned/i)]));
+      expect(said).toEqual(
+        expect.arrayContaining([expect.stringMatching(/whose signature does not verify against the tenant's keys/), expect.stringMatching(/unsigned/i)]),
+      );
 
       await calls(withoutKeys.proxy.url);
       await withoutKeys.proxy.stop();

@@ -29,11 +29,16 @@ export async function startDelayForwarder(targetOrigin: string, roundTripMs: num
     incoming.on('data', (chunk: Buffer) => body.push(chunk));
     incoming.on('end', () => {
       setTimeout(() => {
-        const upstream = request({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: endToEnd(incoming.headers), agent }, (answer) => {
-          const answerBody: Buffer[] = [];
-          answer.on('data', (chunk: Buffer) => answerBody.push(chunk));
-          answer.on('end', () => setTimeout(() => outgoing.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers)).end(Buffer.concat(answerBody)), halfMs));
-        });
+        const upstream = request(
+          { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: endToEnd(incoming.headers), agent },
+          (answer) => {
+            const answerBody: Buffer[] = [];
+            answer.on('data', (chunk: Buffer) => answerBody.push(chunk));
+            answer.on('end', () =>
+              setTimeout(() => outgoing.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers)).end(Buffer.concat(answerBody)), halfMs),
+            );
+          },
+        );
         upstream.on('error', () => {
           if (!outgoing.headersSent) outgoing.writeHead(502).end();
         });

@@ -20,7 +20,9 @@ export async function compareCpu(): Promise<void> {
   const rate = option('--rate', 1000);
   const { reference, requests } = await startReferenceUpstream();
   const upstream = flag('--stub') ? await startStubUpstream() : reference;
-  console.log(`${rate} requests/s for ${duration} s after a ${WARM_UP_SECONDS} s warm-up, ${rounds} rounds; upstream: ${upstream === reference ? 'the reference' : 'the stub'}`);
+  console.log(
+    `${rate} requests/s for ${duration} s after a ${WARM_UP_SECONDS} s warm-up, ${rounds} rounds; upstream: ${upstream === reference ? 'the reference' : 'the stub'}`,
+  );
   const cpus = new Map<string, ProcessCpu[]>();
   const variants = bareAndOurs(upstream.origin);
   for (let round = 1; round <= rounds; round++) {
@@ -45,7 +47,8 @@ export async function warmUpCurve(): Promise<void> {
   console.log(`${rate} requests/s in ${windows} consecutive windows of 3 s, each proxy started afresh; upstream: the reference`);
   for (const [name, start] of bareAndOurs(reference.origin)) {
     const running = await start();
-    for (let window = 1; window <= windows; window++) await measurePaced(`${name} ${(window - 1) * 3}–${window * 3} s`, running.origin, requests, 3, rate, running.child.pid, 0);
+    for (let window = 1; window <= windows; window++)
+      await measurePaced(`${name} ${(window - 1) * 3}–${window * 3} s`, running.origin, requests, 3, rate, running.child.pid, 0);
     await stop(running);
   }
   await stop(reference);

@@ -21,8 +21,15 @@ interface AutocannonResult {
   non2xx: number;
 }
 /** A run: awaited for its result; emits 'response' with each response's latency in ms (to the ns, where its own histogram keeps whole ms). */
-type AutocannonRun = Promise<AutocannonResult> & { on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void };
-export const autocannon = createRequire(import.meta.url)('autocannon') as (options: { url: string; connections: number; duration: number; requests: AutocannonRequest[] }) => AutocannonRun;
+type AutocannonRun = Promise<AutocannonResult> & {
+  on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
+};
+export const autocannon = createRequire(import.meta.url)('autocannon') as (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  requests: AutocannonRequest[];
+}) => AutocannonRun;
 
 /** As fast as CONNECTIONS connections go for `seconds` s, nothing measured; resolves with the responses received. */
 export async function warmUp(url: string, requests: AutocannonRequest[], seconds: number): Promise<number> {

@@ -57,7 +57,10 @@ export function cpuPerResponse(pid: number, before: Map<number, number>, after: 
   if (after.size === 0 || responses === 0) return undefined;
   const spent = [...after].map(([tid, us]) => [tid, us - (before.get(tid) ?? 0)] as const);
   const main = spent.find(([tid]) => tid === pid)?.[1] ?? 0;
-  const others = spent.filter(([tid]) => tid !== pid).map(([, us]) => us).sort((a, b) => b - a);
+  const others = spent
+    .filter(([tid]) => tid !== pid)
+    .map(([, us]) => us)
+    .sort((a, b) => b - a);
   const rest = others.slice(1).reduce((sum, us) => sum + us, 0);
   return { main: main / responses, busiestOther: (others[0] ?? 0) / responses, rest: rest / responses };
 }

@@ -35,7 +35,15 @@ export interface Result {
  * lasts until every response it got is recorded: work the recorder deferred is not left for
  * the next run, and its time counts against the throughput.
  */
-export async function measure(name: string, url: string, requests: AutocannonRequest[], duration: number, pid?: number, warmUpSeconds = WARM_UP_SECONDS, journal?: string): Promise<Result> {
+export async function measure(
+  name: string,
+  url: string,
+  requests: AutocannonRequest[],
+  duration: number,
+  pid?: number,
+  warmUpSeconds = WARM_UP_SECONDS,
+  journal?: string,
+): Promise<Result> {
   const warm = warmUpSeconds > 0 ? await warmUp(url, requests, warmUpSeconds) : 0;
   const finish = startWindow(pid);
   const run = autocannon({ url, connections: CONNECTIONS, duration, requests });
@@ -86,7 +94,15 @@ async function untilRecorded(journal: string, pid: number): Promise<number> {
  * counted), over CONNECTIONS keep-alive connections; the latency of each is from the moment it
  * is handed to the connection pool to the end of its response body.
  */
-export async function measurePaced(name: string, url: string, requests: AutocannonRequest[], duration: number, rate: number, pid?: number, settle = SETTLE_SECONDS): Promise<Result> {
+export async function measurePaced(
+  name: string,
+  url: string,
+  requests: AutocannonRequest[],
+  duration: number,
+  rate: number,
+  pid?: number,
+  settle = SETTLE_SECONDS,
+): Promise<Result> {
   const pool = steadyPool(url);
   try {
     const settled = settle > 0 ? await sendSteadily(pool, requests, rate, settle) : { latencies: [], errors: 0 };
@@ -103,7 +119,9 @@ export async function measurePaced(name: string, url: string, requests: Autocann
  * CPU times now; the function returned reads them again, prints the run and makes its Result,
  * whose rate is responses over the time elapsed until `endUs` (default: now).
  */
-function startWindow(pid?: number): (name: string, outcome: { responses: number; completed: number; latencies: number[]; errors: number; endUs?: number | undefined }) => Result {
+function startWindow(
+  pid?: number,
+): (name: string, outcome: { responses: number; completed: number; latencies: number[]; errors: number; endUs?: number | undefined }) => Result {
   const cpuBefore = pid === undefined ? undefined : threadCpuUs(pid);
   const machineBefore = machineCpuTicks();
   const fromUs = monotonicUs();
@@ -114,7 +132,9 @@ function startWindow(pid?: number): (name: string, outcome: { responses: number;
     const [p50, p99, p999] = percentiles(latencies, [0.5, 0.99, 0.999]);
     const result: Result = { name, rps: responses / ((toUs - fromUs) / 1e6), p50, p99, p999, errors, completed, measured: { responses, fromUs, toUs }, stolen };
     if (cpu) result.cpu = cpu;
-    console.log(`  ${name.padEnd(34)} ${Math.round(result.rps!)} req/s, p50 ${ms(p50)}, p99 ${ms(p99)}, p99.9 ${ms(p999)}${errors ? `, ${errors} errors/non-2xx` : ''}${cpu ? `; ${describeCpu(cpu)}` : ''}; steal ${stolen.toFixed(1)}%`);
+    console.log(
+      `  ${name.padEnd(34)} ${Math.round(result.rps!)} req/s, p50 ${ms(p50)}, p99 ${ms(p99)}, p99.9 ${ms(p999)}${errors ? `, ${errors} errors/non-2xx` : ''}${cpu ? `; ${describeCpu(cpu)}` : ''}; steal ${stolen.toFixed(1)}%`,
+    );
     return result;
   };
 }

@@ -37,16 +37,22 @@ export async function profile(dir: string): Promise<void> {
   const upstream = flag('--stub') ? await startStubUpstream() : reference;
   const profiling = ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', String(option('--interval', 500))];
   // --bare: the same for (b), the baseline our main thread is compared with.
-  const ours = flag('--bare') ? await launch(process.execPath, [...profiling, ...bareArgs(upstream.origin)]) : await launch(process.execPath, [...profiling, ...oursArgs(upstream.origin)]);
+  const ours = flag('--bare')
+    ? await launch(process.execPath, [...profiling, ...bareArgs(upstream.origin)])
+    : await launch(process.execPath, [...profiling, ...oursArgs(upstream.origin)]);
   const { measured } = await measure(flag('--bare') ? BARE : OURS, ours.origin, requests, duration, ours.child.pid);
   await stop(ours);
   if (upstream !== reference) await stop(upstream);
   await stop(reference);
   const window = measured!;
-  console.log(`CPU counted over the measured run only (${window.responses} responses in ${((window.toUs - window.fromUs) / 1e6).toFixed(1)} s): start-up, warm-up and stop left out; profiles in ${dir}`);
+  console.log(
+    `CPU counted over the measured run only (${window.responses} responses in ${((window.toUs - window.fromUs) / 1e6).toFixed(1)} s): start-up, warm-up and stop left out; profiles in ${dir}`,
+  );
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread; the
   // others are the recorder and the module loaders' threads (idle once everything is loaded).
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort()) {
     const thread = file.split('.')[4] === '0' ? 'main' : 'recorder';
     const title = `thread ${file.split('.')[4]}${thread === 'main' ? ' (main: forwarding)' : ''}: ${file}`;
     printProfile(title, thread, JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, window);
@@ -55,7 +61,13 @@ export async function profile(dir: string): Promise<void> {
 
 function frameKey(node: CpuProfileNode): string {
   const { functionName, url, lineNumber } = node.callFrame;
-  const file = url === '' ? '' : ` ${url.replace(/^file:\/\//, '').replace(`${packageRoot}/`, '').replace(/^.*node_modules\//, '~/')}:${lineNumber + 1}`;
+  const file =
+    url === ''
+      ? ''
+      : ` ${url
+          .replace(/^file:\/\//, '')
+          .replace(`${packageRoot}/`, '')
+          .replace(/^.*node_modules\//, '~/')}:${lineNumber + 1}`;
   return `${functionName || '(anonymous)'}${file}`;
 }
 
@@ -119,7 +131,11 @@ function printProfile(title: string, thread: 'main' | 'recorder', profile: CpuPr
   console.log('  self time by area (µs/exchange):');
   for (const [area, us] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`  ${perExchange(us)}  ${area}`);
   console.log('  self time, top functions (µs/exchange):');
-  for (const [key, us] of [...self].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${perExchange(us)}  ${key}`);
+  for (const [key, us] of [...self]
+    .filter(([k]) => !k.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 30))
+    console.log(`  ${perExchange(us)}  ${key}`);
   console.log('  inclusive time, top functions of the kit (µs/exchange):');
   const ours = [...inclusive].filter(([k]) => / (proxy|rules|keys|recordings|reports|core)\//.test(k));
   for (const [key, us] of ours.sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`  ${perExchange(us)}  ${key}`);
@@ -179,7 +195,12 @@ function stageTimes(profile: CpuProfile, selfOf: Map<number, number>, thread: 'm
       if (/^forward proxy\/forward\/server|~\/http-proxy\//.test(key)) break;
       stage = stageOf(key, thread);
     }
-    stage ??= leaf.callFrame.functionName === '(garbage collector)' ? 'garbage collector' : leaf.callFrame.functionName === '(program)' ? 'native, unattributed' : 'Node internals (main thread: the forwarding itself; recorder: messages)';
+    stage ??=
+      leaf.callFrame.functionName === '(garbage collector)'
+        ? 'garbage collector'
+        : leaf.callFrame.functionName === '(program)'
+          ? 'native, unattributed'
+          : 'Node internals (main thread: the forwarding itself; recorder: messages)';
     times.set(stage, (times.get(stage) ?? 0) + us);
   }
   return times;

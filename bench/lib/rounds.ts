@@ -22,7 +22,9 @@ export async function compareInRounds(): Promise<void> {
   const { reference, requests } = await startReferenceUpstream();
 
   const prism = flag('--no-prism') ? { ok: false as const, why: 'skipped (--no-prism)' } : ensurePrism();
-  console.log(`every proxy started once per upstream and warmed up for ${WARM_UP_SECONDS} s at full speed; then ${rounds} rounds of ${duration} s runs, the variants taking turns in an order that shifts each round`);
+  console.log(
+    `every proxy started once per upstream and warmed up for ${WARM_UP_SECONDS} s at full speed; then ${rounds} rounds of ${duration} s runs, the variants taking turns in an order that shifts each round`,
+  );
   console.log(`autocannon: ${CONNECTIONS} connections as fast as they go; mix: GET resource server, PATCH session, DELETE token exchange profile`);
   console.log(`then the same rounds at a steady ${latencyRate} requests/s (each run after ${SETTLE_SECONDS} s at that rate)`);
   console.log(`prism: ${prism.ok ? `installed in ${PRISM_DIR}` : prism.why}`);
@@ -67,7 +69,14 @@ export async function compareInRounds(): Promise<void> {
       atRate.push(results);
       // Prism at full speed only: its throughput is near the steady rate, where latency would be queueing.
       for (const contender of inTurn(contenders, round).filter((c) => c.name !== PRISM)) {
-        const result = await measurePaced(`${contender.name} at ${latencyRate}/s`, contender.origin, requests, duration, latencyRate, contender.running?.child.pid);
+        const result = await measurePaced(
+          `${contender.name} at ${latencyRate}/s`,
+          contender.origin,
+          requests,
+          duration,
+          latencyRate,
+          contender.running?.child.pid,
+        );
         contender.served += result.completed ?? 0;
         results.set(contender.name, result);
       }
@@ -76,16 +85,24 @@ export async function compareInRounds(): Promise<void> {
     const rss = new Map(recording.map((c) => [c.name, peakRssMiB(c.running!.child.pid!)]));
     for (const contender of contenders) if (contender.running) await stop(contender.running);
     for (const ours of recording) {
-      const entries = readFileSync(ours.journal!, 'utf8').split('\n').filter((l) => l !== '');
+      const entries = readFileSync(ours.journal!, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '');
       const cutOff = entries.filter((l) => l.includes('"_error":"client closed the connection')).length;
-      notes.set(ours.name, `journal: ${entries.length} entries, ${cutOff} of them requests the client cut off (a run's end); responses the benchmark counted: ${ours.served}, warm-up included; peak RSS ${rss.get(ours.name)} MiB`);
+      notes.set(
+        ours.name,
+        `journal: ${entries.length} entries, ${cutOff} of them requests the client cut off (a run's end); responses the benchmark counted: ${ours.served}, warm-up included; peak RSS ${rss.get(ours.name)} MiB`,
+      );
     }
     const fullSpeedRows = VARIANTS.map((name) => summarise(name, fullSpeed, notes.get(name), false, baselineOf(name)));
     const steadyRows = VARIANTS.filter((name) => name !== PRISM).map((name) => summarise(name, atRate, undefined, true, baselineOf(name)));
     tables.push({ title: `${upstream.title}\n as fast as ${CONNECTIONS} connections go`, rows: fullSpeedRows });
     tables.push({ title: `${upstream.title}\n at a steady ${latencyRate} requests/s, ${CONNECTIONS} connections`, rows: steadyRows });
     const rowOf = (rows: Row[], name: string) => rows.find((r) => r.name === name)!;
-    targets.push({ title: upstream.title, pairs: [OURS, OURS_TLS].map((name) => ({ name, fullSpeed: rowOf(fullSpeedRows, name), steady: rowOf(steadyRows, name) })) });
+    targets.push({
+      title: upstream.title,
+      pairs: [OURS, OURS_TLS].map((name) => ({ name, fullSpeed: rowOf(fullSpeedRows, name), steady: rowOf(steadyRows, name) })),
+    });
   }
 
   if (stub) await stop(stub);

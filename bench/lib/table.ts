@@ -25,7 +25,14 @@ export interface Row {
 export function summarise(name: string, rounds: Array<Map<string, Result>>, note?: string, steady = false, baseline = BARE): Row {
   const runs = rounds.flatMap((round) => round.get(name) ?? []);
   if (runs.length === 0) return note === undefined ? { name } : { name, note };
-  const row: Row = { name, rps: median(runs.map((r) => r.rps!)), p50: median(runs.map((r) => r.p50!)), p99: median(runs.map((r) => r.p99!)), p999: median(runs.map((r) => r.p999!)), errors: runs.reduce((n, r) => n + (r.errors ?? 0), 0) };
+  const row: Row = {
+    name,
+    rps: median(runs.map((r) => r.rps!)),
+    p50: median(runs.map((r) => r.p50!)),
+    p99: median(runs.map((r) => r.p99!)),
+    p999: median(runs.map((r) => r.p999!)),
+    errors: runs.reduce((n, r) => n + (r.errors ?? 0), 0),
+  };
   const pairs = rounds.flatMap((round) => {
     const run = round.get(name);
     const bare = round.get(baseline);
@@ -38,7 +45,8 @@ export function summarise(name: string, rounds: Array<Map<string, Result>>, note
     row.vsBare = { rps: median(ratios), p50: median(pairs.map(([r, b]) => r.p50! - b.p50!)), p99: median(p99s) };
     // How far the rounds agree: a median says little without it.
     const ratioRange = steady ? '' : `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×, `;
-    if (name !== baseline && pairs.length > 1) spread.push(`rounds vs ${baseline.slice(0, 3)}: ${ratioRange}p99 ${signedMs(Math.min(...p99s))} to ${signedMs(Math.max(...p99s))} ms`);
+    if (name !== baseline && pairs.length > 1)
+      spread.push(`rounds vs ${baseline.slice(0, 3)}: ${ratioRange}p99 ${signedMs(Math.min(...p99s))} to ${signedMs(Math.max(...p99s))} ms`);
   }
   const cpus = runs.flatMap((r) => (r.cpu ? [r.cpu] : []));
   const cpu = cpus.length === 0 ? undefined : medianCpu(cpus);
@@ -56,7 +64,12 @@ function signedMs(value: number): string {
 export function print(title: string, rows: Row[]): void {
   const dash = '—';
   const widths = [8, 8, 8, 8, 9, 12, 12];
-  const line = (values: string[]) => values[0]!.padEnd(24) + values.slice(1).map((v, i) => v.padStart(widths[i]!)).join('');
+  const line = (values: string[]) =>
+    values[0]!.padEnd(24) +
+    values
+      .slice(1)
+      .map((v, i) => v.padStart(widths[i]!))
+      .join('');
   console.log(`\n${title}`);
   console.log('  ' + line(['run', 'req/s', 'p50', 'p99', 'p99.9', 'vs bare', 'p50 vs bare', 'p99 vs bare']) + '  notes');
   for (const r of rows) {
@@ -76,10 +89,10 @@ export function print(title: string, rows: Row[]): void {
     const notes = [r.errors ? `${r.errors} errors/non-2xx` : '', r.note ?? ''].filter((s) => s !== '').join('; ');
     console.log('  ' + line([r.name, ...cells]) + (notes ? `  ${notes}` : ''));
   }
-  console.log('  (medians of the rounds; against bare: the median of each round\'s ratio or difference with (b), or with (f) for the TLS rows;');
+  console.log("  (medians of the rounds; against bare: the median of each round's ratio or difference with (b), or with (f) for the TLS rows;");
   console.log('   latencies in ms, measured per response;');
-  console.log('   CPU: the proxy process\'s user + system time per response in the measured run (for (c) and (g), until the recorder caught up), from /proc;');
-  console.log('   steal: the machine\'s CPU time its hypervisor gave to others during a run, the highest of the rounds, when 1% or more)');
+  console.log("   CPU: the proxy process's user + system time per response in the measured run (for (c) and (g), until the recorder caught up), from /proc;");
+  console.log("   steal: the machine's CPU time its hypervisor gave to others during a run, the highest of the rounds, when 1% or more)");
 }
 
 /**
@@ -96,6 +109,8 @@ export function printTargets(title: string, pairs: Array<{ name: string; fullSpe
     }
     const throughput = fullSpeed.vsBare.rps;
     const added = steady.vsBare.p99;
-    console.log(`  ${name.padEnd(24)} throughput ${throughput.toFixed(2)}× (${throughput >= 0.8 ? 'met' : 'NOT met'}), p99 added ${signedMs(added)} ms (${added <= 1 ? 'met' : 'NOT met'})`);
+    console.log(
+      `  ${name.padEnd(24)} throughput ${throughput.toFixed(2)}× (${throughput >= 0.8 ? 'met' : 'NOT met'}), p99 added ${signedMs(added)} ms (${added <= 1 ? 'met' : 'NOT met'})`,
+    );
   }
 }

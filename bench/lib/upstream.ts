@@ -22,7 +22,10 @@ export async function startReferenceUpstream(): Promise<{ reference: Running; re
   const config = parseYaml(readFileSync(configPath, 'utf8')) as ReferenceConfig;
   const token = await fetchToken(config);
   const sessionId = (s: { id: string } | string) => (typeof s === 'string' ? s : s.id);
-  return { reference, requests: mix(token, config.fixtures.resource_servers, config.fixtures.sessions.map(sessionId), config.fixtures.token_exchange_profiles) };
+  return {
+    reference,
+    requests: mix(token, config.fixtures.resource_servers, config.fixtures.sessions.map(sessionId), config.fixtures.token_exchange_profiles),
+  };
 }
 
 export function startStubUpstream(): Promise<Running> {
@@ -33,7 +36,12 @@ function mix(token: string, resourceServers: string[], sessions: string[], profi
   const auth = { authorization: `Bearer ${token}` };
   return [
     { method: 'GET', path: `/api/v2/resource-servers/${resourceServers[1]}`, headers: auth },
-    { method: 'PATCH', path: `/api/v2/sessions/${sessions[0]}`, headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ session_metadata: { plan: 'gold', locale: 'en-GB' } }) },
+    {
+      method: 'PATCH',
+      path: `/api/v2/sessions/${sessions[0]}`,
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ session_metadata: { plan: 'gold', locale: 'en-GB' } }),
+    },
     { method: 'GET', path: `/api/v2/resource-servers/${resourceServers[0]}?fields=id,name,identifier&include_fields=true`, headers: auth },
     // Deleting is idempotent on the reference: the same profile answers 204 every time.
     { method: 'DELETE', path: `/api/v2/token-exchange-profiles/${profiles[0]}`, headers: auth },

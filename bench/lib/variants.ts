@@ -35,12 +35,45 @@ export const baselineOf = (name: string): string => BASELINE[name] ?? BARE;
 export function oursArgs(target: string): string[] {
   // --admin: with its admin listener on (metrics and the live feed kept on the recorder thread).
   const admin = flag('--admin') ? ['--admin', '127.0.0.1:0'] : [];
-  return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--journal', JOURNAL, '--overwrite', '--report-dir', join(OUT, 'proxy-bench-reports'), '--status-interval', '0', ...admin];
+  return [
+    BIN,
+    'proxy',
+    '--target',
+    target,
+    '--listen',
+    '127.0.0.1:0',
+    '--journal',
+    JOURNAL,
+    '--overwrite',
+    '--report-dir',
+    join(OUT, 'proxy-bench-reports'),
+    '--status-interval',
+    '0',
+    ...admin,
+  ];
 }
 
 /** Node arguments of (g): (c) with an HTTPS listener presenting `tls`, with a journal of its own. */
 function oursTlsArgs(target: string, tls: TlsPair): string[] {
-  return [BIN, 'proxy', '--target', target, '--listen', '127.0.0.1:0', '--tls-cert', tls.cert, '--tls-key', tls.key, '--journal', JOURNAL_TLS, '--overwrite', '--report-dir', join(OUT, 'proxy-bench-tls-reports'), '--status-interval', '0'];
+  return [
+    BIN,
+    'proxy',
+    '--target',
+    target,
+    '--listen',
+    '127.0.0.1:0',
+    '--tls-cert',
+    tls.cert,
+    '--tls-key',
+    tls.key,
+    '--journal',
+    JOURNAL_TLS,
+    '--overwrite',
+    '--report-dir',
+    join(OUT, 'proxy-bench-tls-reports'),
+    '--status-interval',
+    '0',
+  ];
 }
 
 /** PEM files of the one certificate both TLS variants present. */
@@ -105,7 +138,11 @@ export async function startContenders(upstream: string, prism: { ok: boolean; wh
     try {
       const port = await freePort();
       await add(PRISM, async () => {
-        const running = await launch(PRISM_BIN, ['proxy', join(packageRoot, 'schemas', 'openapi.yaml'), upstream, '--port', String(port), '--host', '127.0.0.1', '--errors', 'false', '-v', 'error'], /(?:)/);
+        const running = await launch(
+          PRISM_BIN,
+          ['proxy', join(packageRoot, 'schemas', 'openapi.yaml'), upstream, '--port', String(port), '--host', '127.0.0.1', '--errors', 'false', '-v', 'error'],
+          /(?:)/,
+        );
         await waitForPort(port);
         return { ...running, origin: `http://127.0.0.1:${port}` };
       });
@@ -129,7 +166,10 @@ export function ensurePrism(): { ok: true } | { ok: false; why: string } {
   if (existsSync(PRISM_BIN)) return { ok: true };
   console.log(`installing @stoplight/prism-cli into ${PRISM_DIR} …`);
   mkdirSync(PRISM_DIR, { recursive: true });
-  const result = spawnSync('npm', ['install', '--prefix', PRISM_DIR, '--no-audit', '--no-fund', '--loglevel=error', '@stoplight/prism-cli'], { encoding: 'utf8', timeout: 300_000 });
+  const result = spawnSync('npm', ['install', '--prefix', PRISM_DIR, '--no-audit', '--no-fund', '--loglevel=error', '@stoplight/prism-cli'], {
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   if (result.status === 0 && existsSync(PRISM_BIN)) return { ok: true };
   rmSync(PRISM_DIR, { recursive: true, force: true });
   const why = (result.error?.message ?? result.stderr ?? '').trim().split('\n').at(-1) ?? 'unknown reason';

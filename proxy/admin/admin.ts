@@ -67,7 +67,11 @@ export class AdminListener {
   private statusSentAt = -Infinity;
 
   /** The session's counts and verdict now (follow()); before: nothing counted yet. */
-  private state: () => SessionState = () => ({ counts: emptyCounts(), verdict: { passed: true, summary: { pass: 0, fail: 0, warn: 0, skip: 0 } }, operations: { rows: [], more: 0 } });
+  private state: () => SessionState = () => ({
+    counts: emptyCounts(),
+    verdict: { passed: true, summary: { pass: 0, fail: 0, warn: 0, skip: 0 } },
+    operations: { rows: [], more: 0 },
+  });
 
   /** `target`: the report's base URL. */
   constructor(
@@ -168,7 +172,12 @@ export class AdminListener {
   private refusal(path: string): Answer {
     if (!this.auth.required) return { status: 403, type: 'text/plain', body: 'this listener answers requests to a loopback host name only\n' };
     if (path === '/') return { status: 401, type: 'text/html', body: loginPage(false) };
-    return { status: 401, type: 'text/plain', body: 'the admin token is required: Authorization: Bearer TOKEN\n', headers: { 'www-authenticate': 'Bearer realm="tmi-conform admin"' } };
+    return {
+      status: 401,
+      type: 'text/plain',
+      body: 'the admin token is required: Authorization: Bearer TOKEN\n',
+      headers: { 'www-authenticate': 'Bearer realm="tmi-conform admin"' },
+    };
   }
 
   /** The answer to an allowed GET of anything but the event stream and the metrics. */
@@ -176,7 +185,8 @@ export class AdminListener {
     if (path === '/') return { status: 200, type: 'text/html', body: livePage(this.target) };
     if (path === '/events') return { status: 200, type: 'text/event-stream', body: '' }; // HEAD: the stream's head alone
     if (path === '/status.json') return { status: 200, type: 'application/json', body: `${JSON.stringify(this.status(), null, 2)}\n` };
-    if (path === '/rate-limits') return { status: 200, type: 'text/html', body: renderRateLimitChart(this.rateLimits.points) || '<p class="empty">No X-RateLimit-* header yet.</p>' };
+    if (path === '/rate-limits')
+      return { status: 200, type: 'text/html', body: renderRateLimitChart(this.rateLimits.points) || '<p class="empty">No X-RateLimit-* header yet.</p>' };
     const finding = /^\/findings\/(\d{1,15})$/.exec(path);
     if (finding) {
       const detail = this.feed.detail(Number(finding[1]));

@@ -75,7 +75,18 @@ export class LiveFeed {
       const before = this.groups.get(key)?.finding;
       const count = (before?.count ?? 0) + 1;
       const securityCount = (before?.securityCount ?? 0) + (f.security === undefined ? 0 : 1);
-      const finding: LiveFinding = { n: this.next++, at: exchange.startedAt, requirement: f.requirement, level: f.level, subject: f.subject, message: findingMessage(f), method: exchange.request.method, url: exchange.request.url, count, securityCount };
+      const finding: LiveFinding = {
+        n: this.next++,
+        at: exchange.startedAt,
+        requirement: f.requirement,
+        level: f.level,
+        subject: f.subject,
+        message: findingMessage(f),
+        method: exchange.request.method,
+        url: exchange.request.url,
+        count,
+        securityCount,
+      };
       if (exchange.id !== undefined) finding.exchangeId = exchange.id;
       if (f.security !== undefined) finding.security = f.security;
       if (operation !== undefined) finding.operation = operation;
@@ -101,7 +112,12 @@ export class LiveFeed {
 
   /** Opens the event stream of a page: each group's latest finding after `lastSeen` (the page's Last-Event-ID), then the status, then whatever comes. */
   subscribe(response: ServerResponse, lastSeen: number, status: unknown): void {
-    response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-content-type-options': 'nosniff' });
+    response.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-content-type-options': 'nosniff',
+    });
     // A reconnecting page asks the next one again in 2 s.
     response.write('retry: 2000\n\n');
     const latest = [...this.groups.values()].map((kept) => kept.finding).sort((a, b) => a.n - b.n);

@@ -97,7 +97,8 @@ export class ProxyMetrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const [id, { level, subject, count }] of Object.entries(read().byRequirement)) this.inc({ requirement: requirements.label(id), level, subject }, count);
+        for (const [id, { level, subject, count }] of Object.entries(read().byRequirement))
+          this.inc({ requirement: requirements.label(id), level, subject }, count);
       },
     });
     new Counter({
@@ -134,7 +135,12 @@ export class ProxyMetrics {
     registers: [this.registry],
   });
   /** A gauge per coverage part, set from the report's coverage figures when scraped: it rises as traffic comes in. */
-  private coverageGauge(name: string, help: string, read: () => readonly CoverageFigure[] | undefined, value: (count: { examined: number; applicable: number }) => number): Gauge<'part'> {
+  private coverageGauge(
+    name: string,
+    help: string,
+    read: () => readonly CoverageFigure[] | undefined,
+    value: (count: { examined: number; applicable: number }) => number,
+  ): Gauge<'part'> {
     return new Gauge({
       name,
       help,
@@ -148,9 +154,24 @@ export class ProxyMetrics {
 
   /** The coverage gauges, read from the coverage figures the live page shows (the recorder thread's builder) at each scrape. Once. */
   coverageFrom(read: () => readonly CoverageFigure[] | undefined): void {
-    this.coverageGauge('tmi_conform_coverage_examined', "Parts examined so far, by part (document: the document's requirements; responses: the status codes it names; values: its enumeration values and limit edges; operations: its operations called; with --openapi, description: the description's operations exercised, description-responses: the status codes it declares seen).", read, (c) => c.examined);
-    this.coverageGauge('tmi_conform_coverage_applicable', 'Parts of the document that apply, by part (the denominators of tmi_conform_coverage_examined).', read, (c) => c.applicable);
-    this.coverageGauge('tmi_conform_coverage_ratio', 'Share of the document examined so far, by part: examined / applicable (1 when nothing applies).', read, (c) => (c.applicable === 0 ? 1 : c.examined / c.applicable));
+    this.coverageGauge(
+      'tmi_conform_coverage_examined',
+      "Parts examined so far, by part (document: the document's requirements; responses: the status codes it names; values: its enumeration values and limit edges; operations: its operations called; with --openapi, description: the description's operations exercised, description-responses: the status codes it declares seen).",
+      read,
+      (c) => c.examined,
+    );
+    this.coverageGauge(
+      'tmi_conform_coverage_applicable',
+      'Parts of the document that apply, by part (the denominators of tmi_conform_coverage_examined).',
+      read,
+      (c) => c.applicable,
+    );
+    this.coverageGauge(
+      'tmi_conform_coverage_ratio',
+      'Share of the document examined so far, by part: examined / applicable (1 when nothing applies).',
+      read,
+      (c) => (c.applicable === 0 ? 1 : c.examined / c.applicable),
+    );
   }
 
   /** What the tally does not hold of one exchange: its upstream latency and its rate-limit reading. */

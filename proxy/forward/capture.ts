@@ -110,7 +110,10 @@ export class BodyCapture {
     const cut = this.overflowed || !this.complete;
     const encodings = codings(contentEncoding);
     // A body cut short by the limit (not by an abort): what is known of the whole of it.
-    const overLimit: OverLimit | undefined = this.overflowed && this.complete ? { bytes: this.bytes, limit: this.limit, ...(this.digest() !== undefined ? { sha256: this.digest()! } : {}) } : undefined;
+    const overLimit: OverLimit | undefined =
+      this.overflowed && this.complete
+        ? { bytes: this.bytes, limit: this.limit, ...(this.digest() !== undefined ? { sha256: this.digest()! } : {}) }
+        : undefined;
     if (encodings.length === 0) {
       const text = raw.toString('utf8');
       if (!cut) return { text };
@@ -119,7 +122,10 @@ export class BodyCapture {
       return body;
     }
     if (cut) {
-      const body: CapturedBody = { text: notCaptured(`${encodings.join(', ')}-encoded body of ${this.bytes} bytes cut short at ${this.kept} bytes; not decoded`), truncated: true };
+      const body: CapturedBody = {
+        text: notCaptured(`${encodings.join(', ')}-encoded body of ${this.bytes} bytes cut short at ${this.kept} bytes; not decoded`),
+        truncated: true,
+      };
       if (overLimit) body.overLimit = overLimit;
       return body;
     }

@@ -4,7 +4,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and those meant for this proxy: not forwarded. */
-const NOT_FORWARDED: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'upgrade', 'expect']);
+const NOT_FORWARDED: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+]);
 
 /** The client's headers minus hop-by-hop ones, with the target's Host. */
 export function forwardedHeaders(headers: IncomingHttpHeaders, host: string): IncomingHttpHeaders {
@@ -12,7 +21,7 @@ export function forwardedHeaders(headers: IncomingHttpHeaders, host: string): In
   const out: IncomingHttpHeaders = {};
   for (const name in headers) {
     const value = headers[name];
-    if (value === undefined || NOT_FORWARDED.has(name) || name === 'host' || (listed?.includes(name))) continue;
+    if (value === undefined || NOT_FORWARDED.has(name) || name === 'host' || listed?.includes(name)) continue;
     out[name] = value;
   }
   out.host = host;

@@ -180,7 +180,12 @@ export class ProxyServer implements Relay {
     this.refused('absolute-form request target');
     res.setHeader('Connection', 'close');
     req.resume();
-    sendProxyError(res, 400, 'absolute_form_refused', `This is a reverse proxy for ${this.options.target.origin}: send origin-form requests ("GET /path"), not absolute URLs or "*".`);
+    sendProxyError(
+      res,
+      400,
+      'absolute_form_refused',
+      `This is a reverse proxy for ${this.options.target.origin}: send origin-form requests ("GET /path"), not absolute URLs or "*".`,
+    );
   }
 
   /** A request's flow (what is recorded) and its transit (what the forwarding tracks), as it arrives. */
@@ -217,7 +222,11 @@ export class ProxyServer implements Relay {
 
   private forward(transit: Transit): void {
     // web(req, res, callback): without an options argument http-proxy copies no options per request.
-    (this.proxy.web as (req: IncomingMessage, res: ServerResponse, callback: (error: Error, req: IncomingMessage) => void) => void)(transit.req, transit.res, this.onWebError);
+    (this.proxy.web as (req: IncomingMessage, res: ServerResponse, callback: (error: Error, req: IncomingMessage) => void) => void)(
+      transit.req,
+      transit.res,
+      this.onWebError,
+    );
   }
 
   private onProxyRequest(proxyReq: ClientRequest, req: IncomingMessage): void {
@@ -285,7 +294,10 @@ export class ProxyServer implements Relay {
     if (transit.headPending) {
       // Only the head had come, and none of it reached the client, who can still be told why.
       transit.headPending = false;
-      this.onForwardError(transit, upstreamError('the target stopped after its response head', transit.timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_BROKE_AFTER_HEAD'));
+      this.onForwardError(
+        transit,
+        upstreamError('the target stopped after its response head', transit.timedOut ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_BROKE_AFTER_HEAD'),
+      );
       return;
     }
     flow.error ??= midResponseFailure(transit.timedOut, this.options.upstreamTimeoutMs, 'upstream closed the connection in the middle of the response');
@@ -303,14 +315,25 @@ export class ProxyServer implements Relay {
       return;
     }
     // A pooled connection the target had just closed: a request without a body is safely sent again.
-    if (!transit.retried && !transit.timedOut && !flow.response && transit.bodyless && transit.proxyReq?.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
+    if (
+      !transit.retried &&
+      !transit.timedOut &&
+      !flow.response &&
+      transit.bodyless &&
+      transit.proxyReq?.reusedSocket &&
+      (error.code === 'ECONNRESET' || error.code === 'EPIPE')
+    ) {
       transit.retried = true;
       transit.proxyReq = undefined;
       this.forward(transit);
       return;
     }
     if (res.headersSent) {
-      flow.error ??= midResponseFailure(transit.timedOut, this.options.upstreamTimeoutMs, `upstream connection failed in the middle of the response (${error.code ?? error.message})`);
+      flow.error ??= midResponseFailure(
+        transit.timedOut,
+        this.options.upstreamTimeoutMs,
+        `upstream connection failed in the middle of the response (${error.code ?? error.message})`,
+      );
       res.destroy();
       return;
     }

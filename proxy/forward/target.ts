@@ -24,9 +24,12 @@ export function parseTarget(value: string): Target {
     url = new URL(value);
   } catch {
     const problem = urlProblem(value);
-    throw new TargetError(`--target expects an http(s) URL such as https://tenant.example.com, got "${value}"${problem !== undefined && problem !== 'not a valid URL' ? ` (${problem})` : ''}`);
+    throw new TargetError(
+      `--target expects an http(s) URL such as https://tenant.example.com, got "${value}"${problem !== undefined && problem !== 'not a valid URL' ? ` (${problem})` : ''}`,
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TargetError(`--target must be an http or https URL, got "${url.protocol}" in "${value}"`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TargetError(`--target must be an http or https URL, got "${url.protocol}" in "${value}"`);
   if (url.username !== '' || url.password !== '') throw new TargetError('--target must not carry credentials (user:password@); clients send their own');
   if (url.search !== '' || url.hash !== '') throw new TargetError(`--target must not have a query or fragment, got "${value}"`);
   if (url.hostname === '') throw new TargetError(`--target has no host: "${value}"`);

@@ -22,7 +22,12 @@ export function startTimeoutSweep(
   return timer;
 }
 
-function sweep(inFlight: InFlightList, timeoutMs: number, onTimedOut: (transit: Transit, proxyReq: ClientRequest) => void, onAbandoned: (transit: Transit) => void): void {
+function sweep(
+  inFlight: InFlightList,
+  timeoutMs: number,
+  onTimedOut: (transit: Transit, proxyReq: ClientRequest) => void,
+  onAbandoned: (transit: Transit) => void,
+): void {
   const limit = performance.now() - timeoutMs;
   for (const transit of inFlight.snapshot()) {
     // Its 'close' would have come with the socket's: a sweep later, it never will.

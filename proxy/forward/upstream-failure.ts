@@ -13,7 +13,8 @@ export function upstreamError(message: string, code: string): NodeJS.ErrnoExcept
 
 /** The failure before any of the response reached the client: the proxy answers it itself. */
 export function describeUpstreamFailure(error: NodeJS.ErrnoException, timedOut: boolean, timeoutMs: number): UpstreamFailure {
-  if (timedOut || error.code === 'UPSTREAM_TIMEOUT') return { status: 504, code: 'upstream_timeout', message: `upstream did not answer within ${timeoutMs} ms` };
+  if (timedOut || error.code === 'UPSTREAM_TIMEOUT')
+    return { status: 504, code: 'upstream_timeout', message: `upstream did not answer within ${timeoutMs} ms` };
   switch (error.code) {
     case 'ECONNREFUSED':
       return { status: 502, code: 'upstream_refused', message: 'upstream refused the connection (ECONNREFUSED)' };

@@ -20,7 +20,9 @@ export async function judgeEarlierTraffic(
   let failed = 0;
   return session.replay(path, {}, (exchange, judgement) => {
     if (!judgement && failed++ === 0) {
-      warn(`internal error judging earlier exchange ${exchange.id} of ${typeof path === 'string' ? path : path.join(', ')} (${session.lastInternalError}); it is counted but not judged`);
+      warn(
+        `internal error judging earlier exchange ${exchange.id} of ${typeof path === 'string' ? path : path.join(', ')} (${session.lastInternalError}); it is counted but not judged`,
+      );
     }
     add(exchange, judgement);
   });

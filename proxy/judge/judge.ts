@@ -21,7 +21,8 @@ export class JudgeAddon implements Addon {
     const exchange = exchangeOf(flow, this.origin);
     // The forwarding thread's performance.now() marks order the exchanges finer than their
     // timestamps' milliseconds; recorded with each entry, so validate orders them alike.
-    if (exchange.durationMs !== undefined && flow.marks.end !== undefined) exchange.order = { clock: this.session.clock, sent: flow.marks.start, received: flow.marks.end };
+    if (exchange.durationMs !== undefined && flow.marks.end !== undefined)
+      exchange.order = { clock: this.session.clock, sent: flow.marks.start, received: flow.marks.end };
     flow.exchange = exchange;
     const judgement = this.session.judgePrepared(exchange, credentialOf(flow));
     // The session counted it; the pipeline says it on the console and marks the flow not judged.

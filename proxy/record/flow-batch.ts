@@ -109,7 +109,11 @@ export class FlowBatchWriter {
 
   private body(capture: BodyCapture, dropReason: string | undefined): void {
     const snapshot = capture.snapshot(dropReason);
-    const flags = (snapshot.overflowed ? OVERFLOWED : 0) | (snapshot.complete ? COMPLETE : 0) | (snapshot.dropped !== undefined ? DROPPED : 0) | (snapshot.sha256 !== undefined ? HASHED : 0);
+    const flags =
+      (snapshot.overflowed ? OVERFLOWED : 0) |
+      (snapshot.complete ? COMPLETE : 0) |
+      (snapshot.dropped !== undefined ? DROPPED : 0) |
+      (snapshot.sha256 !== undefined ? HASHED : 0);
     this.numbers.push(snapshot.bytes, flags, snapshot.data ? snapshot.data.length : 0);
     if (snapshot.dropped !== undefined) this.string(snapshot.dropped);
     if (snapshot.sha256 !== undefined) this.string(snapshot.sha256);

@@ -72,7 +72,10 @@ async function startAdmin({ settings, post }: Thread): Promise<AdminListener | u
   } catch (error) {
     const { host, port: adminPort } = settings.admin;
     const code = (error as NodeJS.ErrnoException).code;
-    post({ type: 'failed', message: `cannot listen on --admin ${host.includes(':') ? `[${host}]` : host}:${adminPort}: ${code === 'EADDRINUSE' ? 'the address is in use' : code === 'EADDRNOTAVAIL' ? 'no such local address' : (error as Error).message}` });
+    post({
+      type: 'failed',
+      message: `cannot listen on --admin ${host.includes(':') ? `[${host}]` : host}:${adminPort}: ${code === 'EADDRINUSE' ? 'the address is in use' : code === 'EADDRNOTAVAIL' ? 'no such local address' : (error as Error).message}`,
+    });
     return null;
   }
 }
@@ -91,7 +94,12 @@ async function loadOpenApi({ settings, post }: Thread): Promise<OpenApiDescripti
 function openJournal({ settings, post, warn, closedSegments }: Thread): Journal | undefined {
   try {
     const { rotation } = settings;
-    return new Journal(settings.journalPath, warn, settings.appendToJournal === true, rotation ? { ...rotation, onClosed: (path) => closedSegments.closed(path) } : undefined);
+    return new Journal(
+      settings.journalPath,
+      warn,
+      settings.appendToJournal === true,
+      rotation ? { ...rotation, onClosed: (path) => closedSegments.closed(path) } : undefined,
+    );
   } catch (error) {
     post({ type: 'failed', message: `cannot write the journal ${settings.journalPath}: ${(error as Error).message}` });
     return undefined;
@@ -105,7 +113,13 @@ function proxySession(settings: RecorderSettings, openapi: OpenApiDescription | 
     layout: new ApiLayout({ base: apiBaseOfTarget(settings.targetBasePath ?? '', openapi?.declaredBasePaths), ...(openapi ? { openapi } : {}) }),
     nonGlobalClients: settings.nonGlobalClients,
     // The description's coverage is counted from the start: 0 of its operations before any traffic.
-    report: { kind: 'proxy', source: 'proxy', target: settings.reportTarget, openapi: openapi !== undefined, ...(openapi ? { description: openapi.coverageFrame() } : {}) },
+    report: {
+      kind: 'proxy',
+      source: 'proxy',
+      target: settings.reportTarget,
+      openapi: openapi !== undefined,
+      ...(openapi ? { description: openapi.coverageFrame() } : {}),
+    },
     clock: `proxy session ${randomUUID()}`,
   });
 }
@@ -147,7 +161,13 @@ class ProgressPoster {
  * A resumed journal's exchanges, replayed through the session before anything new: recorded in
  * its report and tally, their reasons not judged said, their rate-limit readings charted.
  */
-function replayEarlier({ settings, warn }: Thread, open: Journal, session: JudgingSession, notJudged: NotJudgedAddon, admin: AdminListener | undefined): { done: Promise<void>; count: () => number } {
+function replayEarlier(
+  { settings, warn }: Thread,
+  open: Journal,
+  session: JudgingSession,
+  notJudged: NotJudgedAddon,
+  admin: AdminListener | undefined,
+): { done: Promise<void>; count: () => number } {
   let earlier = 0;
   if (open.earlierBytes === 0) return { done: Promise.resolve(), count: () => 0 };
   const add = (exchange: Exchange, judgement: Judgement | undefined) => {
@@ -163,6 +183,18 @@ function replayEarlier({ settings, warn }: Thread, open: Journal, session: Judgi
   return { done, count: () => earlier };
 }
 
+/**
+ * The admin listener lives here, beside the judged data: it reads the session's tally, the
+ * reports' verdict and the journal's size; its feed is the pipeline's last step.
+ */
+function followedByAdmin(admin: AdminListener, open: Journal, session: JudgingSession, report: ReportAddon, settings: RecorderSettings): AdminFeedAddon {
+  admin.follow(() => ({ counts: session.tally.counts, ...soFar(report, settings) }));
+  admin.metrics.countsFrom(() => session.tally.counts);
+  open.onSize = (bytes, segments) => admin.metrics.journalSize(bytes, segments);
+  admin.metrics.journalSize(open.bytes, open.files);
+  return new AdminFeedAddon(admin);
+}
+
 /** Records every batch of flows the forwarding thread sends into `open`, until it says stop. */
 function record(thread: Thread, open: Journal, admin: AdminListener | undefined, openapi: OpenApiDescription | undefined): void {
   const { settings, port, post, warn } = thread;
@@ -170,15 +202,11 @@ function record(thread: Thread, open: Journal, admin: AdminListener | undefined,
   const session = proxySession(settings, openapi);
   const report = new ReportAddon(session);
   if (open.droppedTail) report.builder.addNotJudged(cutShortReason(open.path), 1, []);
-  // The admin listener lives here, beside the judged data; its verdict is the reports' own.
-  admin?.follow(() => ({ counts: session.tally.counts, ...soFar(report, settings) }));
-  admin?.metrics.countsFrom(() => session.tally.counts);
-  const adminFeed = admin ? new AdminFeedAddon(admin) : undefined;
-  const pipeline = new Pipeline([new JudgeAddon(session, settings.targetOrigin), new RecordAddon(session.secrets), open, notJudged, report, ...(adminFeed ? [adminFeed] : [])], warn);
-  if (admin) {
-    open.onSize = (bytes, segments) => admin.metrics.journalSize(bytes, segments);
-    admin.metrics.journalSize(open.bytes, open.files);
-  }
+  const adminFeed = admin ? followedByAdmin(admin, open, session, report, settings) : undefined;
+  const pipeline = new Pipeline(
+    [new JudgeAddon(session, settings.targetOrigin), new RecordAddon(session.secrets), open, notJudged, report, ...(adminFeed ? [adminFeed] : [])],
+    warn,
+  );
   const progress = new ProgressPoster(post, pipeline, session);
   const timers = startTimers(thread, open, report);
   // A resumed journal's exchanges are judged first; what arrives meanwhile waits its turn (one
@@ -228,7 +256,11 @@ function record(thread: Thread, open: Journal, admin: AdminListener | undefined,
 /** The verdict the reports would give now (the report builder's own), with the requirements' tally, the operations as the console names them, and the coverage's figures. */
 function soFar(report: ReportAddon, settings: RecorderSettings): Omit<SessionState, 'counts'> {
   const built = report.builder.build({ failOn: settings.failOn, baseline: settings.baseline });
-  return { verdict: { passed: built.passed, summary: built.summary }, operations: operationRows(built.traffic, OPERATIONS_LIVE), ...(built.coverage ? { coverage: coverageFigures(built.coverage) } : {}) };
+  return {
+    verdict: { passed: built.passed, summary: built.summary },
+    operations: operationRows(built.traffic, OPERATIONS_LIVE),
+    ...(built.coverage ? { coverage: coverageFigures(built.coverage) } : {}),
+  };
 }
 
 interface Timers {
@@ -252,7 +284,12 @@ function startTimers({ settings, warn }: Thread, open: Journal, report: ReportAd
       ? undefined
       : setInterval(() => {
           writing = writing
-            .then(() => writeReports(report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }), settings.reportDir, { jobSummary: false, dirChecked: true }))
+            .then(() =>
+              writeReports(report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }), settings.reportDir, {
+                jobSummary: false,
+                dirChecked: true,
+              }),
+            )
             .then(
               () => {
                 if (failed) warn(`the reports are written to ${settings.reportDir} again`);
@@ -273,14 +310,27 @@ function startTimers({ settings, warn }: Thread, open: Journal, report: ReportAd
   };
 }
 
-async function stop({ settings, closedSegments }: Thread, open: Journal, session: JudgingSession, report: ReportAddon, earlier: number, timers: Timers): Promise<RecorderSummary> {
+async function stop(
+  { settings, closedSegments }: Thread,
+  open: Journal,
+  session: JudgingSession,
+  report: ReportAddon,
+  earlier: number,
+  timers: Timers,
+): Promise<RecorderSummary> {
   await timers.stop();
   open.close();
   if (settings.rotation && open.lastClosed !== undefined) closedSegments.closed(open.lastClosed);
   await closedSegments.settled();
   const summary: RecorderSummary = {
     counts: session.tally.counts,
-    journal: { path: open.path, written: open.written, lost: open.lost, earlier, ...(settings.rotation ? { segments: open.segments.map((path) => closedSegments.nameOf(path)) } : {}) },
+    journal: {
+      path: open.path,
+      written: open.written,
+      lost: open.lost,
+      earlier,
+      ...(settings.rotation ? { segments: open.segments.map((path) => closedSegments.nameOf(path)) } : {}),
+    },
     reportFiles: [],
     report: report.builder.build({ failOn: settings.failOn, baseline: settings.baseline }),
   };

@@ -74,8 +74,7 @@ export class Recorder {
         if (message.type === 'ready') {
           recorder.adminPort = message.adminPort;
           resolve();
-        }
-        else if (message.type === 'failed') reject(new RecorderStartError(message.message));
+        } else if (message.type === 'failed') reject(new RecorderStartError(message.message));
       };
       worker.on('message', onMessage);
       worker.once('error', (error) => reject(new RecorderStartError(`the recorder did not start: ${error.message}`)));
@@ -83,7 +82,9 @@ export class Recorder {
       await worker.terminate();
       throw error;
     });
-    worker.on('error', (error) => recorder.onFailure(`the recorder stopped on an internal error (${error.message}); exchanges are still forwarded but no longer recorded`));
+    worker.on('error', (error) =>
+      recorder.onFailure(`the recorder stopped on an internal error (${error.message}); exchanges are still forwarded but no longer recorded`),
+    );
     worker.on('exit', () => recorder.onFailure('the recorder stopped; exchanges are still forwarded but no longer recorded'));
     return recorder;
   }

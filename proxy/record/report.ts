@@ -22,6 +22,10 @@ export class ReportAddon implements Addon {
     }
     // Without findings there is nothing to scrub: the judgement goes as it is. The exchange is the
     // redacted one: the session's known secrets are masked in it already.
-    this.session.record(flow.safeExchange, flow.judgement.findings.length === 0 ? flow.judgement : { ...flow.judgement, findings: flow.safeFindings }, flow.internalError !== undefined);
+    this.session.record(
+      flow.safeExchange,
+      flow.judgement.findings.length === 0 ? flow.judgement : { ...flow.judgement, findings: flow.safeFindings },
+      flow.internalError !== undefined,
+    );
   }
 }

@@ -14,7 +14,11 @@ export function statusLine(c: StatusCounts): string {
 
 /** The status line's exchanges and findings, without the operations (the live page lists those by name). */
 export function countsLine(c: StatusCounts): string {
-  const extras = [c.notCovered > 0 ? `${c.notCovered} outside the API` : '', c.failed > 0 ? `${c.failed} without response` : '', c.refused > 0 ? `${c.refused} refused` : '']
+  const extras = [
+    c.notCovered > 0 ? `${c.notCovered} outside the API` : '',
+    c.failed > 0 ? `${c.failed} without response` : '',
+    c.refused > 0 ? `${c.refused} refused` : '',
+  ]
     .filter((s) => s !== '')
     .join(', ');
   return `${c.exchanges} exchanges${extras ? ` (${extras})` : ''}; findings: ${c.findings.must} must, ${c.findings.should} should, ${c.findings.client} client`;

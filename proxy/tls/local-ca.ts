@@ -229,9 +229,13 @@ async function lock(dir: string, shownDir: string): Promise<() => Promise<void>>
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new LocalCaError(`cannot use --tls-dir ${shownDir}: ${describe(error)}`);
     }
-    const age = await stat(path).then((s) => Date.now() - s.mtimeMs, () => 0);
+    const age = await stat(path).then(
+      (s) => Date.now() - s.mtimeMs,
+      () => 0,
+    );
     if (age > STALE_LOCK_MS) await unlink(path).catch(() => {});
-    else if (Date.now() > deadline) throw new LocalCaError(`cannot use --tls-dir ${shownDir}: another process is making certificates there (remove ${path} if none is)`);
+    else if (Date.now() > deadline)
+      throw new LocalCaError(`cannot use --tls-dir ${shownDir}: another process is making certificates there (remove ${path} if none is)`);
     else await new Promise((done) => setTimeout(done, 50));
   }
 }

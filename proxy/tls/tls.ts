@@ -64,7 +64,8 @@ async function userPair(certFile: string, keyFile: string, listenHost: string): 
   }
   if (!certificate.checkPrivateKey(privateKey)) throw new TlsSetupError(`--tls-key ${keyFile} is not the key of the certificate in --tls-cert ${certFile}`);
   const notes: string[] = [];
-  if (new Date(certificate.validTo) < new Date()) notes.push(`warning: the certificate in ${certFile} expired on ${certificate.validTo}; clients will refuse it`);
+  if (new Date(certificate.validTo) < new Date())
+    notes.push(`warning: the certificate in ${certFile} expired on ${certificate.validTo}; clients will refuse it`);
   const wildcard = listenHost === '0.0.0.0' || listenHost === '::';
   if (!wildcard && (isIP(listenHost) ? certificate.checkIP(listenHost) : certificate.checkHost(listenHost)) === undefined) {
     notes.push(`note: the certificate in ${certFile} does not name ${listenHost}; clients connecting to that name will refuse it`);
@@ -77,7 +78,14 @@ async function readFlagFile(flag: string, path: string): Promise<string> {
     return await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory, not a file' : (code ?? (error as Error).message);
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'a directory, not a file'
+            : (code ?? (error as Error).message);
     throw new TlsSetupError(`cannot read ${flag} ${path}: ${why}`);
   }
 }

@@ -24,7 +24,9 @@ export function bearerTokenIsJwt(input: CheckInput): CheckResult {
   const { token } = input.exchange;
   if (!token.wellFormed || notRecorded(input)) return undefined;
   if (token.claims) return [];
-  return [finding('AUTH-TOKEN-IS-JWT', 'client', 'a bearer token in JWT format', `a token that does not decode as a JWT (${token.decodeError ?? 'unknown reason'})`)];
+  return [
+    finding('AUTH-TOKEN-IS-JWT', 'client', 'a bearer token in JWT format', `a token that does not decode as a JWT (${token.decodeError ?? 'unknown reason'})`),
+  ];
 }
 
 /** 429 comes before authentication on many services: a throttled request says nothing about these rules. */
@@ -50,7 +52,8 @@ function carriedOutWithout(input: CheckInput, states: ReadonlySet<CredentialStat
 }
 
 /** What the target did with a request it should have refused: "the target carried out a DELETE sent with …". */
-const carriedOut = (input: CheckInput, state: CredentialState): string => `the target carried out a ${input.exchange.request.method} sent with ${sentWith(state, input.exchange.token)}`;
+const carriedOut = (input: CheckInput, state: CredentialState): string =>
+  `the target carried out a ${input.exchange.request.method} sent with ${sentWith(state, input.exchange.token)}`;
 
 /** The credential a request was sent with, as the object of "sent with …". */
 function sentWith(state: CredentialState, token: CheckInput['exchange']['token']): string {
@@ -100,7 +103,8 @@ function refusedWith401(input: CheckInput, states: ReadonlySet<CredentialState>,
 export function missingTokenRefused(input: CheckInput): CheckResult {
   // On delete, a 404 reads like an answer about the profile; what was seen is that the caller was not refused
   // (a router or a stub's matcher answers 404 as well, so nothing is said of why).
-  const notRefused = input.exchange.response?.status === 404 && isDelete(input) ? ' for a request without a valid token: the caller was not refused with 401' : '';
+  const notRefused =
+    input.exchange.response?.status === 404 && isDelete(input) ? ' for a request without a valid token: the caller was not refused with 401' : '';
   return refusedWith401(input, MISSING, ['AUTH-MISSING-TOKEN-401', 'AUTH-MISSING-TOKEN-401-OTHER'], notRefused);
 }
 
@@ -123,7 +127,15 @@ export function nonGlobalClientRefused(input: CheckInput): CheckResult {
   const { token } = input.exchange;
   if (unanswered(status) || token.clientGlobal !== false || !token.claims || INVALID_CREDENTIAL_STATES.has(credentialStateOf(input))) return undefined;
   if (status === 401) return [];
-  if (isSuccess(status)) return [securityFinding('AUTH-NON-GLOBAL-401', '401', String(status), `the target carried out a ${input.exchange.request.method} for a client that is not global`)];
+  if (isSuccess(status))
+    return [
+      securityFinding(
+        'AUTH-NON-GLOBAL-401',
+        '401',
+        String(status),
+        `the target carried out a ${input.exchange.request.method} for a client that is not global`,
+      ),
+    ];
   return [finding('AUTH-NON-GLOBAL-401', 'implementation', '401 for a client that is not global', String(status))];
 }
 
@@ -136,7 +148,14 @@ export function keyUrlNotFetched({ exchange }: CheckInput): CheckResult {
   const fetched = exchange.token.keyUrlFetched;
   if (fetched === undefined) return undefined;
   if (!fetched) return [];
-  return [securityFinding('AUTH-KEY-URL-NOT-FETCHED', 'no request to the key URL the token names (jku, x5u)', 'a request to it', `the target fetched the key URL a token named, answering a ${exchange.request.method}: it sends requests wherever a token says`)];
+  return [
+    securityFinding(
+      'AUTH-KEY-URL-NOT-FETCHED',
+      'no request to the key URL the token names (jku, x5u)',
+      'a request to it',
+      `the target fetched the key URL a token named, answering a ${exchange.request.method}: it sends requests wherever a token says`,
+    ),
+  ];
 }
 
 /** The audience of a client-credentials token request, from a form or JSON body. */
@@ -144,7 +163,8 @@ function tokenRequestParams({ exchange, requestJson }: CheckInput): Record<strin
   const body = exchange.request.body;
   if (!body || body.truncated) return undefined;
   const type = exchange.request.headers['content-type'] ?? '';
-  if (/json/i.test(type)) return requestJson?.ok && typeof requestJson.value === 'object' && requestJson.value !== null ? (requestJson.value as Record<string, unknown>) : undefined;
+  if (/json/i.test(type))
+    return requestJson?.ok && typeof requestJson.value === 'object' && requestJson.value !== null ? (requestJson.value as Record<string, unknown>) : undefined;
   return Object.fromEntries(new URLSearchParams(body.text));
 }
 

@@ -21,7 +21,12 @@ export function responseBodyIsJson(input: CheckInput): CheckResult {
   const findings: Finding[] = [];
   if (typeRecorded && !isJsonMediaType(contentType)) {
     findings.push(
-      finding('GEN-JSON-RESPONSE', 'implementation', 'Content-Type application/json on a response with a body', contentType === undefined ? 'no Content-Type' : show(contentType)),
+      finding(
+        'GEN-JSON-RESPONSE',
+        'implementation',
+        'Content-Type application/json on a response with a body',
+        contentType === undefined ? 'no Content-Type' : show(contentType),
+      ),
     );
   }
   if (responseJson && !responseJson.ok) {
@@ -36,9 +41,14 @@ export function responseBodyIsJson(input: CheckInput): CheckResult {
  * show) 200, inferred, and any 4XX. The kit's description and this rule are the same list.
  */
 const documentedResponses = once((): Record<DocumentOperationId, Record<string, unknown>> => {
-  const { paths } = parse(readFileSync(join(schemasDir, 'openapi.yaml'), 'utf8')) as { paths: Record<string, Record<string, { operationId: DocumentOperationId; responses: Record<string, unknown> }>> };
+  const { paths } = parse(readFileSync(join(schemasDir, 'openapi.yaml'), 'utf8')) as {
+    paths: Record<string, Record<string, { operationId: DocumentOperationId; responses: Record<string, unknown> }>>;
+  };
   const operations = Object.values(paths).flatMap((methods) => Object.values(methods));
-  return Object.fromEntries(operations.map((operation) => [operation.operationId, operation.responses])) as Record<DocumentOperationId, Record<string, unknown>>;
+  return Object.fromEntries(operations.map((operation) => [operation.operationId, operation.responses])) as Record<
+    DocumentOperationId,
+    Record<string, unknown>
+  >;
 });
 
 export function statusCodeIsDocumented({ exchange, operation }: CheckInput): CheckResult {

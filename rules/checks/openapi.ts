@@ -25,7 +25,14 @@ export function responseBodyMatchesOpenApi(input: CheckInput): CheckResult {
   if (problems === undefined) return undefined;
   if (!Array.isArray(problems)) return partNotJudged(input, 'OAS-RESPONSE-SCHEMA', 'its response body against the OpenAPI description', problems.notJudged);
   if (problems.length === 0) return [];
-  return [finding('OAS-RESPONSE-SCHEMA', 'implementation', `a ${response.status} body matching the OpenAPI description's schema for ${openapi.name}`, problemsText(problems))];
+  return [
+    finding(
+      'OAS-RESPONSE-SCHEMA',
+      'implementation',
+      `a ${response.status} body matching the OpenAPI description's schema for ${openapi.name}`,
+      problemsText(problems),
+    ),
+  ];
 }
 
 export function requestBodyMatchesOpenApi(input: CheckInput): CheckResult {

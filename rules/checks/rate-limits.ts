@@ -1,6 +1,17 @@
 // 429 and the X-RateLimit-* headers.
 import { nonNegativeInteger, rateLimitClient, rateLimitHeaders, timingOf } from '../rate-limit-tracker.ts';
-import { defineCheck, EVERY_OPERATION, finding, rateLimitObservationOf, RESPONSE_HEADERS_NOT_RECORDED, responseHeadersRecorded, show, type CheckInput, type CheckResult, type NotRecorded } from './check.ts';
+import {
+  defineCheck,
+  EVERY_OPERATION,
+  finding,
+  rateLimitObservationOf,
+  RESPONSE_HEADERS_NOT_RECORDED,
+  responseHeadersRecorded,
+  show,
+  type CheckInput,
+  type CheckResult,
+  type NotRecorded,
+} from './check.ts';
 import type { Finding } from '../types.ts';
 
 const HEADER_NAMES = { limit: 'X-RateLimit-Limit', remaining: 'X-RateLimit-Remaining', reset: 'X-RateLimit-Reset' } as const;
@@ -16,7 +27,14 @@ export function rateLimitHeadersOn429(input: CheckInput): CheckResult | NotRecor
   const missing: string[] = [];
   for (const key of HEADER_KEYS) if ((present[key] ?? '').trim() === '') missing.push(HEADER_NAMES[key]);
   if (missing.length === 0) return [];
-  return [finding('RL-429-HEADERS', 'implementation', 'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset', `a 429 without ${missing.join(', ')}`)];
+  return [
+    finding(
+      'RL-429-HEADERS',
+      'implementation',
+      'a 429 with X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset',
+      `a 429 without ${missing.join(', ')}`,
+    ),
+  ];
 }
 
 /** A Reset further than this from the response time is not a plausible epoch-seconds instant. */
@@ -44,7 +62,9 @@ export function rateLimitHeadersWellFormed(input: CheckInput): CheckResult {
     const startMs = rateLimitObservationOf(input)?.start ?? Date.parse(input.exchange.startedAt);
     const now = startMs / 1000;
     if (!Number.isNaN(now) && Math.abs(reset - now) > RESET_HORIZON_SECONDS) {
-      findings.push(headerValueFinding('X-RateLimit-Reset as UNIX epoch seconds near the response time', `${reset} (${Math.round(reset - now)} s from the request)`));
+      findings.push(
+        headerValueFinding('X-RateLimit-Reset as UNIX epoch seconds near the response time', `${reset} (${Math.round(reset - now)} s from the request)`),
+      );
     }
   }
   if (response.status === 429 && remaining !== undefined && remaining !== 0) {

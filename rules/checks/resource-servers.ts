@@ -14,7 +14,15 @@ export function tokenLifetimeForWebWithinTokenLifetime(input: CheckInput): Check
   const lifetime = rs?.['token_lifetime'];
   if (typeof web !== 'number' || typeof lifetime !== 'number') return undefined;
   if (web <= lifetime) return [];
-  return [finding('RS-TOKEN-LIFETIME-FOR-WEB', 'implementation', `token_lifetime_for_web not greater than token_lifetime (${lifetime})`, String(web), '/token_lifetime_for_web')];
+  return [
+    finding(
+      'RS-TOKEN-LIFETIME-FOR-WEB',
+      'implementation',
+      `token_lifetime_for_web not greater than token_lifetime (${lifetime})`,
+      String(web),
+      '/token_lifetime_for_web',
+    ),
+  ];
 }
 
 export function resourceServerMatchesLookup(input: CheckInput): CheckResult {
@@ -29,7 +37,12 @@ export function resourceServerMatchesLookup(input: CheckInput): CheckResult {
   const names = [rawId, id, decodeSegment(id)];
   if (names.includes(returnedId) || names.includes(identifier)) return [];
   return [
-    finding('RS-LOOKUP-BY-ID-OR-AUDIENCE', 'implementation', `the resource server whose id or identifier is ${show(id)}`, `id ${show(returnedId)}, identifier ${show(identifier)}`),
+    finding(
+      'RS-LOOKUP-BY-ID-OR-AUDIENCE',
+      'implementation',
+      `the resource server whose id or identifier is ${show(id)}`,
+      `id ${show(returnedId)}, identifier ${show(identifier)}`,
+    ),
   ];
 }
 

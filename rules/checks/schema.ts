@@ -29,7 +29,15 @@ const SAME_PLACE_NAMED: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf'
 /** Keywords followed by a name or an index whose subschema holds for a free key or any element: "*". */
 const ANY_MEMBER_NAMED: ReadonlySet<string> = new Set(['patternProperties', 'prefixItems']);
 /** Keywords whose subschema holds for a free key or any element: "*". */
-const ANY_MEMBER: ReadonlySet<string> = new Set(['additionalProperties', 'unevaluatedProperties', 'propertyNames', 'items', 'additionalItems', 'unevaluatedItems', 'contains']);
+const ANY_MEMBER: ReadonlySet<string> = new Set([
+  'additionalProperties',
+  'unevaluatedProperties',
+  'propertyNames',
+  'items',
+  'additionalItems',
+  'unevaluatedItems',
+  'contains',
+]);
 
 /**
  * The place in the documented shape of the body a schema error is about, as an RFC 6901 JSON
@@ -163,14 +171,29 @@ export function invalidUpdateRefused(input: CheckInput): CheckResult {
   const errors = updateRequestErrors(input);
   if (!errors || errors.length === 0) return undefined;
   if (!isSuccess(status)) return [];
-  const rules = errors.slice(0, 3).map((e) => `${e.requirement}: expected ${e.expected}`).join(' | ');
-  return [finding('SES-INVALID-UPDATE-REFUSED', 'implementation', `a 4xx refusal of a body that breaks the rules (${rules})`, `${status}, the update was accepted`)];
+  const rules = errors
+    .slice(0, 3)
+    .map((e) => `${e.requirement}: expected ${e.expected}`)
+    .join(' | ');
+  return [
+    finding('SES-INVALID-UPDATE-REFUSED', 'implementation', `a 4xx refusal of a body that breaks the rules (${rules})`, `${status}, the update was accepted`),
+  ];
 }
 
 export const schemaChecks = [
   defineCheck(
     responseBodyMatchesSchema,
-    ['SES-RESPONSE-SCHEMA', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH', 'RS-RESPONSE-SCHEMA', 'RS-SIGNING-ALG', 'RS-TOKEN-DIALECT', 'RS-TOKEN-ENCRYPTION', 'RS-NAME-CHARACTERS', 'RS-SIGNING-SECRET-LENGTH'],
+    [
+      'SES-RESPONSE-SCHEMA',
+      'SES-METADATA-MAX-PROPERTIES',
+      'SES-METADATA-VALUE-LENGTH',
+      'RS-RESPONSE-SCHEMA',
+      'RS-SIGNING-ALG',
+      'RS-TOKEN-DIALECT',
+      'RS-TOKEN-ENCRYPTION',
+      'RS-NAME-CHARACTERS',
+      'RS-SIGNING-SECRET-LENGTH',
+    ],
     ['updateSession', 'getResourceServer'],
   ),
   defineCheck(updateRequestMatchesSchema, ['SES-REQUEST-BODY', 'SES-METADATA-MAX-PROPERTIES', 'SES-METADATA-VALUE-LENGTH'], ['updateSession']),

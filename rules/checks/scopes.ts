@@ -43,8 +43,10 @@ export function tokenScopesAreWellFormed({ exchange }: CheckInput): CheckResult 
   const { malformed, unknown } = scopeForms(scopes);
   // One finding per scope, so that a report names each scope once, whichever tokens carried it.
   const findings: Finding[] = [];
-  for (const scope of malformed.slice(0, SCOPES_NAMED)) findings.push(finding('SCOPE-FORMAT', 'client', 'scopes of the form <action>:<resource>', shortScope(scope)));
-  for (const scope of unknown.slice(0, SCOPES_NAMED)) findings.push(finding('SCOPE-IN-CATALOG', 'client', "scopes from the document's scope catalog", shortScope(scope)));
+  for (const scope of malformed.slice(0, SCOPES_NAMED))
+    findings.push(finding('SCOPE-FORMAT', 'client', 'scopes of the form <action>:<resource>', shortScope(scope)));
+  for (const scope of unknown.slice(0, SCOPES_NAMED))
+    findings.push(finding('SCOPE-IN-CATALOG', 'client', "scopes from the document's scope catalog", shortScope(scope)));
   return findings;
 }
 
@@ -74,7 +76,14 @@ export function insufficientScopeNamesExpectedScope({ exchange }: CheckInput): C
   const { scope } = REQUIRED_SCOPES.deleteTokenExchangeProfile;
   const text = response.body?.text ?? '';
   if (text.includes(scope)) return [];
-  return [finding('SCOPE-DELETE-403', 'implementation', `a 403 whose message states the expected scope ${scope}`, text === '' ? 'a 403 with no body' : show(text, 120))];
+  return [
+    finding(
+      'SCOPE-DELETE-403',
+      'implementation',
+      `a 403 whose message states the expected scope ${scope}`,
+      text === '' ? 'a 403 with no body' : show(text, 120),
+    ),
+  ];
 }
 
 export const scopeChecks = [

@@ -22,7 +22,15 @@ export function sessionMetadataCleared(input: CheckInput): CheckResult {
   if (!sent || !session || !(sent.value === null || isEmptyObject(sent.value))) return undefined;
   const returned = session['session_metadata'];
   if (hasNoMetadata(returned)) return [];
-  return [finding('SES-METADATA-CLEARED', 'implementation', `no session metadata left after sending ${show(sent.value)}`, `session_metadata ${show(returned, 120)}`, '/session_metadata')];
+  return [
+    finding(
+      'SES-METADATA-CLEARED',
+      'implementation',
+      `no session metadata left after sending ${show(sent.value)}`,
+      `session_metadata ${show(returned, 120)}`,
+      '/session_metadata',
+    ),
+  ];
 }
 
 function sameMetadata(a: unknown, b: unknown): boolean {

@@ -8,7 +8,11 @@ export function noContentHasNoBody({ exchange }: CheckInput): CheckResult {
   const length = response.headers['content-length'];
   if (!response.body && (length === undefined || length === '0')) return [];
   const overLimit = response.body?.overLimit;
-  const received = overLimit ? `a body of ${describeBytes(overLimit.bytes)} beginning ${show(response.body!.text, 60)}` : response.body ? `a body of ${response.body.text.length} characters: ${show(response.body.text, 60)}` : `Content-Length ${length}`;
+  const received = overLimit
+    ? `a body of ${describeBytes(overLimit.bytes)} beginning ${show(response.body!.text, 60)}`
+    : response.body
+      ? `a body of ${response.body.text.length} characters: ${show(response.body.text, 60)}`
+      : `Content-Length ${length}`;
   return [finding('TEP-DELETE-NO-BODY', 'implementation', 'a 204 with no body', received)];
 }
 

@@ -105,7 +105,15 @@ export class OpenApiDescription {
   coverageFrame(): DescriptionFrame {
     this.frame ??= Object.freeze({
       ...this.info,
-      operations: Object.freeze(this.operations.map((o) => Object.freeze({ operation: o.key, ...(o.operationId !== undefined ? { operationId: o.operationId } : {}), statuses: Object.freeze(o.declaredStatuses()) }))),
+      operations: Object.freeze(
+        this.operations.map((o) =>
+          Object.freeze({
+            operation: o.key,
+            ...(o.operationId !== undefined ? { operationId: o.operationId } : {}),
+            statuses: Object.freeze(o.declaredStatuses()),
+          }),
+        ),
+      ),
     });
     return this.frame;
   }
@@ -256,7 +264,13 @@ class DescribedOperation implements OpenApiOperation {
     return Object.fromEntries(Object.entries(responses).filter(([key]) => /^([1-5](\d\d|XX)|default)$/i.test(key)));
   }
 
-  private bodyProblems(holder: { value: Record<string, unknown>; location: Location }, direction: Direction, contentType: string | undefined, body: unknown, what: string): BodyProblems {
+  private bodyProblems(
+    holder: { value: Record<string, unknown>; location: Location },
+    direction: Direction,
+    contentType: string | undefined,
+    body: unknown,
+    what: string,
+  ): BodyProblems {
     const content = holder.value.content;
     if (!isRecord(content)) return undefined;
     const mediaKey = mediaTypeKey(Object.keys(content), contentType);
@@ -342,7 +356,8 @@ function outlineChecked(document: unknown, origin: string): { outline: Record<st
   const notOpenApi = (cause: string) => new OpenApiError(`${origin}: not an OpenAPI 3.0 or 3.1 description (${cause})`);
   if (document === null || document === undefined) throw notOpenApi('empty');
   if (!isRecord(document)) throw notOpenApi(Array.isArray(document) ? 'a list, not an object' : `a ${typeof document}, not an object`);
-  if ('swagger' in document) throw new OpenApiError(`${origin}: Swagger ${String(document.swagger)} is not supported, only OpenAPI 3.0 and 3.1 (convert it to OpenAPI 3 first)`);
+  if ('swagger' in document)
+    throw new OpenApiError(`${origin}: Swagger ${String(document.swagger)} is not supported, only OpenAPI 3.0 and 3.1 (convert it to OpenAPI 3 first)`);
   if (!('openapi' in document)) throw notOpenApi('no "openapi" field');
   const version = versionOf(document, origin);
   if (!isRecord(document.paths)) throw notOpenApi('no "paths" object');
@@ -351,7 +366,8 @@ function outlineChecked(document: unknown, origin: string): { outline: Record<st
 
 function versionOf(document: Record<string, unknown>, origin: string): '3.0' | '3.1' {
   const version = document.openapi;
-  if (typeof version !== 'string') throw new OpenApiError(`${origin}: "openapi" must be a version string such as "3.1.0", not ${JSON.stringify(version)} (quote it in YAML)`);
+  if (typeof version !== 'string')
+    throw new OpenApiError(`${origin}: "openapi" must be a version string such as "3.1.0", not ${JSON.stringify(version)} (quote it in YAML)`);
   const minor = /^3\.([01])(\.\d+)?([-+].*)?$/.exec(version)?.[1];
   if (minor === undefined) throw new OpenApiError(`${origin}: OpenAPI ${version} is not supported, only 3.0.x and 3.1.x`);
   return minor === '0' ? '3.0' : '3.1';

@@ -40,7 +40,8 @@ export function draft07Of(schema: unknown, context: Draft07Context): unknown {
   for (const [key, value] of Object.entries(schema)) {
     if (OPENAPI_ANNOTATIONS.has(key) || key.startsWith('x-')) continue;
     if (DATA_KEYWORDS.has(key)) out[key] = value;
-    else if (SCHEMA_MAPS.has(key) && isRecord(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, draft07Of(sub, context)]));
+    else if (SCHEMA_MAPS.has(key) && isRecord(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, draft07Of(sub, context)]));
     else out[key] = draft07Of(value, context);
   }
   requiredThisWay(schema, out, context);

@@ -22,7 +22,8 @@ export async function startAdminTarget(): Promise<{ origin: string; close(): Pro
       const path = req.url ?? '/';
       if (path === '/api/v2/resource-servers/rs_1') return json(200, resourceServer(), rateLimitHeaders(41));
       // signing_alg outside its enum: a schema finding.
-      if (path === '/api/v2/resource-servers/rs_bad') return json(200, resourceServer({ id: 'rs_bad', name: ECHOED_SECRET, signing_alg: 'none', signing_secret: RESPONSE_SECRET }), rateLimitHeaders(40));
+      if (path === '/api/v2/resource-servers/rs_bad')
+        return json(200, resourceServer({ id: 'rs_bad', name: ECHOED_SECRET, signing_alg: 'none', signing_secret: RESPONSE_SECRET }), rateLimitHeaders(40));
       // A session update answered with a resource server: not the session the document describes.
       if (path.startsWith('/api/v2/sessions/')) return json(200, resourceServer({ signing_secret: RESPONSE_SECRET }), rateLimitHeaders(38));
       // Carried out whatever the credential: without one it is a security finding.

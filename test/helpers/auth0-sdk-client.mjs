@@ -25,4 +25,6 @@ const management = new ManagementClient({
 const session = await management.sessions.update(env('SDK_SESSION_ID'), { session_metadata: { plan: 'platinum' } });
 const resourceServer = await management.resourceServers.get(env('SDK_RESOURCE_SERVER_ID'));
 const deleted = await management.tokenExchangeProfiles.delete(env('SDK_TOKEN_EXCHANGE_PROFILE_ID'));
-process.stdout.write(JSON.stringify({ sessionMetadata: session.session_metadata, resourceServerName: resourceServer.name, deleted: deleted === undefined }) + '\n');
+process.stdout.write(
+  JSON.stringify({ sessionMetadata: session.session_metadata, resourceServerName: resourceServer.name, deleted: deleted === undefined }) + '\n',
+);

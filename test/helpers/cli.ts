@@ -17,7 +17,11 @@ export interface CliChild {
 
 /** Starts `tmi-conform ...args`; GITHUB_STEP_SUMMARY is emptied so that no report reaches a CI job's summary from a test. */
 export function startCli(args: string[], options: { cwd?: string } = {}): CliChild {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, GITHUB_STEP_SUMMARY: '' }, stdio: ['ignore', 'pipe', 'pipe'], ...(options.cwd ? { cwd: options.cwd } : {}) });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
   let stdout = '';
   let stderr = '';
   const stderrWaiters: Array<{ text: string; resolve: () => void }> = [];
@@ -50,7 +54,9 @@ export function startCli(args: string[], options: { cwd?: string } = {}): CliChi
 
 /** The environment of a user's shell: none of the test runner's own variables, no TMI_* setting, no CI job summary. */
 export function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'NODE_ENV' && k !== 'GITHUB_STEP_SUMMARY'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('TMI_') && k !== 'NODE_ENV' && k !== 'GITHUB_STEP_SUMMARY'),
+  );
   return { ...env, ...extra };
 }
 

@@ -25,7 +25,10 @@ function measureTextContrast(): TextContrast[] {
   const parse = (css: string): Rgba => {
     const m = /rgba?\(([^)]+)\)/.exec(css);
     if (!m) return [0, 0, 0, 0]; // "none", "transparent"
-    const [r, g, b, a] = m[1]!.split(/[\s,/]+/).filter((p) => p !== '').map(Number);
+    const [r, g, b, a] = m[1]!
+      .split(/[\s,/]+/)
+      .filter((p) => p !== '')
+      .map(Number);
     return [r!, g!, b!, a ?? 1];
   };
   /** `top` painted over an opaque `below`. */
@@ -58,7 +61,11 @@ function measureTextContrast(): TextContrast[] {
   const out: TextContrast[] = [];
   for (const element of document.querySelectorAll('body *')) {
     if (['SCRIPT', 'STYLE', 'title'].includes(element.tagName)) continue;
-    const own = [...element.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent ?? '').join('').trim();
+    const own = [...element.childNodes]
+      .filter((n) => n.nodeType === Node.TEXT_NODE)
+      .map((n) => n.textContent ?? '')
+      .join('')
+      .trim();
     if (own === '') continue;
     const style = getComputedStyle(element);
     if (element.getClientRects().length === 0 || style.visibility !== 'visible' || element.closest('svg title')) continue;
@@ -66,7 +73,13 @@ function measureTextContrast(): TextContrast[] {
     let background: Rgba = [255, 255, 255, 1];
     for (const layer of layers.reverse()) background = over(layer, background);
     const color = over(parse(element instanceof SVGElement ? style.fill : style.color), background);
-    out.push({ text: own.slice(0, 60), element: `${element.tagName.toLowerCase()}.${element.getAttribute('class') ?? ''}`, color: style.color, background: `rgb(${background.slice(0, 3).map(Math.round).join(', ')})`, ratio: Math.round(ratio(color, background) * 100) / 100 });
+    out.push({
+      text: own.slice(0, 60),
+      element: `${element.tagName.toLowerCase()}.${element.getAttribute('class') ?? ''}`,
+      color: style.color,
+      background: `rgb(${background.slice(0, 3).map(Math.round).join(', ')})`,
+      ratio: Math.round(ratio(color, background) * 100) / 100,
+    });
   }
   return out;
 }

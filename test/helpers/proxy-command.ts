@@ -40,7 +40,11 @@ export async function startProxyCommand(targetOrigin: string, flags: string[]): 
 
 /** Starts the proxy command expecting a refusal: the UsageError's message, exit code 2. */
 export async function proxyCommandRefusal(targetOrigin: string, flags: string[]): Promise<string> {
-  const error = await run(['--target', targetOrigin, '--listen', '127.0.0.1:0', '--status-interval', '0', ...flags], { stopped: Promise.resolve(), out: () => {}, err: () => {} }).then(
+  const error = await run(['--target', targetOrigin, '--listen', '127.0.0.1:0', '--status-interval', '0', ...flags], {
+    stopped: Promise.resolve(),
+    out: () => {},
+    err: () => {},
+  }).then(
     () => undefined,
     (e: unknown) => e,
   );

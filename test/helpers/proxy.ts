@@ -23,7 +23,17 @@ export async function startTestProxy(target: string, options: Partial<ProxySessi
   const harPath = join(dir, 'traffic.har');
   const journalPath = `${harPath}.jsonl`;
   const reportDir = join(dir, 'reports');
-  const proxy = await startProxy({ target: parseTarget(target), host: '127.0.0.1', port: 0, journalPath, harPath, reportDir, failOn: 'must', statusIntervalMs: 0, ...options });
+  const proxy = await startProxy({
+    target: parseTarget(target),
+    host: '127.0.0.1',
+    port: 0,
+    journalPath,
+    harPath,
+    reportDir,
+    failOn: 'must',
+    statusIntervalMs: 0,
+    ...options,
+  });
   return {
     proxy,
     dir,
@@ -44,7 +54,12 @@ export async function recorded(proxy: RunningProxy, count: number): Promise<void
 }
 
 export type RecordedEntry = HarEntry & {
-  _conformance: { operation: string | null; findings: Array<{ requirement: string; level: string; subject: string; message: string }>; token: Record<string, unknown>; error?: string };
+  _conformance: {
+    operation: string | null;
+    findings: Array<{ requirement: string; level: string; subject: string; message: string }>;
+    token: Record<string, unknown>;
+    error?: string;
+  };
   comment?: string;
   response: NonNullable<HarEntry['response']> & { bodySize?: number; content?: { _truncated?: boolean; text?: string; size?: number } };
 };
@@ -75,4 +90,3 @@ export const statusOf = (raw: string): number | undefined => {
   const match = /^HTTP\/1\.[01] (\d{3})/.exec(raw);
   return match ? Number(match[1]) : undefined;
 };
-

@@ -50,7 +50,18 @@ export function projectReport(report: Report, options: ProjectOptions = {}): Rou
       if (e.kind !== 'exchange' || (e.status !== 'fail' && e.status !== 'warn')) continue;
       for (const f of e.findings ?? []) {
         if (f.requirement !== r.id || (suites && f.subject !== 'implementation')) continue;
-        findings.push([f.requirement, f.subject, e.exchange?.request.method, e.exchange?.operation ?? pathOf(e.exchange?.request.url), e.exchange?.response?.status ?? 'error', f.security ? 'security' : ''].join(' ').trim());
+        findings.push(
+          [
+            f.requirement,
+            f.subject,
+            e.exchange?.request.method,
+            e.exchange?.operation ?? pathOf(e.exchange?.request.url),
+            e.exchange?.response?.status ?? 'error',
+            f.security ? 'security' : '',
+          ]
+            .join(' ')
+            .trim(),
+        );
       }
     }
   }
@@ -78,7 +89,9 @@ const pathOf = (url: string | undefined) => (url === undefined ? '?' : new URL(u
 /** JSON with every object's keys in order: the routes list operations in the order they first met them. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : v,
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
   );
 }
 
@@ -87,14 +100,16 @@ export function projectionDiff(expected: RouteProjection, route: RouteProjection
   if (expected.verdict !== route.verdict) lines.push(`verdict: expected ${expected.verdict}, got ${route.verdict}`);
   const ids = new Set([...Object.keys(expected.requirements), ...Object.keys(route.requirements)]);
   for (const id of [...ids].sort()) {
-    if (expected.requirements[id] !== route.requirements[id]) lines.push(`requirement ${id}: expected ${expected.requirements[id] ?? '(not examined)'}, got ${route.requirements[id] ?? '(not examined)'}`);
+    if (expected.requirements[id] !== route.requirements[id])
+      lines.push(`requirement ${id}: expected ${expected.requirements[id] ?? '(not examined)'}, got ${route.requirements[id] ?? '(not examined)'}`);
   }
   if (canonical(expected.traffic) !== canonical(route.traffic)) lines.push(`traffic: expected ${canonical(expected.traffic)}, got ${canonical(route.traffic)}`);
   const missing = multisetMinus(expected.findings, route.findings);
   const extra = multisetMinus(route.findings, expected.findings);
   for (const f of missing) lines.push(`finding missing: ${f}`);
   for (const f of extra) lines.push(`finding extra: ${f}`);
-  if (expected.secretsInReport !== route.secretsInReport) lines.push(`secrets in the report: expected ${expected.secretsInReport}, got ${route.secretsInReport}`);
+  if (expected.secretsInReport !== route.secretsInReport)
+    lines.push(`secrets in the report: expected ${expected.secretsInReport}, got ${route.secretsInReport}`);
   return lines;
 }
 

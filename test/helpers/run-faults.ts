@@ -29,7 +29,18 @@ for (const fault of rest.length > 0 ? rest : FAULT_NAMES) {
     process.stdout.write = (() => true) as typeof process.stdout.write;
     const failOn = requirementNamed(requirement).level === 'must' ? [] : ['--fail-on', 'should'];
     const seeded = seed === undefined ? [] : ['--seed', seed];
-    const code = await run(['--fault', fault, '--requirement', requirement, '--property-runs', propertyRuns, ...seeded, ...failOn, '--report-dir', reportDir]).catch((error: Error) => `error: ${error.message}`);
+    const code = await run([
+      '--fault',
+      fault,
+      '--requirement',
+      requirement,
+      '--property-runs',
+      propertyRuns,
+      ...seeded,
+      ...failOn,
+      '--report-dir',
+      reportDir,
+    ]).catch((error: Error) => `error: ${error.message}`);
     process.stdout.write = write;
     const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
     const statuses = Object.fromEntries(report.requirements.map((r) => [r.id, r.status]));

@@ -40,12 +40,24 @@ function maskedHeader(name: string, value: string, bearer: string): string {
 }
 
 /**
+ * Tokens the tenant signed that no command can make from another: one that has expired, one for
+ * another of its APIs, one not valid yet. The reader sets them as the configuration gives them.
+ */
+const GIVEN_TOKENS: Readonly<Record<string, string>> = {
+  expired: '$EXPIRED_TOKEN',
+  'wrong-audience': '$OTHER_AUDIENCE_TOKEN',
+  'not-yet-valid': '$NOT_YET_VALID_TOKEN',
+};
+
+/**
  * The token an attack case sent, as the shell makes it again: `$(npx tmi-conform token --attack
- * NAME …)` reading a valid token from TOKEN. An expired token cannot be made: $EXPIRED_TOKEN.
+ * NAME …)` reading a valid token from TOKEN. A token that cannot be made (expired, for another
+ * audience, not valid yet) is a variable of its own: $EXPIRED_TOKEN, ….
  */
 function attackToken(exchange: ExchangeEvidence): string | undefined {
   const attack = exchange.credential?.attack;
-  if (attack === undefined) return undefined;
+  const state = exchange.credential?.state;
+  if (attack === undefined) return state !== undefined ? GIVEN_TOKENS[state] : undefined;
   if (attack === 'expired') return '$EXPIRED_TOKEN';
   const flags: string[] = [attack];
   // The suite adds the operation's own scope (suites/api.ts), and confuses the JWKS's first key.
@@ -79,6 +91,8 @@ export function curlVariableMeanings(command: string): string | undefined {
     TOKEN: attack ? 'a valid bearer token of the same client, which tmi-conform token turns into the attack token' : 'a bearer token of the same client',
     JWKS: "the tenant's JSON Web Key Set (URL or file)",
     EXPIRED_TOKEN: 'an expired token of the tenant (it cannot be made again)',
+    OTHER_AUDIENCE_TOKEN: 'a token the tenant signed for another of its APIs (credentials.other_audience)',
+    NOT_YET_VALID_TOKEN: 'a token the tenant signed whose nbf lies ahead (credentials.not_yet_valid)',
     KEY_URL: "a URL serving the kit's attacker key set (jku) or certificate (x5u), as tmi-conform token --key-set jku|x5u prints it",
     CLIENT_SECRET: "the client_secret of the token's client",
   };

@@ -109,6 +109,20 @@ describe('curlCommand of an attack case', () => {
     expect(curlVariables(expired)).toEqual(['EXPIRED_TOKEN']);
   });
 
+  it('a token for another audience, or not valid yet, is the one the reader configured: no command makes it', () => {
+    for (const [state, variable] of [
+      ['wrong-audience', 'OTHER_AUDIENCE_TOKEN'],
+      ['not-yet-valid', 'NOT_YET_VALID_TOKEN'],
+    ] as const) {
+      const command = curlCommand({ ...attacked('expired'), credential: { state } });
+      expect(command).toContain(`-H "authorization: Bearer $${variable}"`);
+      expect(curlVariables(command)).toEqual([variable]);
+      expect(curlVariableMeanings(command)).toMatch(/^a token the tenant signed /);
+    }
+    // A token of the tenant that is simply valid is sent as $TOKEN.
+    expect(curlCommand({ ...attacked('expired'), credential: { state: 'valid' } })).toContain('Bearer $TOKEN"');
+  });
+
   it('the shell reads the command as one curl call whose credential is the output of tmi-conform token', () => {
     // A stand-in for npx that says what it was asked: the quoting survives the shell.
     const argv = execFileSync(

@@ -238,3 +238,54 @@ describe.each([
     expect(results.filter((r) => r.ref === 'faulty').map((r) => r.status)).toEqual(ATTACKS.map(() => 204));
   }, 600_000);
 });
+
+describe('a claim profile case reproduced from the report: the token the reader configured, sent again', () => {
+  let faulty: RunningReference;
+  let conforming: RunningReference;
+  let report: Report;
+  const reportDir = join(dir, 'report-claims');
+  /** The carried-out exchange of each claim requirement, as the report keeps it. */
+  const carriedOut: ExchangeEvidence[] = [];
+  const REQUIREMENTS = ['AUTH-AUDIENCE-401', 'AUTH-NOT-BEFORE-401'];
+
+  beforeAll(async () => {
+    [faulty, conforming] = await Promise.all([startReference({ faults: ['wrong-audience-accepted', 'not-yet-valid-accepted'] }), startReference()]);
+    const config = join(dir, 'faulty-claims.yaml');
+    writeFileSync(config, stringify({ ...faulty.config(), rate_limit_probe: false }), { mode: 0o600 });
+    await runSuites(['--config', config, ...REQUIREMENTS.flatMap((id) => ['--requirement', id]), '--report-dir', reportDir]);
+    report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as Report;
+    // The example each requirement keeps of an exchange carried out with its token.
+    for (const id of REQUIREMENTS) {
+      const found = report.requirements
+        .find((r) => r.id === id)!
+        .evidence.find((e: Evidence) => e.status === 'warn' && e.exchange?.credential?.state !== undefined);
+      if (found) carriedOut.push(found.exchange!);
+    }
+  }, 180_000);
+  afterAll(async () => {
+    await faulty?.close();
+    await conforming?.close();
+  });
+
+  /** The token a reader would configure against `ref`: one for another of its APIs, or one whose nbf lies ahead. */
+  async function givenTokens(ref: RunningReference): Promise<Record<string, string>> {
+    return { OTHER_AUDIENCE_TOKEN: await tokenFor(ref, 'full', { audience: ref.otherAudience }), NOT_YET_VALID_TOKEN: ref.notYetValidToken };
+  }
+
+  it('each command names its token as a variable of its own, gets the faulty answer again, and 401 from a conforming reference', async () => {
+    expect(carriedOut.map((e) => `${e.credential!.state} ${e.request.method} ${e.response!.status}`).sort()).toEqual([
+      'not-yet-valid DELETE 204',
+      'wrong-audience DELETE 204',
+    ]);
+    const [faultyTokens, conformingTokens] = await Promise.all([givenTokens(faulty), givenTokens(conforming)]);
+    for (const exchange of carriedOut) {
+      const command = curlCommand(exchange, report.target);
+      expect(curlVariables(command)).toEqual([exchange.credential!.state === 'wrong-audience' ? 'OTHER_AUDIENCE_TOKEN' : 'NOT_YET_VALID_TOKEN']);
+      expect(statusOf(await shell(command, faultyTokens)), command).toBe(exchange.response!.status);
+      expect(statusOf(await shell(command.replaceAll(faulty.origin, conforming.origin), conformingTokens)), command).toBe(401);
+    }
+    // No working credential: no JWT anywhere in the report.
+    for (const file of ['report.json', 'report.md', 'report.html'])
+      expect(readFileSync(join(reportDir, file), 'utf8')).not.toMatch(/eyJ[\w-]+\.eyJ[\w-]+\.[\w-]*/);
+  }, 120_000);
+});

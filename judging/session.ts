@@ -64,9 +64,7 @@ export class JudgingSession {
   readonly secrets = new KnownSecrets();
   /** What the console, the status line, the metrics and the live page read: every recorded exchange counted once. */
   readonly tally = new Tally();
-  /** Exchanges the kit failed on while judging: counted and reported, never stopping the next. */
-  internalErrors = 0;
-  /** The latest internal error's message, for the console. */
+  /** The latest internal error's message, for the console (the tally counts them, when recorded). */
   lastInternalError: string | undefined;
   private readonly nonGlobalClients: ReadonlySet<string>;
 
@@ -178,7 +176,6 @@ export class JudgingSession {
   }
 
   private internalError(exchange: Exchange, error: unknown): void {
-    this.internalErrors++;
     this.lastInternalError = `exchange ${exchange.id ?? '(no id)'}: ${(error as Error).message}`;
   }
 }

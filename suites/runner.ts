@@ -25,6 +25,11 @@ export const SUITE_FILES = [
 
 const suitesDir = join(packageRoot, 'suites');
 
+/** The kit's TypeScript modules, outside its node_modules, but for the suite files and the setup file. */
+const KIT_MODULES = new RegExp(
+  `^${packageRoot.replaceAll('\\', '/').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(?!node_modules/)(?!suites/(?:setup|[\\w-]+\\.suite)\\.ts$).+\\.ts$`,
+);
+
 class InDocumentOrder {
   sort(files: TestSpecification[]): TestSpecification[] {
     const rank = (f: TestSpecification) => SUITE_FILES.findIndex((name) => f.moduleId.endsWith(`/${name}`));
@@ -123,6 +128,12 @@ async function createSuitesVitest(options: SuiteRunOptions, reporter: SuiteRepor
         passWithNoTests: true,
         provide: { tmiConfig: options.config, tmiHandover: options.handover },
         sequence: { sequencer: InDocumentOrder },
+        // The kit's own modules load in the worker as the command loads them, through Node with
+        // tsx's loader (its transforms are cached on disk), rather than transformed one by one by
+        // vite and sent over: the first suite file started 1.3 s after the worker, now 0.5 s.
+        // Only the suite files and the setup file go through vitest's runner.
+        server: { deps: { external: [KIT_MODULES] } },
+        execArgv: ['--import', import.meta.resolve('tsx/esm')],
       },
     },
   );

@@ -22,7 +22,7 @@ import { apiBaseOfTarget } from '../rules/api-base.ts';
 import { normalizeHeaders } from '../rules/exchange.ts';
 import { loadOpenApiFile } from '../rules/openapi/load.ts';
 import type { Exchange, Headers } from '../rules/types.ts';
-import { bearerCredential } from '../rules/token.ts';
+import { bearerCredentialOf } from '../rules/token.ts';
 import { UsageError } from '../core/errors.ts';
 import { BodyCapture } from '../proxy/forward/capture.ts';
 import { JudgingSession } from '../judging/session.ts';
@@ -253,7 +253,7 @@ export async function conformanceDispatcher(options: ConformanceDispatcherOption
     clock: session.clock,
     judged: (exchange) => {
       queue = queue.then(async () => {
-        const judgement = await session.judge(exchange, bearerCredential(exchange.request.headers['authorization']));
+        const judgement = await session.judge(exchange, bearerCredentialOf(exchange.request.headers));
         session.record(exchange, judgement);
         if (judgement) exchanges++;
       });

@@ -12,7 +12,7 @@ import { type BuilderOptions, ReportBuilder } from '../reports/builder.ts';
 import { INTERNAL_ERROR } from '../reports/traffic.ts';
 import { ApiLayout } from '../rules/api-layout.ts';
 import { judgeExchange, type Judgement, RateLimitTracker } from '../rules/index.ts';
-import { bearerCredential } from '../rules/token.ts';
+import { bearerCredentialOf } from '../rules/token.ts';
 import type { Exchange } from '../rules/types.ts';
 import { countedOf, Tally } from './tally.ts';
 
@@ -44,7 +44,7 @@ const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
 
 /** The token of a recorded exchange, when the recording kept it whole (a masked one cannot be checked). */
 export function recordedCredential(exchange: Exchange): string | undefined {
-  const credential = bearerCredential(exchange.request.headers['authorization']);
+  const credential = bearerCredentialOf(exchange.request.headers);
   return credential !== undefined && COMPACT_JWS.test(credential) ? credential : undefined;
 }
 

@@ -55,6 +55,16 @@ export function bearerCredential(authorization: string | undefined): string | un
   return authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
 }
 
+/**
+ * The bearer token a request's headers carry: its Authorization header, the name in any case,
+ * when it has one value of the form "Bearer <token>".
+ */
+export function bearerCredentialOf(headers: Readonly<Record<string, string | readonly string[] | undefined>>): string | undefined {
+  let value = headers['authorization'];
+  if (value === undefined) for (const name in headers) if (name.toLowerCase() === 'authorization') value = headers[name];
+  return typeof value === 'string' ? bearerCredential(value) : undefined;
+}
+
 export function readBearerToken(headers: Headers): BearerToken {
   const raw = headers['authorization'];
   if (raw === undefined) return { headerPresent: false, wellFormed: false };

@@ -3,7 +3,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { JudgingSession } from '../judging/session.ts';
 import { buildExchange } from '../rules/exchange.ts';
-import { bearerCredential } from '../rules/token.ts';
+import { bearerCredentialOf } from '../rules/token.ts';
 import type { Judgement } from '../rules/index.ts';
 import type { BearerToken, Exchange } from '../rules/types.ts';
 
@@ -27,11 +27,6 @@ export interface SendContext {
   session: JudgingSession;
   /** Aborted when the run is interrupted: a request in flight is given up, with no exchange (it is no evidence). */
   signal?: AbortSignal;
-}
-
-function authorizationOf(headers: Record<string, string>): string | undefined {
-  for (const name in headers) if (name.toLowerCase() === 'authorization') return headers[name];
-  return undefined;
 }
 
 export interface Judged extends Judgement {
@@ -120,7 +115,7 @@ export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, sess
       : {}),
     ...(bodyError !== undefined ? { error: bodyError } : {}),
   });
-  const judgement = await session.judge(exchange, bearerCredential(authorizationOf(outgoing.headers)));
+  const judgement = await session.judge(exchange, bearerCredentialOf(outgoing.headers));
   if (!judgement) throw new NotJudged(`internal error of the kit judging ${outgoing.method} ${outgoing.url}: ${session.lastInternalError}`);
   return { ...judgement, status, headers: exchange.response!.headers, text, json: parseJson(text), exchange };
 }

@@ -6,7 +6,7 @@ import type { ExchangeParts } from '../../rules/exchange.ts';
 import type { Exchange } from '../../rules/types.ts';
 import type { Addon, Flow } from '../flow.ts';
 import type { JudgingSession } from '../../judging/session.ts';
-import { bearerCredential } from '../../rules/token.ts';
+import { bearerCredentialOf } from '../../rules/token.ts';
 
 export class JudgeAddon implements Addon {
   readonly name = 'judge';
@@ -24,7 +24,7 @@ export class JudgeAddon implements Addon {
     if (exchange.durationMs !== undefined && flow.marks.end !== undefined)
       exchange.order = { clock: this.session.clock, sent: flow.marks.start, received: flow.marks.end };
     flow.exchange = exchange;
-    const judgement = this.session.judgePrepared(exchange, credentialOf(flow));
+    const judgement = this.session.judgePrepared(exchange, bearerCredentialOf(flow.request.headers));
     // The session counted it; the pipeline says it on the console and marks the flow not judged.
     if (!judgement) throw new Error(this.session.lastInternalError);
     flow.judgement = judgement;
@@ -33,12 +33,7 @@ export class JudgeAddon implements Addon {
 
 /** Verifies the batch's tokens not verified yet; undefined when the batch can be judged at once. */
 export function prepareTokens(session: JudgingSession, flows: readonly Flow[]): Promise<unknown> | undefined {
-  return session.prepare(flows.map(credentialOf));
-}
-
-function credentialOf(flow: Flow): string | undefined {
-  const header = flow.request.headers['authorization'];
-  return typeof header === 'string' ? bearerCredential(header) : undefined;
+  return session.prepare(flows.map((flow) => bearerCredentialOf(flow.request.headers)));
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;

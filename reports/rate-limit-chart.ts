@@ -85,7 +85,12 @@ function axes(scale: Scale, height: number, yMax: number, yLabel: string): strin
   return out.join('');
 }
 
-const formatNumber = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(1));
+/**
+ * A tick's value in at most five characters, so that it fits the margin beside the axis: a Reset
+ * sent in milliseconds, or as a date, makes "seconds until reset" run to ten digits (1.8B).
+ */
+const COMPACT = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
+const formatNumber = (value: number) => (Math.abs(value) >= 10_000 ? COMPACT.format(value) : Number.isInteger(value) ? String(value) : value.toFixed(1));
 
 function describe(p: Point): string {
   const parts = [p.t, p.client, `HTTP ${p.status}`];

@@ -44,7 +44,19 @@ function marks429(svg: string): Array<{ x: number; y: number; count: number }> {
   return [...grouped, ...single];
 }
 
+/** The labels of the y axes' ticks, in the order drawn. */
+const yTicks = (svg: string) => [...svg.matchAll(/<text class="tick" x="[\d.]+" y="[\d.]+" text-anchor="end">([^<]*)<\/text>/g)].map((m) => m[1]);
+
 describe('the rate-limit chart', () => {
+  it('keeps tick labels short when a Reset counts milliseconds or is a date: at most five characters', () => {
+    const dated = [reading(0, 9), { ...reading(1000, 8), reset: T0 }];
+    const ticks = yTicks(renderRateLimitChart(dated));
+    // Reset given in milliseconds: about 1.8 × 10¹² "seconds" until it.
+    expect(ticks.slice(5)).toEqual(['0', '500B', '1T', '1.5T', '2T']);
+    expect(ticks.every((t) => t.length <= 5)).toBe(true);
+    expect(yTicks(renderRateLimitChart(PAUSED))).toContain('2.5');
+  });
+
   it('draws a pause in traffic as a gap: the lines break there, and a band says how long it was', () => {
     const svg = renderRateLimitChart(PAUSED);
     expect(penLifts(svg, 'remaining')).toEqual([2]);

@@ -12,7 +12,8 @@
 //
 // Finding them must cost little: the proxy masks every exchange. Each secret's secret part is
 // indexed by its 4-character windows; a text is read once, its windows of 4 token characters
-// looked up (a small filter first), and only a window found in a secret is followed out.
+// looked up (a small filter first, sized to the windows it holds), and only a window found in a
+// secret is followed out. A text found clean is not read again until a secret is added.
 
 /**
  * A piece of a known secret at least this long is masked wherever it stands. 16 characters:
@@ -42,6 +43,22 @@ function characterCodes(): Uint8Array {
   for (let i = 0; i < alphabet.length; i++) codes[alphabet.charCodeAt(i)] = i + 1;
   return codes;
 }
+
+/**
+ * How many texts found clean an index remembers, and how long one may be: the header values and
+ * most bodies of an API's traffic, and at most 512 KB of text for each index (a session keeps
+ * one, and 16 more for secrets outside it).
+ */
+const CLEAN_TEXTS = 64;
+const CLEAN_TEXT_LENGTH = 4096;
+const CLEAN_OF_ONE_LENGTH = 4;
+
+/**
+ * The filter's size at first (2^bits slots), and how many slots it keeps for each indexed window
+ * as it grows (SecretPieces.grow): one in 32 of a text's windows, or fewer, then passes it by chance.
+ */
+const MIN_FILTER_BITS = 10;
+const SLOTS_PER_WINDOW = 32;
 
 /** A window key's slot in a filter of 2^bits slots. */
 const filterSlot = (key: number, bits: number): number => Math.imul(key, 0x9e3779b1) >>> (32 - bits);
@@ -161,16 +178,28 @@ export class SecretPieces {
   private readonly secrets = new Map<string, Secret>();
   /** Window key → the secrets and offsets where it stands, as [secret, offset, secret, offset, …]. */
   private readonly windows = new Map<number, Array<Secret | number>>();
-  /** How many indexed windows fall in each filter slot: most of a text's windows are ruled out here. */
-  private readonly filter: Uint16Array;
+  /** One bit per filter slot, set when an indexed window falls in it: most of a text's windows are ruled out here. */
+  private filter = new Int32Array((1 << MIN_FILTER_BITS) >>> 5);
+  /** How many indexed windows fall in each filter slot (read only as secrets come and go). */
+  private slotCounts = new Uint16Array(1 << MIN_FILTER_BITS);
+  private filterBits = MIN_FILTER_BITS;
+  /** The windows indexed, all secrets together (what the filter's size follows). */
+  private windowCount = 0;
+  /**
+   * Texts read since the last secret was added that hold no piece of any, by length: traffic
+   * repeats its header values and many of its bodies, and one is not read again for the same
+   * secrets (taking a secret out leaves them clean). Compared whole with a text of the same
+   * length, which costs far less than reading it, or than hashing it into a set.
+   */
+  private clean = new Map<number, string[]>();
+  private cleanCount = 0;
 
   /**
-   * `filterBits`: 2^bits filter slots, many more than the windows it will hold (a JWT's signature
-   * has 339): 16 for one exchange's few secrets, more for a session's (KnownSecrets, up to 1000).
+   * `maxFilterBits`: the filter grows with the windows it holds (SLOTS_PER_WINDOW slots each; a
+   * JWT's signature has 339), up to 2^maxFilterBits slots: 16 for one exchange's few secrets,
+   * more for a session's (KnownSecrets, up to 1000).
    */
-  constructor(private readonly filterBits = 16) {
-    this.filter = new Uint16Array(1 << filterBits);
-  }
+  constructor(private readonly maxFilterBits = 16) {}
 
   /** An index of a few secrets (one exchange's). */
   static of(values: Iterable<string>): SecretPieces {
@@ -197,10 +226,11 @@ export class SecretPieces {
       if (list) list.push(secret, i);
       else this.windows.set(key, [secret, i]);
       secret.keys.push(key);
-      const slot = filterSlot(key, this.filterBits);
-      if (this.filter[slot]! < 0xffff) this.filter[slot]!++;
     }
     this.secrets.set(value, secret);
+    this.windowCount += secret.keys.length;
+    if (!this.grow()) this.countInFilter(secret.keys, 1);
+    this.forgetClean();
   }
 
   delete(value: string): void {
@@ -214,15 +244,46 @@ export class SecretPieces {
       if (kept.length === 0) this.windows.delete(key);
       else this.windows.set(key, kept);
     }
-    for (const key of secret.keys) {
+    this.windowCount -= secret.keys.length;
+    this.countInFilter(secret.keys, -1);
+  }
+
+  /**
+   * Adds `step` to the counts of the slots of `keys`, and sets each slot's bit while its count is
+   * above 0; a count that reached its top stays there (it no longer knows how many it holds).
+   */
+  private countInFilter(keys: readonly number[], step: 1 | -1): void {
+    const counts = this.slotCounts;
+    for (const key of keys) {
       const slot = filterSlot(key, this.filterBits);
-      if (this.filter[slot]! < 0xffff) this.filter[slot]!--;
+      if (counts[slot]! < 0xffff) counts[slot]! += step;
+      if (counts[slot]! > 0) this.filter[slot >>> 5]! |= 1 << (slot & 31);
+      else this.filter[slot >>> 5]! &= ~(1 << (slot & 31));
     }
+  }
+
+  /**
+   * A larger filter, made afresh from every secret's windows, when the windows now indexed need
+   * more slots than it has; false when it is large enough. As small as the windows allow, it
+   * stays in the processor's cache between two texts: read once for every character of every
+   * text the proxy masks, a filter of megabytes costs a cache miss on most of them.
+   */
+  private grow(): boolean {
+    let bits = this.filterBits;
+    while (bits < this.maxFilterBits && this.windowCount * SLOTS_PER_WINDOW > 1 << bits) bits++;
+    if (bits === this.filterBits) return false;
+    this.filterBits = bits;
+    this.filter = new Int32Array((1 << bits) >>> 5);
+    this.slotCounts = new Uint16Array(1 << bits);
+    for (const secret of this.secrets.values()) this.countInFilter(secret.keys, 1);
+    return true;
   }
 
   /** `text` with every piece of the secrets masked (maskRun), or `text` itself when it holds none. */
   mask(text: string, maskRun: (piece: string) => string): string {
     if (this.secrets.size === 0) return text;
+    const remembered = text.length <= CLEAN_TEXT_LENGTH;
+    if (remembered && this.isClean(text)) return text;
     let runs: Run[] | undefined;
     const bits = this.filterBits;
     const filter = this.filter;
@@ -236,7 +297,9 @@ export class SecretPieces {
         continue;
       }
       key = ((key << 7) | code) & 0xfffffff;
-      if (++length < WINDOW || filter[filterSlot(key, bits)] === 0) continue;
+      if (++length < WINDOW) continue;
+      const slot = filterSlot(key, bits);
+      if ((filter[slot >>> 5]! & (1 << (slot & 31))) === 0) continue;
       const list = this.windows.get(key);
       if (!list) continue;
       for (let k = 0; k < list.length; k += 2) {
@@ -249,7 +312,43 @@ export class SecretPieces {
         break;
       }
     }
-    return runs ? maskRuns(text, runs, maskRun) : text;
+    if (runs) return maskRuns(text, runs, maskRun);
+    if (remembered) this.rememberClean(text);
+    return text;
+  }
+
+  /** Whether `text` was found clean; one found again goes first among those of its length. */
+  private isClean(text: string): boolean {
+    const sameLength = this.clean.get(text.length);
+    if (sameLength === undefined) return false;
+    const at = sameLength.indexOf(text);
+    if (at === -1) return false;
+    if (at > 0) {
+      sameLength.splice(at, 1);
+      sameLength.unshift(text);
+    }
+    return true;
+  }
+
+  /**
+   * Remembers a text found clean, first among those of its length: a body whose every version
+   * differs (a timestamp in it) has the same length each time, and pushes out only its own older
+   * versions (at most CLEAN_OF_ONE_LENGTH are kept). Once CLEAN_TEXTS are remembered, they are
+   * forgotten all together, and the texts traffic repeats come back first.
+   */
+  private rememberClean(text: string): void {
+    if (this.cleanCount >= CLEAN_TEXTS) this.forgetClean();
+    const sameLength = this.clean.get(text.length) ?? [];
+    if (sameLength.length === 0) this.clean.set(text.length, sameLength);
+    sameLength.unshift(text);
+    if (sameLength.length > CLEAN_OF_ONE_LENGTH) sameLength.pop();
+    else this.cleanCount++;
+  }
+
+  private forgetClean(): void {
+    if (this.cleanCount === 0) return;
+    this.clean = new Map();
+    this.cleanCount = 0;
   }
 
   /** The piece of `secret` around the window at `start` (its characters from `offset`), when it is long enough to mask. */

@@ -2,7 +2,7 @@
 // folded with indentation, split by a line continuation, or standing in pieces: masked in every
 // shape (WireMock's "Request was not matched" table as WireMock writes it among them), the
 // layout and what is not secret (a JWT's header and payload, the table's other text) readable.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { KnownSecrets, mask, redactExchange, scrubSecrets, type SecretSink } from '../core/redact.ts';
 import { MIN_SECRET_PIECE, SecretPieces } from '../core/secret-pieces.ts';
 import { buildExchange } from '../rules/exchange.ts';
@@ -172,6 +172,75 @@ describe('pieces of other secrets, and of secrets seen earlier', () => {
     pieces.delete(TOKEN);
     expect(pieces.has(TOKEN)).toBe(false);
     expect(pieces.mask(text, mask)).toBe(`${SIGNATURE.slice(0, 20)}\n${mask(other.split('.')[2]!.slice(0, 20))}`);
+  });
+});
+
+describe('the index reads a text once for the same secrets', () => {
+  /** `text` in the WireMock shape: `secret`'s signature wrapped 57 characters a line. */
+  const wrapped = (token: string) => wiremockNotMatched(token);
+  /** How many characters `read` looks at with charCodeAt (the scan's way of reading a text). */
+  const charactersRead = (read: () => void): number => {
+    const spy = vi.spyOn(String.prototype, 'charCodeAt');
+    try {
+      read();
+      return spy.mock.calls.length;
+    } finally {
+      spy.mockRestore();
+    }
+  };
+
+  it('a text found clean is not read again, and is read again once a secret is added (and masked if it holds it)', () => {
+    const pieces = SecretPieces.of([signedLookingToken('other')]);
+    const body = wrapped(TOKEN);
+    expect(charactersRead(() => expect(pieces.mask(body, mask)).toBe(body))).toBeGreaterThanOrEqual(body.length);
+    // The same text again, as a new string (traffic brings its own copy): nothing of it is read.
+    const again = [...body].join('');
+    expect(charactersRead(() => expect(pieces.mask(again, mask)).toBe(body))).toBe(0);
+    pieces.add(TOKEN);
+    const out = pieces.mask(again, mask);
+    expect(piecesOf(unwrapped(out), SIGNATURE)).toEqual([]);
+    expect(out.split('\n').map((line) => line.length)).toEqual(body.split('\n').map((line) => line.length));
+  });
+
+  it('a text holding a piece is masked every time it comes', () => {
+    const pieces = SecretPieces.of([TOKEN]);
+    const body = wrapped(TOKEN);
+    const first = pieces.mask(body, mask);
+    expect(first).not.toBe(body);
+    expect(pieces.mask([...body].join(''), mask)).toBe(first);
+  });
+
+  it('texts of one length that differ each time (a timestamp in a body) leave a repeated text of that length remembered', () => {
+    const pieces = SecretPieces.of([TOKEN]);
+    const repeated = '{"updated_at":"2026-11-28T03:36:15.000Z","id":"rs_1"}';
+    pieces.mask(repeated, mask);
+    for (let second = 10; second < 60; second++) {
+      expect(pieces.mask(repeated.replace('15.000', `${second}.000`), mask)).toBe(repeated.replace('15.000', `${second}.000`));
+      expect(charactersRead(() => pieces.mask([...repeated].join(''), mask))).toBe(0);
+    }
+  });
+
+  it("an index's filter grows with the secrets it holds: a session's few tokens take kilobytes, not the megabytes a thousand would", () => {
+    const before = process.memoryUsage().arrayBuffers;
+    const sessions = Array.from({ length: 20 }, (_, i) => {
+      const known = new KnownSecrets();
+      known.learn([signedLookingToken(`memory-${i}`)]);
+      return known;
+    });
+    // 20 sessions of one token each: under 100 KB each (a filter for 1000 secrets is 2 MB).
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(20 * 100_000);
+    expect(sessions.every((known) => known.pieces.size === 1)).toBe(true);
+  });
+
+  it('a session of many secrets: each one is found after the index has grown, and none once taken out', () => {
+    const tokens = Array.from({ length: 60 }, (_, i) => signedLookingToken(`session-${i}`));
+    const pieces = new SecretPieces(20);
+    for (const token of tokens) pieces.add(token);
+    const signatureOf = (token: string) => token.split('.')[2]!;
+    for (const token of tokens) expect(piecesOf(unwrapped(pieces.mask(wrapped(token), mask)), signatureOf(token))).toEqual([]);
+    for (const token of tokens.slice(0, 30)) pieces.delete(token);
+    for (const token of tokens.slice(0, 30)) expect(pieces.mask(wrapped(token), mask)).toBe(wrapped(token));
+    for (const token of tokens.slice(30)) expect(piecesOf(unwrapped(pieces.mask(wrapped(token), mask)), signatureOf(token))).toEqual([]);
   });
 });
 

@@ -45,7 +45,7 @@ function marks429(svg: string): Array<{ x: number; y: number; count: number }> {
 }
 
 /** The labels of the y axes' ticks, in the order drawn. */
-const yTicks = (svg: string) => [...svg.matchAll(/<text class="tick" x="[\d.]+" y="[\d.]+" text-anchor="end">([^<]*)<\/text>/g)].map((m) => m[1]);
+const yTicks = (svg: string) => [...svg.matchAll(/<text class="tick" x="[\d.]+" y="[\d.]+" text-anchor="end">([^<]*)<\/text>/g)].map((m) => m[1]!);
 
 describe('the rate-limit chart', () => {
   it('keeps tick labels short when a Reset counts milliseconds or is a date: at most five characters', () => {

@@ -11,7 +11,7 @@ import type { Exchange, TokenAttack } from '../rules/types.ts';
 import { ApiLayout } from '../rules/api-layout.ts';
 import { apiBaseOfUrl } from '../rules/api-base.ts';
 import { RunInterrupted } from './failure.ts';
-import { sendAndJudge, targetAgent, type Judged, type OutgoingRequest, type SendContext } from './http.ts';
+import { sendAndJudge, TargetConnections, type Judged, type OutgoingRequest, type SendContext } from './http.ts';
 import type { TenantTokens } from '../keys/tenant.ts';
 import { RateLimitPacer } from './pacing.ts';
 import { REQUIRED_SCOPES } from '../rules/checks/scopes.ts';
@@ -121,13 +121,13 @@ export class SuiteApi {
     // Every request and wait in flight listens to it: as many as the tests run side by side.
     setMaxListeners(0, this.stopping.signal);
     this.session = new JudgingSession({ tenant, layout: new ApiLayout({ base: apiBaseOfUrl(config.baseUrl) }), clock: SUITE_CLOCK });
-    this.sending = { dispatcher: targetAgent(config.requestTimeoutMs), session: this.session, signal: this.stopping.signal };
+    this.sending = { connections: new TargetConnections(config.requestTimeoutMs), session: this.session, signal: this.stopping.signal };
     this.tokens = new TokenProvider(config, (request) => this.send(request, 'token-endpoint', { alone: true }), seed);
   }
 
   /** Closes the connections to the target. */
   close(): Promise<void> {
-    return this.sending.dispatcher.close();
+    return this.sending.connections.close();
   }
 
   /**

@@ -22,7 +22,7 @@ export interface OutgoingRequest {
 /** What sending and judging one request needs, owned by the caller (suites/api.ts SuiteApi). */
 export interface SendContext {
   /** The connections to the target, and the request timeout they apply. */
-  dispatcher: Dispatcher;
+  connections: TargetConnections;
   /** Judges every exchange (judging/session.ts): the tenant's tokens, the rate-limit history, the API base path of base_url. */
   session: JudgingSession;
   /** Aborted when the run is interrupted: a request in flight is given up, with no exchange (it is no evidence). */
@@ -44,8 +44,52 @@ export class TargetUnreachable extends Error {
 }
 
 /** Connections to the target whose every step (connect, head, body) gives up after `timeoutMs`. */
-export function targetAgent(timeoutMs: number): Agent {
+function targetAgent(timeoutMs: number): Agent {
   return new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 4_000 });
+}
+
+/**
+ * The connections to the target: one keep-alive pool, and one of its own for each request
+ * whose header values differ from some sent before only in letter case ("bearer <token>" after
+ * "Bearer <token>"). An HTTP server may keep the header values a connection brought and take a
+ * later one that matches regardless of case for the earlier (Jetty's parser does, so WireMock
+ * does): on a shared connection the second request would be read as the first, and its answer,
+ * judged as the answer to what was sent, would be to something else.
+ */
+export class TargetConnections {
+  private readonly shared: Agent;
+  /** The first spelling sent of each header value, by its name and lowercase form. */
+  private readonly firstSpelling = new Map<string, string>();
+  /** The pools of the other spellings, by the values that are not the first. */
+  private readonly apart = new Map<string, Agent>();
+
+  constructor(private readonly timeoutMs: number) {
+    this.shared = targetAgent(timeoutMs);
+  }
+
+  /** Where a request with these headers goes. */
+  for(headers: Record<string, string>): Dispatcher {
+    const otherSpellings = Object.entries(headers).filter(([name, value]) => this.spellingFirstSent(name, value) !== value);
+    if (otherSpellings.length === 0) return this.shared;
+    const key = JSON.stringify(otherSpellings);
+    let agent = this.apart.get(key);
+    if (!agent) {
+      agent = targetAgent(this.timeoutMs);
+      this.apart.set(key, agent);
+    }
+    return agent;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.shared, ...this.apart.values()].map((agent) => agent.close()));
+  }
+
+  private spellingFirstSent(name: string, value: string): string {
+    const folded = `${name.toLowerCase()}: ${value.toLowerCase()}`;
+    const first = this.firstSpelling.get(folded);
+    if (first === undefined) this.firstSpelling.set(folded, value);
+    return first ?? value;
+  }
 }
 
 function parseJson(text: string): unknown {
@@ -62,8 +106,9 @@ export class NotJudged extends Error {
   override name = 'NotJudged';
 }
 
-export async function sendAndJudge(outgoing: OutgoingRequest, { dispatcher, session, signal }: SendContext): Promise<Judged> {
+export async function sendAndJudge(outgoing: OutgoingRequest, { connections, session, signal }: SendContext): Promise<Judged> {
   signal?.throwIfAborted();
+  const dispatcher = connections.for(outgoing.headers);
   const started = Date.now();
   const sent = performance.now();
   let response: Awaited<ReturnType<typeof request>>;

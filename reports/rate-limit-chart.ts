@@ -89,6 +89,7 @@ function axes(scale: Scale, height: number, yMax: number, yLabel: string): strin
  * A tick's value in at most five characters, so that it fits the margin beside the axis: a Reset
  * sent in milliseconds, or as a date, makes "seconds until reset" run to ten digits (1.8B).
  */
+// module-state: a number format keeps nothing between the values it formats.
 const COMPACT = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
 const formatNumber = (value: number) => (Math.abs(value) >= 10_000 ? COMPACT.format(value) : Number.isInteger(value) ? String(value) : value.toFixed(1));
 

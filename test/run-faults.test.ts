@@ -187,7 +187,7 @@ describe('run against every fault switch', () => {
       if (run.statuses[expected] !== status) problems.push(`${run.fault}: ${expected} is ${run.statuses[expected]}, expected ${status}`);
       if (blamed.join(' ') !== wanted.join(' ')) problems.push(`${run.fault}: not met ${blamed.join(' ')}, expected ${wanted.join(' ')}`);
     }
-    expect(problems).toEqual([]);
+    expect(problems, problems.join('\n')).toEqual([]);
   });
 
   it("with --property-runs 1, the switches that only a property's edge case catches fail the run whatever the seed", { timeout: 10 * 60_000 }, async () => {

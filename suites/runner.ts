@@ -25,10 +25,11 @@ export const SUITE_FILES = [
 
 const suitesDir = join(packageRoot, 'suites');
 
-/** The kit's TypeScript modules, outside its node_modules, but for the suite files and the setup file. */
-const KIT_MODULES = new RegExp(
-  `^${packageRoot.replaceAll('\\', '/').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/(?!node_modules/)(?!suites/(?:setup|[\\w-]+\\.suite)\\.ts$).+\\.ts$`,
-);
+/** The kit's TypeScript modules under `root`, outside its node_modules, but for the suite files and the setup file. */
+export function kitModulesOutsideSuites(root: string): RegExp {
+  const escaped = root.replaceAll('\\', '/').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped}/(?!node_modules/)(?!suites/(?:setup|[\\w-]+\\.suite)\\.ts$).+\\.ts$`);
+}
 
 class InDocumentOrder {
   sort(files: TestSpecification[]): TestSpecification[] {
@@ -132,7 +133,7 @@ async function createSuitesVitest(options: SuiteRunOptions, reporter: SuiteRepor
         // tsx's loader (its transforms are cached on disk), rather than transformed one by one by
         // vite and sent over: the first suite file started 1.3 s after the worker, now 0.5 s.
         // Only the suite files and the setup file go through vitest's runner.
-        server: { deps: { external: [KIT_MODULES] } },
+        server: { deps: { external: [kitModulesOutsideSuites(packageRoot)] } },
         execArgv: ['--import', import.meta.resolve('tsx/esm')],
       },
     },

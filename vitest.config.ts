@@ -23,6 +23,7 @@ const unitFiles = testFiles.filter((name) => !startsAProcess(name));
 
 export default defineConfig({
   test: {
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

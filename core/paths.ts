@@ -2,5 +2,9 @@
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
-export const packageRoot: string = dirname(dirname(fileURLToPath(import.meta.url)));
+/** Whether the kit runs its compiled form from dist/ (scripts/compiled.mjs) rather than its TypeScript. */
+export const runsCompiled: boolean = import.meta.url.endsWith('.js');
+const here = dirname(fileURLToPath(import.meta.url));
+// This module is core/paths.ts, or dist/core/paths.js.
+export const packageRoot: string = runsCompiled ? dirname(dirname(here)) : dirname(here);
 export const schemasDir: string = join(packageRoot, 'schemas');

@@ -35,7 +35,7 @@ export interface RunEvents {
 /** How often the worker reports (ms). */
 export const WORKER_REPORT_EVERY_MS = 2_000;
 
-const suiteName = (moduleId: string): string => basename(moduleId).replace(/\.suite\.ts$/, '');
+const suiteName = (moduleId: string): string => basename(moduleId).replace(/\.suite\.[jt]s$/, '');
 
 /** In the main process: the reporter's events and the worker's reports, put together. */
 export class ProgressTally {

@@ -200,7 +200,7 @@ export class SuiteReporter implements Reporter {
     const { tests: counts, findings } = tally;
     const seconds = (((tally.endedAt ?? Date.now()) - tally.startedAt) / 1000).toFixed(1);
     const mark = counts.fail > 0 || findings.must > 0 ? '✗' : counts.warn > 0 || findings.should > 0 ? '⚠' : tally.notRun > 0 ? '⏹' : '✓';
-    const name = basename(moduleId).replace(/\.suite\.ts$/, '');
+    const name = basename(moduleId).replace(/\.suite\.[jt]s$/, '');
     const inExchanges = findings.must + findings.should > 0 ? `; findings in its exchanges: ${findings.must} must, ${findings.should} should` : '';
     const notRun = tally.notRun > 0 ? ` (${tally.notRun} not run: interrupted)` : '';
     this.print(`  ${mark} ${name.padEnd(32)} ${countsLine(counts)}${notRun}${inExchanges}  (${seconds} s)`);

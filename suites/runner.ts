@@ -2,10 +2,10 @@
 // (rate limits last: the probe spends a quota), the configuration handed over in memory.
 // vitest's `test` key of the inline configuration below is declared by vitest/config.
 /// <reference types="vitest/config" />
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { TestSpecification } from 'vitest/node';
 import type { ReportBuilder } from '../reports/builder.ts';
-import { packageRoot } from '../core/paths.ts';
+import { packageRoot, runsCompiled } from '../core/paths.ts';
 import type { SuiteConfig } from './config.ts';
 import type { HandoverAddress } from './handover.ts';
 import { requirementTags, tagsFilterFor } from './requirement-tags.ts';
@@ -23,17 +23,23 @@ export const SUITE_FILES = [
   'rate-limits.suite.ts',
 ];
 
-const suitesDir = join(packageRoot, 'suites');
+/**
+ * Where the suite files are, and what they are named: beside this module, as TypeScript, or in
+ * dist/ as JavaScript when the kit runs compiled (scripts/compiled.mjs).
+ */
+const suitesDir = runsCompiled ? join(packageRoot, 'dist', 'suites') : join(packageRoot, 'suites');
+const inThisForm = (file: string) => (runsCompiled ? file.replace(/\.ts$/, '.js') : file);
 
-/** The kit's TypeScript modules under `root`, outside its node_modules, but for the suite files and the setup file. */
-export function kitModulesOutsideSuites(root: string): RegExp {
+/** The kit's modules under `root`, outside its node_modules, but for the suite files and the setup file: TypeScript, or JavaScript in dist/ when `compiled`. */
+export function kitModulesOutsideSuites(root: string, compiled = false): RegExp {
   const escaped = root.replaceAll('\\', '/').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${escaped}/(?!node_modules/)(?!suites/(?:setup|[\\w-]+\\.suite)\\.ts$).+\\.ts$`);
+  const [under, ext] = compiled ? ['dist/', 'js'] : ['', 'ts'];
+  return new RegExp(`^${escaped}/${under}(?!node_modules/)(?!suites/(?:setup|[\\w-]+\\.suite)\\.${ext}$).+\\.${ext}$`);
 }
 
 class InDocumentOrder {
   sort(files: TestSpecification[]): TestSpecification[] {
-    const rank = (f: TestSpecification) => SUITE_FILES.findIndex((name) => f.moduleId.endsWith(`/${name}`));
+    const rank = (f: TestSpecification) => SUITE_FILES.findIndex((name) => f.moduleId.endsWith(`/${inThisForm(name)}`));
     return [...files].sort((a, b) => rank(a) - rank(b));
   }
 
@@ -86,7 +92,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<SuiteRunResul
   });
   // Stopped before it started (the run ended in a setup error): no worker at all.
   if (stopped) return { totals: reporter.totals, errors: [] };
-  await vitest.start(SUITE_FILES.map((f) => join(suitesDir, f))).finally(ran);
+  await vitest.start(SUITE_FILES.map((f) => join(suitesDir, inThisForm(f)))).finally(ran);
   const errors = vitest.state.getUnhandledErrors().map((e) => String((e as Error)?.message ?? e).split('\n')[0]!);
   for (const file of vitest.state.getFiles()) {
     for (const error of file.result?.errors ?? []) errors.push(`${file.name}: ${String(error.message).split('\n')[0]}`);
@@ -115,10 +121,10 @@ async function createSuitesVitest(options: SuiteRunOptions, reporter: SuiteRepor
     },
     {
       test: {
-        include: SUITE_FILES.map((f) => `suites/${f}`),
+        include: SUITE_FILES.map((f) => relative(packageRoot, join(suitesDir, inThisForm(f))).replaceAll('\\', '/')),
         // A suite test's tags are the requirements it covers (suites/requirement-tags.ts).
         tags: requirementTags(),
-        setupFiles: [join(suitesDir, 'setup.ts')],
+        setupFiles: [join(suitesDir, inThisForm('setup.ts'))],
         pool: 'forks',
         maxWorkers: 1,
         fileParallelism: false,
@@ -129,12 +135,12 @@ async function createSuitesVitest(options: SuiteRunOptions, reporter: SuiteRepor
         passWithNoTests: true,
         provide: { tmiConfig: options.config, tmiHandover: options.handover },
         sequence: { sequencer: InDocumentOrder },
-        // The kit's own modules load in the worker as the command loads them, through Node with
-        // tsx's loader (its transforms are cached on disk), rather than transformed one by one by
+        // The kit's own modules load in the worker as the command loads them, through Node (with
+        // tsx's loader when the kit runs its TypeScript), rather than transformed one by one by
         // vite and sent over: the first suite file started 1.3 s after the worker, now 0.5 s.
         // Only the suite files and the setup file go through vitest's runner.
-        server: { deps: { external: [kitModulesOutsideSuites(packageRoot)] } },
-        execArgv: ['--import', import.meta.resolve('tsx/esm')],
+        server: { deps: { external: [kitModulesOutsideSuites(packageRoot, runsCompiled)] } },
+        execArgv: runsCompiled ? [] : ['--import', import.meta.resolve('tsx/esm')],
       },
     },
   );

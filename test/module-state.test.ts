@@ -26,7 +26,7 @@ import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../core/paths.ts';
 
 /** The product: package.json's `files` with sources in them (reports/: only its own modules), and the library API. */
-const PRODUCT = ['api', 'bin', 'cli', 'core', 'keys', 'judging', 'proxy', 'recordings', 'reference', 'reports', 'rules', 'schemas', 'suites'];
+const PRODUCT = ['api', 'bin', 'scripts', 'cli', 'core', 'keys', 'judging', 'proxy', 'recordings', 'reference', 'reports', 'rules', 'schemas', 'suites'];
 
 /** Methods that change the object they are called on (arrays, maps, sets, typed arrays). */
 const CHANGING_METHODS: ReadonlySet<string> = new Set([

@@ -1,5 +1,6 @@
-// The suites' worker loads the kit's modules through Node and tsx, and only the suite files and
-// their setup file through vitest: which files are which, whatever characters the install path has.
+// The suites' worker loads the kit's modules through Node (compiled from dist/, or the sources
+// through tsx), and only the suite files and their setup file through vitest: which files are
+// which, whatever characters the install path has.
 import { describe, expect, it } from 'vitest';
 import { kitModulesOutsideSuites } from '../suites/runner.ts';
 
@@ -21,5 +22,13 @@ describe('the modules the suites worker loads through Node', () => {
 
   it('take a Windows path with forward slashes, as vite names modules', () => {
     expect(kitModulesOutsideSuites('C:\\work\\kit').test('C:/work/kit/rules/index.ts')).toBe(true);
+  });
+
+  it('in the compiled kit, are the JavaScript modules in dist/, but for its suite files and setup file', () => {
+    const compiled = kitModulesOutsideSuites(root, true);
+    for (const path of ['dist/judging/session.js', 'dist/suites/context.js', 'dist/rules/checks/sessions.js'])
+      expect(compiled.test(`${root}/${path}`), path).toBe(true);
+    for (const path of ['dist/suites/setup.js', 'dist/suites/rate-limits.suite.js', 'judging/session.ts', 'judging/session.js', 'dist/node_modules/x/y.js'])
+      expect(compiled.test(`${root}/${path}`), path).toBe(false);
   });
 });

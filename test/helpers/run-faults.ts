@@ -8,10 +8,13 @@
 //   node --import tsx test/helpers/run-faults.ts OUT_DIR [--property-runs N --seeds S,S…] [FAULT...]
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { run } from '../../cli/run.ts';
-import { FAULTS, FAULT_NAMES } from '../../reference/index.ts';
-import { requirement as requirementNamed } from '../../rules/requirements.ts';
 import type { Report } from '../../reports/model.ts';
+import { kitModule } from '../../scripts/compiled.mjs';
+
+// The kit as the command runs it: compiled when dist/ is up to date (the test run compiles it first).
+const { run } = (await import(kitModule('cli/run.ts'))) as typeof import('../../cli/run.ts');
+const { FAULTS, FAULT_NAMES } = (await import(kitModule('reference/index.ts'))) as typeof import('../../reference/index.ts');
+const { requirement: requirementNamed } = (await import(kitModule('rules/requirements.ts'))) as typeof import('../../rules/requirements.ts');
 
 const [outDir, ...rest] = process.argv.slice(2);
 const option = (name: string): string | undefined => {

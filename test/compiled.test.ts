@@ -1,0 +1,85 @@
+// The compiled kit (scripts/compiled.mjs): the command runs dist/ only while it was compiled from
+// exactly the sources beside it, and the sources themselves once one changed; either way a run
+// gives the same verdict. Worked on a copy of the package, so that the sources every other test
+// runs are never touched.
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageRoot } from '../core/paths.ts';
+import { userEnv } from './helpers/cli.ts';
+
+const COPIED = ['api', 'bin', 'cli', 'core', 'judging', 'keys', 'proxy', 'recordings', 'reference', 'rules', 'schemas', 'scripts', 'suites', 'package.json'];
+
+let copy: string;
+beforeAll(() => {
+  copy = mkdtempSync(join(tmpdir(), 'tmi-compiled-'));
+  for (const name of COPIED) cpSync(join(packageRoot, name), join(copy, name), { recursive: true });
+  cpSync(join(packageRoot, 'reports'), join(copy, 'reports'), { recursive: true, filter: (path) => !/reports\/[^/]+\//.test(path.slice(packageRoot.length)) });
+  symlinkSync(join(packageRoot, 'node_modules'), join(copy, 'node_modules'));
+});
+afterAll(() => rmSync(copy, { recursive: true, force: true }));
+
+function inCopy(...args: string[]) {
+  const result = spawnSync(process.execPath, args, { cwd: copy, env: userEnv(), encoding: 'utf8' });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const compile = () => inCopy('scripts/compiled.mjs');
+const upToDate = () =>
+  inCopy('--input-type=module', '-e', "import { isCompiledUpToDate } from './scripts/compiled.mjs'; console.log(isCompiledUpToDate());").stdout.trim();
+const usage = () => inCopy('bin/tmi-conform.js', '--help').stdout;
+
+/** The statuses of a narrowed run's report, and its exit code. */
+function narrowedRun(reportDir: string) {
+  const { code, stderr } = inCopy(
+    'bin/tmi-conform.js',
+    'run',
+    '--quiet',
+    '--requirement',
+    'TEP-DELETE-204',
+    '--requirement',
+    'SES-METADATA-ECHOED',
+    '--report-dir',
+    join(copy, reportDir),
+  );
+  const report = JSON.parse(readFileSync(join(copy, reportDir, 'report.json'), 'utf8')) as { requirements: Array<{ id: string; status: string }> };
+  return { code, stderr, statuses: Object.fromEntries(report.requirements.map((r) => [r.id, r.status])) };
+}
+
+describe('the compiled kit', () => {
+  it('is up to date once compiled, and compiles nothing again until a source changes', () => {
+    expect(compile()).toMatchObject({ code: 0, stdout: 'compiled the kit into dist\n' });
+    expect(upToDate()).toBe('true');
+    expect(compile().stdout).toBe('dist/ is up to date\n');
+    appendFileSync(join(copy, 'rules', 'requirements.ts'), '\n// a change\n');
+    expect(upToDate()).toBe('false');
+  });
+
+  it('runs from dist/ while it is up to date, and from the changed sources once they differ', () => {
+    expect(compile().code).toBe(0);
+    // Told apart by a text that differs between dist/ and the sources.
+    const compiledMain = join(copy, 'dist', 'cli', 'main.js');
+    writeFileSync(compiledMain, readFileSync(compiledMain, 'utf8').replace('Usage: tmi-conform', 'Usage (compiled): tmi-conform'));
+    expect(usage()).toContain('Usage (compiled): tmi-conform');
+    appendFileSync(join(copy, 'cli', 'main.ts'), '\n// a change\n');
+    expect(usage()).toContain('Usage: tmi-conform');
+    expect(usage()).not.toContain('(compiled)');
+  });
+
+  it('a run gives the same verdict and statuses compiled as from the sources', { timeout: 60_000 }, () => {
+    appendFileSync(join(copy, 'core', 'memo.ts'), '\n// a change\n');
+    expect(upToDate()).toBe('false');
+    const fromSources = narrowedRun('from-sources');
+    expect(compile().code).toBe(0);
+    const compiled = narrowedRun('compiled');
+    expect(fromSources.stderr).toBe('');
+    expect(compiled.stderr).toBe('');
+    expect(fromSources.code).toBe(0);
+    expect(compiled.code).toBe(0);
+    expect(compiled.statuses).toEqual(fromSources.statuses);
+    expect(compiled.statuses['TEP-DELETE-204']).toBe('pass');
+    expect(compiled.statuses['SES-METADATA-ECHOED']).toBe('pass');
+  });
+});

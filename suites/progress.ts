@@ -2,9 +2,9 @@
 // planned (from the reporter), and what only the worker knows, the requests sent and the pacer's
 // state, which it posts every few seconds over the handover's loopback channel (handover.ts).
 // A paced file can run for minutes between two test results; the worker's reports come anyway.
-import { basename } from 'node:path';
 import type { Status, TestOutcome } from '../reports/model.ts';
 import type { PacerState } from './pacing.ts';
+import { suiteNameOf } from './suite-files.ts';
 
 /** What the worker says of itself. */
 export interface WorkerReport {
@@ -34,8 +34,6 @@ export interface RunEvents {
 
 /** How often the worker reports (ms). */
 export const WORKER_REPORT_EVERY_MS = 2_000;
-
-const suiteName = (moduleId: string): string => basename(moduleId).replace(/\.suite\.[jt]s$/, '');
 
 /** In the main process: the reporter's events and the worker's reports, put together. */
 export class ProgressTally {
@@ -67,7 +65,7 @@ export class ProgressTally {
     this.file(moduleId).finished++;
     const { name, requirements, durationMs, message } = outcome;
     this.events.test?.({
-      suite: suiteName(moduleId),
+      suite: suiteNameOf(moduleId),
       name,
       status,
       requirements,
@@ -86,6 +84,6 @@ export class ProgressTally {
   private tell(): void {
     if (this.running === undefined || !this.events.progress) return;
     const { finished, planned } = this.file(this.running);
-    this.events.progress({ suite: suiteName(this.running), finished, planned, requests: this.worker?.requests ?? 0, pacer: this.worker?.pacer });
+    this.events.progress({ suite: suiteNameOf(this.running), finished, planned, requests: this.worker?.requests ?? 0, pacer: this.worker?.pacer });
   }
 }

@@ -2,13 +2,13 @@
 // judged exchanges handed to the report builder. A test that did not run to its end never
 // passes: one vitest never started is a skip, and so, once the run is interrupted, is one it
 // cancelled or whose requests the interrupt cut short ("not run: the run was interrupted").
-import { basename } from 'node:path';
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
 import type { ReportBuilder } from '../reports/builder.ts';
 import type { Status, TestOutcome } from '../reports/model.ts';
 import { NOT_RUN_INTERRUPTED } from '../reports/status.ts';
 import { describeTestError } from './failure.ts';
 import type { ProgressTally } from './progress.ts';
+import { suiteFileOf, suiteNameOf } from './suite-files.ts';
 // The test meta's shape (TaskMeta.tmi) is declared with the evidence it carries.
 import type {} from './evidence.ts';
 
@@ -120,7 +120,7 @@ export class SuiteReporter implements Reporter {
     const requirements = [...testCase.tags];
     const outcome: TestOutcome = {
       name,
-      file: basename(testCase.module.moduleId),
+      file: suiteFileOf(testCase.module.moduleId),
       requirements,
       status: 'pass',
       ...(duration !== undefined ? { durationMs: duration } : {}),
@@ -200,7 +200,7 @@ export class SuiteReporter implements Reporter {
     const { tests: counts, findings } = tally;
     const seconds = (((tally.endedAt ?? Date.now()) - tally.startedAt) / 1000).toFixed(1);
     const mark = counts.fail > 0 || findings.must > 0 ? '✗' : counts.warn > 0 || findings.should > 0 ? '⚠' : tally.notRun > 0 ? '⏹' : '✓';
-    const name = basename(moduleId).replace(/\.suite\.[jt]s$/, '');
+    const name = suiteNameOf(moduleId);
     const inExchanges = findings.must + findings.should > 0 ? `; findings in its exchanges: ${findings.must} must, ${findings.should} should` : '';
     const notRun = tally.notRun > 0 ? ` (${tally.notRun} not run: interrupted)` : '';
     this.print(`  ${mark} ${name.padEnd(32)} ${countsLine(counts)}${notRun}${inExchanges}  (${seconds} s)`);

@@ -11,17 +11,8 @@ import type { HandoverAddress } from './handover.ts';
 import { requirementTags, tagsFilterFor } from './requirement-tags.ts';
 import { loadVitestNode } from './vitest-node.ts';
 import { SuiteReporter, type RunTotals } from './reporter.ts';
+import { SUITE_FILES, suiteFileOf } from './suite-files.ts';
 import type { ProgressTally } from './progress.ts';
-
-/** The suites, in the order they run. */
-export const SUITE_FILES = [
-  'authentication.suite.ts',
-  'token-attacks.suite.ts',
-  'delete-token-exchange-profile.suite.ts',
-  'update-session.suite.ts',
-  'get-resource-server.suite.ts',
-  'rate-limits.suite.ts',
-];
 
 /**
  * Where the suite files are, and what they are named: beside this module, as TypeScript, or in
@@ -39,7 +30,7 @@ export function kitModulesOutsideSuites(root: string, compiled = false): RegExp 
 
 class InDocumentOrder {
   sort(files: TestSpecification[]): TestSpecification[] {
-    const rank = (f: TestSpecification) => SUITE_FILES.findIndex((name) => f.moduleId.endsWith(`/${inThisForm(name)}`));
+    const rank = (f: TestSpecification) => SUITE_FILES.indexOf(suiteFileOf(f.moduleId));
     return [...files].sort((a, b) => rank(a) - rank(b));
   }
 

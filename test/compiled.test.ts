@@ -44,8 +44,16 @@ function narrowedRun(reportDir: string) {
     '--report-dir',
     join(copy, reportDir),
   );
-  const report = JSON.parse(readFileSync(join(copy, reportDir, 'report.json'), 'utf8')) as { requirements: Array<{ id: string; status: string }> };
-  return { code, stderr, statuses: Object.fromEntries(report.requirements.map((r) => [r.id, r.status])) };
+  const report = JSON.parse(readFileSync(join(copy, reportDir, 'report.json'), 'utf8')) as {
+    requirements: Array<{ id: string; status: string }>;
+    tests: Array<{ name: string; file: string; status: string }>;
+  };
+  return {
+    code,
+    stderr,
+    statuses: Object.fromEntries(report.requirements.map((r) => [r.id, r.status])),
+    tests: report.tests.map((t) => `${t.file}: ${t.name}: ${t.status}`).sort(),
+  };
 }
 
 describe('the compiled kit', () => {
@@ -79,6 +87,9 @@ describe('the compiled kit', () => {
     expect(fromSources.code).toBe(0);
     expect(compiled.code).toBe(0);
     expect(compiled.statuses).toEqual(fromSources.statuses);
+    // The tests, named by their source files either way.
+    expect(compiled.tests).toEqual(fromSources.tests);
+    expect(compiled.tests.some((t) => t.startsWith('update-session.suite.ts: '))).toBe(true);
     expect(compiled.statuses['TEP-DELETE-204']).toBe('pass');
     expect(compiled.statuses['SES-METADATA-ECHOED']).toBe('pass');
   });

@@ -27,7 +27,10 @@ const LAYERS: Array<[layer: string, uses: string[]]> = [
   ['cli', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'judging', 'reference']],
   ['api', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'judging', 'reference']],
   ['bench', ['rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'judging', 'reference', 'fixtures', 'cli', 'api']],
-  ['test', ['scripts', 'rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'judging', 'reference', 'fixtures', 'cli', 'api']],
+  [
+    'test',
+    ['scripts', 'rules/types.ts', 'core', 'rules', 'keys', 'recordings', 'reports', 'suites', 'proxy', 'judging', 'reference', 'fixtures', 'cli', 'api'],
+  ],
   ['bin', ['scripts', 'cli']],
 ];
 const USES = new Map(LAYERS);

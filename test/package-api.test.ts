@@ -39,6 +39,10 @@ describe('the packed package, from a new project', () => {
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
     // Its dependencies come from the npm cache that installing the kit filled.
     npm(['install', '--prefer-offline', tarball, 'typescript@5.9', '@types/node@20'], project);
+    // The tarball carries the kit compiled (dist/), from exactly the sources it carries: that is what the package runs.
+    const installed = join(project, 'node_modules', 'tmi-conform');
+    const importer = "import { isCompiledUpToDate } from './scripts/compiled.mjs'; console.log(isCompiledUpToDate());";
+    expect(spawnSync(process.execPath, ['--input-type=module', '-e', importer], { cwd: installed, encoding: 'utf8' }).stdout.trim()).toBe('true');
     writeFileSync(join(project, 'consumer.ts'), CONSUMER);
     writeFileSync(
       join(project, 'tsconfig.json'),

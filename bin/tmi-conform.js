@@ -29,10 +29,7 @@ async function start(args) {
   util._extend = (target, source) => (source === null || typeof source !== 'object' ? target : Object.assign(target, source));
 
   const compiled = isCompiledUpToDate();
-  if (compiled) {
-    // A stack trace (TMI_DEBUG=1) names the TypeScript source's lines.
-    if (process.env['TMI_DEBUG']) process.setSourceMapsEnabled(true);
-  } else {
+  if (!compiled) {
     const { register } = await import('tsx/esm/api');
     register();
   }

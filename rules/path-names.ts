@@ -3,10 +3,7 @@
 // known paths: the document's, the public management API's (schemas/management-api-paths.yaml) and
 // the user's OpenAPI description's. A shape tells nothing: "cl_full", "org_acme" and "rs_main" are
 // identifiers as much as "auth0|123", and "enabled_connections" is a name.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { parse } from 'yaml';
-import { schemasDir } from '../core/paths.ts';
+import { readKitYaml } from '../core/kit-documents.ts';
 import { once } from '../core/memo.ts';
 
 /** One place of the known paths: the names it may hold, and what follows an identifier there. */
@@ -54,6 +51,4 @@ export class PathNames {
 }
 
 /** The public management API's paths, as schemas/management-api-paths.yaml lists them. */
-export const managementApiPaths = once(
-  (): readonly string[] => (parse(readFileSync(join(schemasDir, 'management-api-paths.yaml'), 'utf8')) as { paths: string[] }).paths,
-);
+export const managementApiPaths = once((): readonly string[] => (readKitYaml('management-api-paths.yaml') as { paths: string[] }).paths);

@@ -1,8 +1,5 @@
 // The requirements catalog (schemas/requirements.yaml), loaded once.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { parse } from 'yaml';
-import { schemasDir } from '../core/paths.ts';
+import { readKitYaml } from '../core/kit-documents.ts';
 import type { Level, Subject } from './types.ts';
 import { once } from '../core/memo.ts';
 
@@ -20,7 +17,7 @@ export interface Requirement {
 }
 
 const catalog = once(() => {
-  const { requirements } = parse(readFileSync(join(schemasDir, 'requirements.yaml'), 'utf8')) as { requirements: Requirement[] };
+  const { requirements } = readKitYaml('requirements.yaml') as { requirements: Requirement[] };
   return { requirements, byId: new Map(requirements.map((r) => [r.id, r])) };
 });
 

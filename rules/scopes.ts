@@ -1,8 +1,5 @@
 // The document's scope catalog (schemas/scopes.yaml), loaded once.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { parse } from 'yaml';
-import { schemasDir } from '../core/paths.ts';
+import { readKitYaml } from '../core/kit-documents.ts';
 import { once } from '../core/memo.ts';
 
 export type Action = 'create' | 'read' | 'update' | 'delete';
@@ -13,7 +10,7 @@ export interface ScopeCatalog {
   resources: Record<string, Action[]>;
 }
 
-export const loadScopeCatalog = once((): ScopeCatalog => parse(readFileSync(join(schemasDir, 'scopes.yaml'), 'utf8')) as ScopeCatalog);
+export const loadScopeCatalog = once((): ScopeCatalog => readKitYaml('scopes.yaml') as ScopeCatalog);
 
 /** Every `<action>:<resource>` scope the catalog lists. */
 export const catalogScopes = once((): ReadonlySet<string> => {

@@ -1,4 +1,5 @@
-// The kit's TypeScript, compiled to JavaScript in dist/ (one file per source, the same layout).
+// The kit's TypeScript, compiled to JavaScript in dist/ (one file per source, the same layout),
+// and its YAML documents (schemas/*.yaml) as JSON.
 // The command, the package's entry and the recorder thread run dist/ when it was compiled from
 // exactly the sources beside it, and the TypeScript through tsx otherwise: Node loads plain
 // JavaScript without a loader thread, which took about half of the CPU of starting a run (the
@@ -16,9 +17,11 @@ const manifestFile = join(distDir, 'compiled.json');
 /** The folders of the kit's own code (package.json "files"); reports/ only at its top level (its subfolders are output). */
 const SOURCE_DIRS = ['api', 'cli', 'core', 'judging', 'keys', 'proxy', 'recordings', 'reference', 'reports', 'rules', 'suites'];
 
-/** The kit's sources: TypeScript to compile and JavaScript modules to copy, relative to the package root. */
+/** The kit's sources, relative to the package root: TypeScript to compile, JavaScript modules to copy, its YAML documents (schemas/) to hold as JSON. */
 function sourceFiles() {
-  const files = [];
+  const files = readdirSync(join(packageRoot, 'schemas'))
+    .filter((name) => name.endsWith('.yaml'))
+    .map((name) => `schemas/${name}`);
   for (const dir of SOURCE_DIRS) {
     const entries = readdirSync(join(packageRoot, dir), { recursive: dir !== 'reports', withFileTypes: true });
     for (const entry of entries) {
@@ -39,14 +42,19 @@ function sourcesHash(files) {
   return hash.digest('hex');
 }
 
+/** The hash of the sources dist/ was compiled from; undefined: none is (never compiled, or compiling now). */
+function compiledFrom() {
+  if (!existsSync(manifestFile)) return undefined;
+  try {
+    return JSON.parse(readFileSync(manifestFile, 'utf8')).sources;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether dist/ holds the compiled form of exactly the sources beside it. */
 export function isCompiledUpToDate() {
-  if (!existsSync(manifestFile)) return false;
-  try {
-    return JSON.parse(readFileSync(manifestFile, 'utf8')).sources === sourcesHash(sourceFiles());
-  } catch {
-    return false;
-  }
+  return compiledFrom() === sourcesHash(sourceFiles());
 }
 
 /**
@@ -66,30 +74,30 @@ export function kitModule(source, compiled = isCompiledUpToDate()) {
 export async function compile() {
   const files = sourceFiles();
   const hash = sourcesHash(files);
-  if (isCompiledUpToDate()) return false;
+  if (compiledFrom() === hash) return false;
   const { default: ts } = await import('typescript');
+  const { parse } = await import('yaml');
   const options = {
     module: ts.ModuleKind.ESNext,
     target: ts.ScriptTarget.ES2022,
     verbatimModuleSyntax: true,
     rewriteRelativeImportExtensions: true,
-    sourceMap: true,
   };
   rmSync(manifestFile, { force: true });
   for (const file of files) {
     const text = readFileSync(join(packageRoot, file), 'utf8');
-    const target = join(distDir, file.endsWith('.ts') ? file.replace(/\.ts$/, '.js') : file);
+    const target = join(distDir, file.replace(/\.ts$/, '.js').replace(/\.yaml$/, '.json'));
     mkdirSync(dirname(target), { recursive: true });
     if (file.endsWith('.mjs')) {
       writeAtomically(target, text);
       continue;
     }
-    const output = ts.transpileModule(text, { compilerOptions: options, fileName: join(packageRoot, file) });
-    // The map points back at the source, so that a stack trace (TMI_DEBUG=1) names the TypeScript line.
-    const map = JSON.parse(output.sourceMapText);
-    map.sources = [relative(dirname(target), join(packageRoot, file)).replaceAll('\\', '/')];
-    writeAtomically(`${target}.map`, JSON.stringify(map));
-    writeAtomically(target, output.outputText);
+    if (file.endsWith('.yaml')) {
+      writeAtomically(target, JSON.stringify(parse(text)));
+      continue;
+    }
+    // No source maps: the output keeps the source's comments and names, readable as it is.
+    writeAtomically(target, ts.transpileModule(text, { compilerOptions: options, fileName: join(packageRoot, file) }).outputText);
   }
   writeAtomically(manifestFile, `${JSON.stringify({ sources: hash, files: files.length })}\n`);
   return true;

@@ -3,10 +3,11 @@
 // gives the same verdict. Worked on a copy of the package, so that the sources every other test
 // runs are never touched.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { packageRoot } from '../core/paths.ts';
 import { userEnv } from './helpers/cli.ts';
 
@@ -57,6 +58,15 @@ function narrowedRun(reportDir: string) {
 }
 
 describe('the compiled kit', () => {
+  it('holds each of the kit’s YAML documents as JSON of the same content', () => {
+    const documents = readdirSync(join(packageRoot, 'schemas')).filter((name) => name.endsWith('.yaml'));
+    expect(documents).toContain('requirements.yaml');
+    for (const name of documents) {
+      const json = JSON.parse(readFileSync(join(packageRoot, 'dist', 'schemas', name.replace(/\.yaml$/, '.json')), 'utf8'));
+      expect(json, name).toEqual(parse(readFileSync(join(packageRoot, 'schemas', name), 'utf8')));
+    }
+  });
+
   it('is up to date once compiled, and compiles nothing again until a source changes', () => {
     expect(compile()).toMatchObject({ code: 0, stdout: 'compiled the kit into dist\n' });
     expect(upToDate()).toBe('true');

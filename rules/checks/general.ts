@@ -1,9 +1,6 @@
 // Checks that hold for every operation (JSON bodies, no 5xx, error bodies), and the status codes of the document's three.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { parse } from 'yaml';
+import { readKitYaml } from '../../core/kit-documents.ts';
 import { once } from '../../core/memo.ts';
-import { schemasDir } from '../../core/paths.ts';
 import { responseKey } from '../openapi/response-key.ts';
 import { schemaValidator } from '../schemas.ts';
 import { defineCheck, documentOperation, EVERY_OPERATION, finding, isJsonMediaType, responseHeadersRecorded, show, type CheckInput } from './check.ts';
@@ -41,7 +38,7 @@ export function responseBodyIsJson(input: CheckInput): CheckResult {
  * show) 200, inferred, and any 4XX. The kit's description and this rule are the same list.
  */
 const documentedResponses = once((): Record<DocumentOperationId, Record<string, unknown>> => {
-  const { paths } = parse(readFileSync(join(schemasDir, 'openapi.yaml'), 'utf8')) as {
+  const { paths } = readKitYaml('openapi.yaml') as {
     paths: Record<string, Record<string, { operationId: DocumentOperationId; responses: Record<string, unknown> }>>;
   };
   const operations = Object.values(paths).flatMap((methods) => Object.values(methods));

@@ -17,14 +17,14 @@ const usage = (message: string): never => {
   console.error(`bench:run-cost: ${message}`);
   process.exit(2);
 };
-const valueOf = (name: string): string | undefined => {
+const flagValue = (name: string): string | undefined => {
   const i = argv.indexOf(name);
   return i === -1 ? undefined : (argv[i + 1] ?? usage(`${name} wants a value`));
 };
-const baselineDir = valueOf('--baseline') ?? usage('--baseline DIR (another checkout of the kit, installed) is required');
+const baselineDir = flagValue('--baseline') ?? usage('--baseline DIR (another checkout of the kit, installed) is required');
 const BASELINE_BIN = join(resolve(baselineDir), 'bin', 'tmi-conform.js');
 if (!existsSync(BASELINE_BIN)) usage(`no command at ${BASELINE_BIN}`);
-const RUNS = Number(valueOf('--runs') ?? 8);
+const RUNS = Number(flagValue('--runs') ?? 8);
 if (!Number.isInteger(RUNS) || RUNS < 1 || RUNS > 100) usage('--runs wants a whole number from 1 to 100');
 if (!existsSync('/proc/self/stat')) usage('reads CPU time from /proc: Linux only');
 

@@ -47,11 +47,15 @@ type Side = keyof typeof COMMANDS;
 function runOnce(side: Side, kind: Kind): { wall: number; cpu: number } {
   const cpuBefore = childrenCpuSeconds();
   const started = performance.now();
-  const result = spawnSync(process.execPath, [COMMANDS[side], 'run', '--quiet', ...KINDS[kind], '--report-dir', join(dir, `${side}-${kind}`)], {
+  const result = spawnSync(process.execPath, [COMMANDS[side], 'run', ...KINDS[kind], '--report-dir', join(dir, `${side}-${kind}`)], {
     encoding: 'utf8',
+    maxBuffer: 1 << 26,
     env: { ...process.env, GITHUB_STEP_SUMMARY: '' },
   });
-  if (result.status !== 0) throw new Error(`${side} ${kind} run exited ${result.status}: ${result.stderr.trim().split('\n').at(-1)}`);
+  if (result.status !== 0) {
+    console.error(`bench:run-cost: the ${side} command's ${kind} run exited ${result.status}: ${result.stderr.trim().split('\n').at(-1)}`);
+    process.exit(1);
+  }
   return { wall: (performance.now() - started) / 1000, cpu: childrenCpuSeconds() - cpuBefore };
 }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import * as addFormatsModule from 'ajv-formats';
 import { schemasDir } from '../core/paths.ts';
-import { once } from '../core/memo.ts';
+import { once, perKey } from '../core/memo.ts';
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
 const addFormats = addFormatsModule.default as unknown as typeof addFormatsModule.default.default;
@@ -33,17 +33,10 @@ export function loadSchema(name: SchemaName): Record<string, unknown> {
   return JSON.parse(readFileSync(join(schemasDir, `${name}.schema.json`), 'utf8'));
 }
 
-/** The compiled validator and its schema; compiled on first use, then reused. */
-export function schemaValidator(name: SchemaName): { schema: Record<string, unknown>; validate: ValidateFunction } {
-  return compiledSchemas().get(name)!;
-}
-
-const compiledSchemas = once(() => {
-  const ajv = createAjv();
-  const compiled = new Map<SchemaName, { schema: Record<string, unknown>; validate: ValidateFunction }>();
-  for (const n of ['session', 'resource-server', 'update-session-request', 'error'] as const) {
-    const schema = loadSchema(n);
-    compiled.set(n, { schema, validate: ajv.compile(schema) });
-  }
-  return compiled;
+/** The compiled validator and its schema; each compiled on first use, then reused (a run that reads one operation compiles one schema). */
+export const schemaValidator: (name: SchemaName) => { schema: Record<string, unknown>; validate: ValidateFunction } = perKey(4, (name: SchemaName) => {
+  const schema = loadSchema(name);
+  return { schema, validate: documentAjv().compile(schema) };
 });
+
+const documentAjv = once(createAjv);
